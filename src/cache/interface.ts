@@ -1,0 +1,38 @@
+// The scheduler cache contract (upstream pkg/scheduler/backend/cache/interface.go), as the verbs use it.
+import type { Pod } from '../cluster/types.ts';
+import type { NodeInfo } from './node-info.ts';
+
+export interface AssumedPod {
+  uid: string;
+  namespace: string;
+  name: string;
+  nodeName: string;
+  /** Our bind for it has finished (successfully); reconciliation may start after the TTL. */
+  bindingFinished: boolean;
+  /** ms since epoch when bind finished, if it did. */
+  finishedAt?: number;
+}
+
+export interface SchedulerCache {
+  /** Adds a pod (with spec.nodeName set) before the API has confirmed it. Throws if the UID is cached. */
+  assumePod(pod: Pod): void;
+  /** Our bind for an assumed pod finished; starts the confirmation TTL. */
+  finishBinding(pod: Pod): void;
+  /** Drops an assumed pod (bind failed). Throws if the pod is not assumed on that node. */
+  forgetPod(pod: Pod): void;
+  /** Informer-driven transitions; the cache subscribes to the store itself, these are exposed for tests. */
+  addPod(pod: Pod): void;
+  updatePod(oldPod: Pod, newPod: Pod): void;
+  removePod(pod: Pod): void;
+
+  isAssumed(uid: string): boolean;
+  /** The pod as the cache knows it (assumed or added), by UID. */
+  getPod(uid: string): Pod | undefined;
+  nodeInfo(name: string): NodeInfo | undefined;
+  /** Node names interleaved across zones (node tree order). Ghost nodes are not listed. */
+  nodeNames(): string[];
+  assumedPods(): AssumedPod[];
+  podCount(): number;
+  nodeCount(): number;
+  generation(): number;
+}

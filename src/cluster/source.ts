@@ -1,0 +1,26 @@
+// A Source fills the store: the snapshot file in the embedded mode, the API server's informers in a live cluster.
+// Both deliver the same store events, so everything above the store cannot tell them apart.
+import type { ClusterStore } from './store.ts';
+import type { Kind } from './types.ts';
+
+export interface KindStatus {
+  kind: Kind;
+  /** Listed at least once. */
+  synced: boolean;
+  /** Milliseconds since the watch last delivered anything (event or bookmark); undefined before the first list. */
+  silentForMs?: number;
+  /** The watch is silent past the staleness threshold, or restarting after an error. */
+  stale: boolean;
+  relists: number;
+  watchRestarts: number;
+}
+
+export interface Source {
+  /** Human-readable name for logs and /readyz ("snapshot examples/cluster.yaml", "kube https://..."). */
+  readonly description: string;
+  /** Starts filling the store; resolves after the initial list (or load) of every kind. */
+  start(store: ClusterStore): Promise<void>;
+  /** Per-kind health, read by /readyz and /metrics. */
+  status(): KindStatus[];
+  stop(): Promise<void>;
+}

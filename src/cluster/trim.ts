@@ -1,0 +1,109 @@
+// Trimming keeps only what scheduling reads, so 150,000 cached pods fit comfortably in memory, and normalises
+// timestamps: objects from a list carry Date objects, objects from a watch carry strings; inside we use strings.
+import type { Container, Kind, KindMap, ObjectMeta, Pod, Volume } from './types.ts';
+
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+function timestamp(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (value instanceof Date) return value.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return String(value);
+}
+
+function trimMeta(meta: ObjectMeta): ObjectMeta {
+  const out: ObjectMeta = { name: meta.name, uid: meta.uid, resourceVersion: meta.resourceVersion };
+  if (meta.namespace !== undefined) out.namespace = meta.namespace;
+  if (meta.labels && Object.keys(meta.labels).length > 0) out.labels = meta.labels;
+  if (meta.annotations) {
+    const { [LAST_APPLIED]: _dropped, ...rest } = meta.annotations;
+    if (Object.keys(rest).length > 0) out.annotations = rest;
+  }
+  const created = timestamp(meta.creationTimestamp);
+  if (created) out.creationTimestamp = created;
+  const deleted = timestamp(meta.deletionTimestamp);
+  if (deleted) out.deletionTimestamp = deleted;
+  if (meta.ownerReferences?.length) {
+    out.ownerReferences = meta.ownerReferences.map(({ apiVersion, kind, name, uid, controller }) =>
+      controller === undefined ? { apiVersion, kind, name, uid } : { apiVersion, kind, name, uid, controller },
+    );
+  }
+  return out;
+}
+
+function trimContainer(c: Container): Container {
+  const out: Container = { name: c.name };
+  if (c.image !== undefined) out.image = c.image;
+  if (c.resources && (c.resources.requests || c.resources.limits)) {
+    out.resources = {};
+    if (c.resources.requests) out.resources.requests = c.resources.requests;
+    if (c.resources.limits) out.resources.limits = c.resources.limits;
+  }
+  const hostPorts = c.ports?.filter((p) => p.hostPort);
+  if (hostPorts?.length) {
+    out.ports = hostPorts.map(({ containerPort, hostPort, hostIP, protocol }) => ({
+      containerPort,
+      hostPort,
+      ...(hostIP ? { hostIP } : {}),
+      ...(protocol ? { protocol } : {}),
+    }));
+  }
+  if (c.restartPolicy) out.restartPolicy = c.restartPolicy;
+  return out;
+}
+
+/** Volumes other than claims, ephemeral claims and CSI are kept by type name only (the attach-limit count needs it). */
+function trimVolume(v: Volume): Volume {
+  if (v.persistentVolumeClaim) return { name: v.name, persistentVolumeClaim: v.persistentVolumeClaim };
+  if (v.ephemeral) return { name: v.name, ephemeral: v.ephemeral };
+  if (v.csi) return { name: v.name, csi: { driver: v.csi.driver, volumeHandle: v.csi.volumeHandle } };
+  const out: Volume = { name: v.name };
+  for (const [key, value] of Object.entries(v)) {
+    if (key !== 'name' && key !== 'configMap' && key !== 'secret' && key !== 'emptyDir' && key !== 'projected') {
+      out[key] = value;
+    }
+  }
+  return out;
+}
+
+function trimPod(pod: Pod): Pod {
+  const s = pod.spec ?? { containers: [] };
+  const spec: Pod['spec'] = { containers: (s.containers ?? []).map(trimContainer) };
+  if (s.nodeName) spec.nodeName = s.nodeName;
+  if (s.schedulerName) spec.schedulerName = s.schedulerName;
+  if (s.priority !== undefined) spec.priority = s.priority;
+  if (s.priorityClassName) spec.priorityClassName = s.priorityClassName;
+  if (s.preemptionPolicy) spec.preemptionPolicy = s.preemptionPolicy;
+  if (s.initContainers?.length) spec.initContainers = s.initContainers.map(trimContainer);
+  if (s.overhead) spec.overhead = s.overhead;
+  const volumes = s.volumes?.filter((v) => !v.configMap && !v.secret && !v.emptyDir && !v.projected && !v.downwardAPI);
+  if (volumes?.length) spec.volumes = volumes.map(trimVolume);
+  if (s.nodeSelector) spec.nodeSelector = s.nodeSelector;
+  const out: Pod = { metadata: trimMeta(pod.metadata), spec };
+  const st = pod.status;
+  if (st) {
+    out.status = {};
+    if (st.phase) out.status.phase = st.phase;
+    if (st.nominatedNodeName) out.status.nominatedNodeName = st.nominatedNodeName;
+    const start = timestamp(st.startTime);
+    if (start) out.status.startTime = start;
+  }
+  return out;
+}
+
+/** Returns a trimmed copy; `kind`/`apiVersion` and status fields nobody schedules on are dropped. */
+export function trimObject<K extends Kind>(kind: K, raw: KindMap[K]): KindMap[K] {
+  if (kind === 'Pod') return trimPod(raw as Pod) as KindMap[K];
+  const { apiVersion: _a, kind: _k, metadata, ...rest } = raw as KindMap[K] & { status?: unknown };
+  const out = { ...rest, metadata: trimMeta(metadata) } as KindMap[K] & { status?: Record<string, unknown> };
+  if (kind === 'Node') {
+    const node = out as KindMap['Node'];
+    const status = node.status;
+    if (status) {
+      node.status = {};
+      if (status.allocatable) node.status.allocatable = status.allocatable;
+      if (status.capacity) node.status.capacity = status.capacity;
+      if (status.images?.length) node.status.images = status.images;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,266 @@
+// Trimmed Kubernetes object types: only the fields scheduling reads, in the API's own JSON shape.
+// Timestamps are RFC 3339 strings everywhere inside the process (sources normalise Date objects at the edge).
+
+export type Quantity = string | number;
+export type ResourceList = Record<string, Quantity>;
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+}
+
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid: string;
+  resourceVersion: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  ownerReferences?: OwnerReference[];
+}
+
+export interface LabelSelectorRequirement {
+  key: string;
+  operator: string; // In | NotIn | Exists | DoesNotExist
+  values?: string[];
+}
+
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: LabelSelectorRequirement[];
+}
+
+export interface NodeSelectorRequirement {
+  key: string;
+  operator: string; // In | NotIn | Exists | DoesNotExist | Gt | Lt
+  values?: string[];
+}
+
+export interface NodeSelectorTerm {
+  matchExpressions?: NodeSelectorRequirement[];
+  matchFields?: NodeSelectorRequirement[];
+}
+
+export interface NodeSelector {
+  nodeSelectorTerms: NodeSelectorTerm[];
+}
+
+export interface Taint {
+  key: string;
+  value?: string;
+  effect: string;
+}
+
+export interface Node {
+  apiVersion?: string;
+  kind?: 'Node';
+  metadata: ObjectMeta;
+  spec?: { unschedulable?: boolean; taints?: Taint[]; providerID?: string };
+  status?: {
+    allocatable?: ResourceList;
+    capacity?: ResourceList;
+    images?: { names?: string[]; sizeBytes?: number }[];
+    conditions?: { type: string; status: string }[];
+  };
+}
+
+export interface ContainerPort {
+  containerPort: number;
+  hostPort?: number;
+  hostIP?: string;
+  protocol?: string;
+}
+
+export interface Container {
+  name: string;
+  image?: string;
+  resources?: { requests?: ResourceList; limits?: ResourceList };
+  ports?: ContainerPort[];
+  restartPolicy?: string; // "Always" marks a sidecar init container
+}
+
+export interface PersistentVolumeClaimSpec {
+  accessModes?: string[];
+  selector?: LabelSelector;
+  resources?: { requests?: ResourceList; limits?: ResourceList };
+  volumeName?: string;
+  storageClassName?: string;
+  volumeMode?: string;
+  volumeAttributesClassName?: string;
+  dataSource?: { kind: string; name: string; apiGroup?: string };
+}
+
+export interface Volume {
+  name: string;
+  persistentVolumeClaim?: { claimName: string; readOnly?: boolean };
+  ephemeral?: { volumeClaimTemplate?: { metadata?: Partial<ObjectMeta>; spec: PersistentVolumeClaimSpec } };
+  csi?: { driver: string; volumeHandle?: string };
+  [inTree: string]: unknown; // in-tree sources (awsElasticBlockStore, gcePersistentDisk, ...) kept as given
+}
+
+export interface Pod {
+  apiVersion?: string;
+  kind?: 'Pod';
+  metadata: ObjectMeta;
+  spec: {
+    nodeName?: string;
+    schedulerName?: string;
+    priority?: number;
+    priorityClassName?: string;
+    preemptionPolicy?: string;
+    containers: Container[];
+    initContainers?: Container[];
+    overhead?: ResourceList;
+    volumes?: Volume[];
+    nodeSelector?: Record<string, string>;
+  };
+  status?: {
+    phase?: string;
+    nominatedNodeName?: string;
+    startTime?: string;
+    conditions?: { type: string; status: string; reason?: string }[];
+  };
+}
+
+export interface ObjectReference {
+  kind?: string;
+  apiVersion?: string;
+  namespace?: string;
+  name?: string;
+  uid?: string;
+  resourceVersion?: string;
+}
+
+export interface PersistentVolume {
+  apiVersion?: string;
+  kind?: 'PersistentVolume';
+  metadata: ObjectMeta;
+  spec: {
+    capacity?: ResourceList;
+    accessModes?: string[];
+    claimRef?: ObjectReference;
+    persistentVolumeReclaimPolicy?: string;
+    storageClassName?: string;
+    volumeMode?: string;
+    volumeAttributesClassName?: string;
+    nodeAffinity?: { required?: NodeSelector };
+    csi?: { driver: string; volumeHandle: string; [key: string]: unknown };
+    local?: { path: string };
+    hostPath?: { path: string };
+    [inTree: string]: unknown;
+  };
+  status?: { phase?: string };
+}
+
+export interface PersistentVolumeClaim {
+  apiVersion?: string;
+  kind?: 'PersistentVolumeClaim';
+  metadata: ObjectMeta;
+  spec: PersistentVolumeClaimSpec;
+  status?: { phase?: string; capacity?: ResourceList; accessModes?: string[] };
+}
+
+export interface TopologySelectorTerm {
+  matchLabelExpressions?: { key: string; values: string[] }[];
+}
+
+export interface StorageClass {
+  apiVersion?: string;
+  kind?: 'StorageClass';
+  metadata: ObjectMeta;
+  provisioner: string;
+  parameters?: Record<string, string>;
+  reclaimPolicy?: string;
+  volumeBindingMode?: string; // Immediate | WaitForFirstConsumer
+  allowedTopologies?: TopologySelectorTerm[];
+  allowVolumeExpansion?: boolean;
+}
+
+export interface CSINode {
+  apiVersion?: string;
+  kind?: 'CSINode';
+  metadata: ObjectMeta;
+  spec: { drivers?: { name: string; nodeID: string; topologyKeys?: string[]; allocatable?: { count?: number } }[] };
+}
+
+export interface CSIDriver {
+  apiVersion?: string;
+  kind?: 'CSIDriver';
+  metadata: ObjectMeta;
+  spec: { attachRequired?: boolean; storageCapacity?: boolean; volumeLifecycleModes?: string[] };
+}
+
+export interface CSIStorageCapacity {
+  apiVersion?: string;
+  kind?: 'CSIStorageCapacity';
+  metadata: ObjectMeta;
+  storageClassName: string;
+  nodeTopology?: LabelSelector;
+  capacity?: Quantity;
+  maximumVolumeSize?: Quantity;
+}
+
+export interface PodDisruptionBudget {
+  apiVersion?: string;
+  kind?: 'PodDisruptionBudget';
+  metadata: ObjectMeta;
+  spec: { selector?: LabelSelector; minAvailable?: number | string; maxUnavailable?: number | string };
+  status?: { disruptionsAllowed?: number; disruptedPods?: Record<string, string> };
+}
+
+export interface PriorityClass {
+  apiVersion?: string;
+  kind?: 'PriorityClass';
+  metadata: ObjectMeta;
+  value: number;
+  globalDefault?: boolean;
+  preemptionPolicy?: string;
+}
+
+/** Every kind the extender stores, by its API `kind` name. */
+export interface KindMap {
+  Node: Node;
+  Pod: Pod;
+  PersistentVolume: PersistentVolume;
+  PersistentVolumeClaim: PersistentVolumeClaim;
+  StorageClass: StorageClass;
+  CSINode: CSINode;
+  CSIDriver: CSIDriver;
+  CSIStorageCapacity: CSIStorageCapacity;
+  PodDisruptionBudget: PodDisruptionBudget;
+  PriorityClass: PriorityClass;
+}
+
+export type Kind = keyof KindMap;
+export type AnyObject = KindMap[Kind];
+
+export const KINDS: readonly Kind[] = [
+  'Node',
+  'Pod',
+  'PersistentVolume',
+  'PersistentVolumeClaim',
+  'StorageClass',
+  'CSINode',
+  'CSIDriver',
+  'CSIStorageCapacity',
+  'PodDisruptionBudget',
+  'PriorityClass',
+];
+
+/** Kinds whose objects live in a namespace; their store key is `namespace/name`. */
+export const NAMESPACED: ReadonlySet<Kind> = new Set<Kind>([
+  'Pod',
+  'PersistentVolumeClaim',
+  'CSIStorageCapacity',
+  'PodDisruptionBudget',
+]);
+
+/** The store key of an object: `namespace/name` for namespaced kinds, `name` otherwise. */
+export function objectKey(kind: Kind, obj: { metadata: { name: string; namespace?: string } }): string {
+  return NAMESPACED.has(kind) ? `${obj.metadata.namespace ?? 'default'}/${obj.metadata.name}` : obj.metadata.name;
+}

@@ -1,0 +1,12 @@
+// Per-request scratch space that plugins share between their extension points (upstream CycleState).
+export class CycleState {
+  readonly #data = new Map<string, unknown>();
+
+  read<T>(key: string): T | undefined {
+    return this.#data.get(key) as T | undefined;
+  }
+
+  write(key: string, value: unknown): void {
+    this.#data.set(key, value);
+  }
+}

@@ -1,0 +1,70 @@
+// Plugin interfaces after kube-scheduler's framework (pkg/scheduler/framework/interface.go), reduced to the
+// extension points an extender can serve: preFilter, filter and score answer filter/prioritize; reserve and
+// preBind run inside bind, before the pod's Binding is created.
+
+import type { NodeInfo } from '../cache/node-info.ts';
+import type { Pod } from '../cluster/types.ts';
+import type { CycleState } from './cycle-state.ts';
+
+/**
+ * Success: fits. Unschedulable: preemption may fix it (→ FailedNodes). UnschedulableAndUnresolvable: no eviction
+ * can fix it (→ FailedAndUnresolvableNodes). Error: an internal failure, never a verdict. Skip: the plugin has
+ * nothing to check for this pod (returned by preFilter; its filter/score are then not called).
+ */
+export type Code = 'Success' | 'Unschedulable' | 'UnschedulableAndUnresolvable' | 'Error' | 'Skip';
+
+export interface Status {
+  readonly code: Code;
+  readonly reasons: readonly string[];
+  /** The plugin that produced a non-success status; filled in by the runner. */
+  plugin?: string;
+}
+
+export const SUCCESS: Status = Object.freeze({ code: 'Success', reasons: [] });
+export const SKIP: Status = Object.freeze({ code: 'Skip', reasons: [] });
+
+export function status(code: Code, ...reasons: string[]): Status {
+  return { code, reasons };
+}
+
+export function isSuccess(s: Status): boolean {
+  return s.code === 'Success' || s.code === 'Skip';
+}
+
+export interface Plugin {
+  readonly name: string;
+}
+
+export interface PreFilterPlugin extends Plugin {
+  /** Once per request and pod: classify, precompute into the cycle state. A failure fails every node alike. */
+  preFilter(state: CycleState, pod: Pod): Status;
+}
+
+export interface FilterPlugin extends Plugin {
+  filter(state: CycleState, pod: Pod, nodeInfo: NodeInfo): Status;
+}
+
+export interface ScorePlugin extends Plugin {
+  /** Raw score in 0..100 (kube-scheduler's MaxNodeScore); the runner maps weighted sums to the extender's 0..10. */
+  score(state: CycleState, pod: Pod, nodeInfo: NodeInfo): number;
+}
+
+export interface ReservePlugin extends Plugin {
+  /** Claims in-memory what binding will write (assume). Must be undone by unreserve on any later failure. */
+  reserve(state: CycleState, pod: Pod, nodeName: string): Status;
+  /** Idempotent. */
+  unreserve(state: CycleState, pod: Pod, nodeName: string): void;
+}
+
+export interface PreBindPlugin extends Plugin {
+  /** Writes what reserve claimed and waits until the cluster has carried it out. */
+  preBind(state: CycleState, pod: Pod, nodeName: string, signal: AbortSignal): Promise<Status>;
+}
+
+/** A plugin implements any subset of the extension points. */
+export type AnyPlugin = Plugin &
+  Partial<PreFilterPlugin> &
+  Partial<FilterPlugin> &
+  Partial<ScorePlugin> &
+  Partial<ReservePlugin> &
+  Partial<PreBindPlugin>;
