@@ -1,0 +1,111 @@
+// bind: kube-scheduler delegates the pod's Binding to us (and, when its profile disables VolumeBinding, the volume
+// binding before it). Order, as upstream's binding cycle: assume the pod in the cache, reserve (assume volumes),
+// preBind (write volumes, wait until bound), create the Binding. Any failure undoes every assumption.
+// Idempotent per pod UID: a retry joins the bind in flight or sees its result; another node is refused.
+import type { Pod } from '../cluster/types.ts';
+import { CycleState } from '../framework/cycle-state.ts';
+import { isSuccess, type Status } from '../framework/interfaces.ts';
+import type { ExtenderDeps } from './deps.ts';
+import type { ExtenderBindingArgs, ExtenderBindingResult } from './wire.ts';
+
+interface InFlight {
+  node: string;
+  result: Promise<string>;
+}
+
+function describe(s: Status): string {
+  return `${s.plugin ? `${s.plugin}: ` : ''}${s.reasons.join(', ') || s.code}`;
+}
+
+export class PodBinder {
+  readonly #deps: ExtenderDeps;
+  readonly #inFlight = new Map<string, InFlight>();
+  readonly #shutdown = new AbortController();
+
+  constructor(deps: ExtenderDeps) {
+    this.#deps = deps;
+  }
+
+  get inFlightCount(): number {
+    return this.#inFlight.size;
+  }
+
+  async bind(args: ExtenderBindingArgs): Promise<ExtenderBindingResult> {
+    const { PodNamespace: ns, PodName: name, PodUID: uid, Node: node } = args;
+    const key = `${ns}/${name}`;
+    const running = this.#inFlight.get(uid);
+    if (running) {
+      if (running.node !== node) {
+        return { Error: `pod "${key}" is already being bound to node "${running.node}", not "${node}"` };
+      }
+      return { Error: await running.result };
+    }
+    const settled = this.#settled(key, uid, node);
+    if (settled !== undefined) return { Error: settled };
+
+    const pod = this.#deps.store.get('Pod', key)!;
+    const result = this.#run(pod, node).finally(() => this.#inFlight.delete(uid));
+    this.#inFlight.set(uid, { node, result });
+    return { Error: await result };
+  }
+
+  /** Aborts binds that are waiting for volumes and waits until every bind has undone its assumptions. */
+  async close(): Promise<void> {
+    this.#shutdown.abort(new Error('extender is shutting down'));
+    await Promise.allSettled([...this.#inFlight.values()].map((f) => f.result));
+  }
+
+  /** The answer when no bind needs to run: '' (done already), an error, or undefined (go ahead). */
+  #settled(key: string, uid: string, node: string): string | undefined {
+    const pod = this.#deps.store.get('Pod', key);
+    if (!pod) return `pod "${key}" not found`;
+    if (pod.metadata.uid !== uid) {
+      return `pod "${key}" has UID ${pod.metadata.uid}, not ${uid}: it was deleted and created again`;
+    }
+    const boundTo =
+      pod.spec.nodeName || (this.#deps.cache.isAssumed(uid) && this.#deps.cache.getPod(uid)?.spec.nodeName);
+    if (!boundTo) return undefined;
+    return boundTo === node ? '' : `pod "${key}" is already bound to node "${boundTo}"`;
+  }
+
+  async #run(pod: Pod, node: string): Promise<string> {
+    const { cache, framework, writer, logger } = this.#deps;
+    const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
+    const log = logger.child({ pod: key, uid: pod.metadata.uid, node });
+    const started = performance.now();
+    const assumed: Pod = { ...pod, spec: { ...pod.spec, nodeName: node } };
+    try {
+      cache.assumePod(assumed);
+    } catch (err) {
+      log.warn({ err }, 'bind refused: the cache could not assume the pod');
+      return `cannot assume pod "${key}" on node "${node}": ${(err as Error).message}`;
+    }
+    const state = new CycleState();
+    let reserved = false;
+    const fail = (message: string, detail?: unknown): string => {
+      if (reserved) framework.runUnreserve(state, pod, node);
+      cache.forgetPod(assumed);
+      log.warn({ err: detail, ms: Math.round(performance.now() - started) }, `bind failed: ${message}`);
+      return message;
+    };
+
+    const pre = framework.runPreFilter(state, pod);
+    if (!isSuccess(pre)) return fail(`pod "${key}" cannot run on node "${node}": ${describe(pre)}`);
+    const reserve = framework.runReserve(state, pod, node);
+    if (!isSuccess(reserve)) return fail(`reserving volumes on node "${node}" failed: ${describe(reserve)}`);
+    reserved = true;
+    const preBind = await framework.runPreBind(state, pod, node, this.#shutdown.signal);
+    if (!isSuccess(preBind)) return fail(`binding volumes on node "${node}" failed: ${describe(preBind)}`);
+    try {
+      await writer.bindPod(
+        { namespace: pod.metadata.namespace!, name: pod.metadata.name, uid: pod.metadata.uid },
+        node,
+      );
+    } catch (err) {
+      return fail(`creating the Binding of pod "${key}" to node "${node}" failed: ${(err as Error).message}`, err);
+    }
+    cache.finishBinding(assumed);
+    log.info({ ms: Math.round(performance.now() - started) }, 'pod bound');
+    return '';
+  }
+}

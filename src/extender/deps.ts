@@ -1,0 +1,27 @@
+import type { Logger } from 'pino';
+import type { SchedulerCache } from '../cache/interface.ts';
+import type { NodeInfo } from '../cache/node-info.ts';
+import type { ClusterStore } from '../cluster/store.ts';
+import type { Node } from '../cluster/types.ts';
+import type { ClusterWriter } from '../cluster/writer.ts';
+import type { Framework } from '../framework/runner.ts';
+
+/** What the verbs need; the HTTP layer and tests build it once. */
+export interface ExtenderDeps {
+  framework: Framework;
+  cache: SchedulerCache;
+  store: ClusterStore;
+  writer: ClusterWriter;
+  logger: Logger;
+  /** NodeInfo for a node the cache does not know (non-cache mode): the node as sent, with no pods. */
+  nodeInfoForUnknownNode: (node: Node) => NodeInfo;
+}
+
+/** Input that kube-scheduler would never send; the HTTP layer answers it with 400 naming the problem. */
+export class BadRequestError extends Error {
+  readonly statusCode = 400;
+  constructor(message: string) {
+    super(message);
+    this.name = 'BadRequestError';
+  }
+}

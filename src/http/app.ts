@@ -1,0 +1,97 @@
+// The Fastify app as a plugin-free factory: routes, schemas, OpenAPI, error mapping. No listen here (server.ts does it),
+// so tests build the app and talk to it in-process.
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyError } from 'fastify';
+import type { Logger } from 'pino';
+import type { Source } from '../cluster/source.ts';
+import type { PodBinder } from '../extender/bind.ts';
+import type { ExtenderDeps } from '../extender/deps.ts';
+import type { Metrics } from './metrics.ts';
+import { healthRoutes } from './routes/health.ts';
+import { opsRoutes } from './routes/ops.ts';
+import { schedulerRoutes } from './routes/scheduler.ts';
+
+export interface AppDeps {
+  extender: ExtenderDeps;
+  binder: PodBinder;
+  source: Source;
+  metrics: Metrics;
+  logger: Logger;
+  bodyLimit: number;
+  /** True once the source's initial lists are in the store. */
+  started: () => boolean;
+  /** Differences between the cache and a fresh list from the source of truth. */
+  cacheDiff: () => Promise<unknown>;
+  version: string;
+}
+
+export async function buildApp(deps: AppDeps) {
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    bodyLimit: deps.bodyLimit,
+    // kube-scheduler's keep-alive connections outlive Node's 5 s default; drop idle ones only after a minute.
+    keepAliveTimeout: 65_000,
+    requestIdHeader: 'x-request-id',
+    disableRequestLogging: true,
+    ajv: {
+      // Wrong types are errors, not something to coerce; unknown fields pass through untouched.
+      customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
+    if (status >= 500) {
+      request.log.error({ err }, 'request failed');
+      return reply
+        .code(status)
+        .send({ statusCode: status, error: 'Internal Server Error', message: 'internal error; see the extender log' });
+    }
+    request.log.info({ err: { code: err.code, message: err.message } }, 'request rejected');
+    return reply
+      .code(status)
+      .send({ statusCode: status, code: err.code, error: reasonPhrase(status), message: err.message });
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `no route ${request.method} ${request.url}` }),
+  );
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'topology-extender',
+        description:
+          'kube-scheduler extender for topology-aware volume binding. The /scheduler verbs follow ' +
+          'k8s.io/kube-scheduler/extender/v1 (PascalCase keys); /api/v1 is the operator view of the scheduler cache.',
+        version: deps.version,
+      },
+      tags: [
+        { name: 'scheduler', description: 'Extender verbs called by kube-scheduler' },
+        { name: 'ops', description: 'Operator views of the cache' },
+        { name: 'health', description: 'Probes and metrics' },
+      ],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  await app.register(schedulerRoutes(deps), { prefix: '/scheduler' });
+  await app.register(opsRoutes(deps), { prefix: '/api/v1' });
+  await app.register(healthRoutes(deps));
+  app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
+  return app;
+}
+
+function reasonPhrase(status: number): string {
+  return (
+    {
+      400: 'Bad Request',
+      404: 'Not Found',
+      405: 'Method Not Allowed',
+      413: 'Payload Too Large',
+      415: 'Unsupported Media Type',
+    }[status] ?? 'Client Error'
+  );
+}

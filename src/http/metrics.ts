@@ -1,0 +1,84 @@
+// Prometheus metrics, one registry per app (tests build many apps in one process).
+// Gauges are collected on scrape from their owners, so nothing has to remember to update them.
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { SchedulerCache } from '../cache/interface.ts';
+import type { Source } from '../cluster/source.ts';
+import type { ClusterStore } from '../cluster/store.ts';
+import { KINDS } from '../cluster/types.ts';
+
+export type Verb = 'filter' | 'prioritize' | 'preempt' | 'bind';
+
+export interface Metrics {
+  registry: Registry;
+  verbDuration: Histogram<'verb'>;
+  verbResults: Counter<'verb' | 'outcome'>;
+}
+
+export function createMetrics(deps: { cache: SchedulerCache; source: Source; store: ClusterStore }): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'topology_extender_' });
+  const verbDuration = new Histogram({
+    name: 'topology_extender_verb_duration_seconds',
+    help: 'Time to answer an extender verb, by verb',
+    labelNames: ['verb'],
+    // kube-scheduler's extender timeout is 5 s; filter should answer in milliseconds, bind may wait for volumes.
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    registers: [registry],
+  });
+  const verbResults = new Counter({
+    name: 'topology_extender_verb_results_total',
+    help: 'Extender verb answers by outcome (ok, error: an Error in the answer, rejected: 4xx, failed: 5xx)',
+    labelNames: ['verb', 'outcome'],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'topology_extender_cache_nodes',
+    help: 'Nodes in the scheduler cache',
+    registers: [registry],
+    collect() {
+      this.set(deps.cache.nodeCount());
+    },
+  });
+  new Gauge({
+    name: 'topology_extender_cache_pods',
+    help: 'Pods in the scheduler cache (assumed included)',
+    registers: [registry],
+    collect() {
+      this.set(deps.cache.podCount());
+    },
+  });
+  new Gauge({
+    name: 'topology_extender_cache_assumed_pods',
+    help: 'Pods assumed by our bind and not yet confirmed by the watch',
+    registers: [registry],
+    collect() {
+      this.set(deps.cache.assumedPods().length);
+    },
+  });
+  new Gauge({
+    name: 'topology_extender_store_objects',
+    help: 'Objects held in the store, by kind',
+    labelNames: ['kind'],
+    registers: [registry],
+    collect() {
+      for (const kind of KINDS) this.set({ kind }, deps.store.count(kind));
+    },
+  });
+  const perKind = (name: string, help: string, pick: (s: ReturnType<Source['status']>[number]) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['kind'],
+      registers: [registry],
+      collect() {
+        for (const s of deps.source.status()) this.set({ kind: s.kind }, pick(s));
+      },
+    });
+  perKind('topology_extender_watch_relists', 'Full relists (initial list, 410 Gone), by kind', (s) => s.relists);
+  perKind('topology_extender_watch_restarts', 'Watch restarts (errors, silence), by kind', (s) => s.watchRestarts);
+  perKind('topology_extender_watch_last_event_age_seconds', 'Seconds since the watch last spoke, by kind', (s) =>
+    s.silentForMs === undefined ? -1 : s.silentForMs / 1000,
+  );
+  perKind('topology_extender_watch_stale', '1 while the watch of a kind is stale', (s) => (s.stale ? 1 : 0));
+  return { registry, verbDuration, verbResults };
+}

@@ -1,0 +1,62 @@
+// Probes and metrics. /healthz is the process only; /readyz tells kube-scheduler's operators whether our view of the
+// cluster can be trusted: every kind listed once and no watch stale.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { AppDeps } from '../app.ts';
+
+const Readiness = Type.Object({
+  ready: Type.Boolean(),
+  source: Type.String(),
+  notSynced: Type.Array(Type.String(), { description: 'Kinds not listed yet' }),
+  stale: Type.Array(Type.String(), { description: 'Kinds whose watch is silent or restarting' }),
+});
+
+export function healthRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.get(
+      '/healthz',
+      {
+        schema: {
+          tags: ['health'],
+          summary: 'Liveness: the process serves',
+          response: { 200: Type.Object({ status: Type.Literal('ok') }) },
+        },
+      },
+      async () => ({ status: 'ok' as const }),
+    );
+
+    app.get(
+      '/readyz',
+      {
+        schema: {
+          tags: ['health'],
+          summary: 'Readiness: every kind synced and no watch stale',
+          response: { 200: Readiness, 503: Readiness },
+        },
+      },
+      async (_request, reply) => {
+        const kinds = deps.source.status();
+        const notSynced = kinds.filter((k) => !k.synced).map((k) => k.kind);
+        const stale = kinds.filter((k) => k.synced && k.stale).map((k) => k.kind);
+        const ready = deps.started() && notSynced.length === 0 && stale.length === 0;
+        return reply.code(ready ? 200 : 503).send({ ready, source: deps.source.description, notSynced, stale });
+      },
+    );
+
+    app.get(
+      '/metrics',
+      {
+        schema: {
+          tags: ['health'],
+          summary: 'Prometheus metrics',
+          produces: ['text/plain'],
+          response: { 200: Type.String() },
+        },
+      },
+      async (_request, reply) => {
+        reply.type(deps.metrics.registry.contentType);
+        return deps.metrics.registry.metrics();
+      },
+    );
+  };
+}

@@ -1,0 +1,177 @@
+// Operator views of the scheduler cache: what the extender believes runs where.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { type Static, Type } from 'typebox';
+import type { NodeInfo, Resource } from '../../cache/node-info.ts';
+import type { AppDeps } from '../app.ts';
+
+const ResourceView = Type.Object({
+  milliCPU: Type.Number(),
+  memory: Type.Number({ description: 'bytes' }),
+  ephemeralStorage: Type.Number({ description: 'bytes' }),
+  pods: Type.Number(),
+  scalar: Type.Record(Type.String(), Type.Number()),
+});
+
+const PodRef = Type.Object({
+  namespace: Type.String(),
+  name: Type.String(),
+  uid: Type.String(),
+  assumed: Type.Boolean(),
+});
+
+const NodeSummary = Type.Object({
+  name: Type.String(),
+  zone: Type.String({ description: 'region/zone labels, "" when unlabelled' }),
+  allocatable: ResourceView,
+  requested: ResourceView,
+  pods: Type.Integer(),
+  assumedPods: Type.Integer(),
+  generation: Type.Integer(),
+});
+
+const NodeDetail = Type.Object({
+  ...NodeSummary.properties,
+  ghost: Type.Boolean({ description: 'The Node is gone but pods still reference it' }),
+  labels: Type.Record(Type.String(), Type.String()),
+  nonZeroRequested: ResourceView,
+  podList: Type.Array(PodRef),
+  usedPorts: Type.Record(Type.String(), Type.Integer()),
+  pvcRefCounts: Type.Record(Type.String(), Type.Integer()),
+  csiVolumes: Type.Record(Type.String(), Type.Array(Type.String())),
+  images: Type.Record(Type.String(), Type.Number()),
+});
+
+const AssumedPod = Type.Object({
+  namespace: Type.String(),
+  name: Type.String(),
+  uid: Type.String(),
+  nodeName: Type.String(),
+  bindingFinished: Type.Boolean(),
+  finishedAt: Type.Optional(Type.String({ description: 'RFC 3339' })),
+});
+
+const NotFound = Type.Object({ statusCode: Type.Literal(404), error: Type.String(), message: Type.String() });
+
+function resource(r: Readonly<Resource>): Static<typeof ResourceView> {
+  return {
+    milliCPU: r.milliCPU,
+    memory: r.memory,
+    ephemeralStorage: r.ephemeralStorage,
+    pods: r.pods,
+    scalar: { ...r.scalar },
+  };
+}
+
+function summary(info: NodeInfo): Static<typeof NodeSummary> {
+  const labels = info.node?.metadata.labels ?? {};
+  const zone = [labels['topology.kubernetes.io/region'], labels['topology.kubernetes.io/zone']]
+    .filter(Boolean)
+    .join('/');
+  let assumed = 0;
+  for (const p of info.pods.values()) if (p.assumed) assumed++;
+  return {
+    name: info.name,
+    zone,
+    allocatable: resource(info.allocatable),
+    requested: resource(info.requested),
+    pods: info.pods.size,
+    assumedPods: assumed,
+    generation: info.generation,
+  };
+}
+
+function detail(info: NodeInfo): Static<typeof NodeDetail> {
+  return {
+    ...summary(info),
+    ghost: info.node === undefined,
+    labels: info.node?.metadata.labels ?? {},
+    nonZeroRequested: resource(info.nonZeroRequested),
+    podList: [...info.pods.values()].map(({ pod, assumed }) => ({
+      namespace: pod.metadata.namespace ?? 'default',
+      name: pod.metadata.name,
+      uid: pod.metadata.uid,
+      assumed,
+    })),
+    usedPorts: Object.fromEntries(info.usedPorts),
+    pvcRefCounts: Object.fromEntries(info.pvcRefCounts),
+    csiVolumes: Object.fromEntries([...info.csiVolumes].map(([driver, handles]) => [driver, [...handles]])),
+    images: Object.fromEntries(info.imageStates),
+  };
+}
+
+export function opsRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
+  const { cache } = deps.extender;
+  return async (app) => {
+    app.get(
+      '/nodes',
+      {
+        schema: {
+          tags: ['ops'],
+          summary: 'Every node in the cache with its allocatable, requested and pod counts (zone-interleaved order)',
+          response: { 200: Type.Object({ items: Type.Array(NodeSummary) }) },
+        },
+      },
+      async () => ({
+        items: cache.nodeNames().flatMap((name) => {
+          const info = cache.nodeInfo(name);
+          return info ? [summary(info)] : [];
+        }),
+      }),
+    );
+
+    app.get(
+      '/nodes/:name',
+      {
+        schema: {
+          tags: ['ops'],
+          summary: "One node's NodeInfo: pods, resources, ports, claims, CSI volumes",
+          params: Type.Object({ name: Type.String() }),
+          response: { 200: NodeDetail, 404: NotFound },
+        },
+      },
+      async (request, reply) => {
+        const info = cache.nodeInfo(request.params.name);
+        if (!info) {
+          return reply
+            .code(404)
+            .send({
+              statusCode: 404,
+              error: 'Not Found',
+              message: `node "${request.params.name}" is not in the cache`,
+            });
+        }
+        return detail(info);
+      },
+    );
+
+    app.get(
+      '/pods/assumed',
+      {
+        schema: {
+          tags: ['ops'],
+          summary: 'Pods assumed by our bind and not yet confirmed by the watch',
+          response: { 200: Type.Object({ items: Type.Array(AssumedPod) }) },
+        },
+      },
+      async () => ({
+        items: cache.assumedPods().map(({ finishedAt, ...rest }) => ({
+          ...rest,
+          ...(finishedAt === undefined ? {} : { finishedAt: new Date(finishedAt).toISOString() }),
+        })),
+      }),
+    );
+
+    app.get(
+      '/debug/cache-diff',
+      {
+        schema: {
+          tags: ['ops'],
+          summary:
+            "Differences between the cache and a fresh list from the source of truth (kube-scheduler's cache comparer)",
+          response: { 200: Type.Object({}, { additionalProperties: true }) },
+        },
+      },
+      async () => deps.cacheDiff(),
+    );
+  };
+}
