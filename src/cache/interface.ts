@@ -1,6 +1,7 @@
 // The scheduler cache contract (upstream pkg/scheduler/backend/cache/interface.go), as the verbs use it.
 import type { Pod } from '../cluster/types.ts';
 import type { NodeInfo } from './node-info.ts';
+import type { Snapshot } from './snapshot.ts';
 
 export interface AssumedPod {
   uid: string;
@@ -18,7 +19,10 @@ export interface SchedulerCache {
   assumePod(pod: Pod): void;
   /** Our bind for an assumed pod finished; starts the confirmation TTL. */
   finishBinding(pod: Pod): void;
-  /** Drops an assumed pod (bind failed). Throws if the pod is not assumed on that node. */
+  /**
+   * Drops an assumed pod (bind failed). Throws if the cache has the pod as added, or on another node;
+   * a pod the cache no longer holds is a no-op (upstream: nothing left to undo).
+   */
   forgetPod(pod: Pod): void;
   /** Informer-driven transitions; the cache subscribes to the store itself, these are exposed for tests. */
   addPod(pod: Pod): void;
@@ -35,4 +39,8 @@ export interface SchedulerCache {
   podCount(): number;
   nodeCount(): number;
   generation(): number;
+  /** Brings a snapshot up to date, copying only the NodeInfos that changed since it was last updated. */
+  updateSnapshot(snapshot: Snapshot): void;
+  /** A fresh snapshot of every node (not ghosts), in node tree order. */
+  snapshot(): Snapshot;
 }

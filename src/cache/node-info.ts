@@ -1,6 +1,8 @@
 // NodeInfo: everything the scheduler knows about one node, aggregated from the pods on it
 // (upstream pkg/scheduler/framework/types.go). The read-only view below is what plugins see.
 import type { Node, Pod } from '../cluster/types.ts';
+import { type PodUsage, podUsage } from './pod-usage.ts';
+import { addResource, cloneResource, emptyResource, resourceFromList } from './resources.ts';
 
 /** Resource amounts in base units: milli-CPU, bytes, counts; extended resources by name. */
 export interface Resource {
@@ -37,4 +39,194 @@ export interface NodeInfo {
   readonly csiVolumes: ReadonlyMap<string, ReadonlySet<string>>;
   /** Value of the global generation counter at this node's last change. */
   readonly generation: number;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The mutable NodeInfo the cache owns. Every change takes a new number from one process-wide counter, so a snapshot
+// can tell which nodes changed since it was taken (upstream nextGeneration; never reused, even across node re-adds).
+
+let lastGeneration = 0;
+
+export function nextGeneration(): number {
+  return ++lastGeneration;
+}
+
+/** A pod on a node, with its usage computed once (upstream PodInfo with its cached PodResource). */
+export class CachedPodInfo implements PodInfo {
+  readonly pod: Pod;
+  readonly assumed: boolean;
+  readonly usage: PodUsage;
+
+  constructor(pod: Pod, assumed: boolean, usage: PodUsage = podUsage(pod)) {
+    this.pod = pod;
+    this.assumed = assumed;
+    this.usage = usage;
+  }
+}
+
+function bump(counts: Map<string, number>, key: string, sign: 1 | -1): void {
+  const next = (counts.get(key) ?? 0) + sign;
+  if (next <= 0) counts.delete(key);
+  else counts.set(key, next);
+}
+
+export class MutableNodeInfo implements NodeInfo {
+  readonly name: string;
+  #node: Node | undefined;
+  #pods = new Map<string, CachedPodInfo>();
+  #allocatable: Resource = emptyResource();
+  #requested: Resource = emptyResource();
+  #nonZeroRequested: Resource = emptyResource();
+  #usedPorts = new Map<string, number>();
+  #imageStates = new Map<string, number>();
+  #pvcRefCounts = new Map<string, number>();
+  #csiVolumes = new Map<string, Set<string>>();
+  /** driver → handle → number of pods using it; the public sets above are its key sets. */
+  #csiRefs = new Map<string, Map<string, number>>();
+  #generation: number;
+
+  constructor(name: string, node?: Node) {
+    this.name = name;
+    this.#generation = nextGeneration();
+    if (node) this.setNode(node);
+  }
+
+  get node(): Node | undefined {
+    return this.#node;
+  }
+  get pods(): ReadonlyMap<string, CachedPodInfo> {
+    return this.#pods;
+  }
+  get allocatable(): Readonly<Resource> {
+    return this.#allocatable;
+  }
+  get requested(): Readonly<Resource> {
+    return this.#requested;
+  }
+  get nonZeroRequested(): Readonly<Resource> {
+    return this.#nonZeroRequested;
+  }
+  get usedPorts(): ReadonlyMap<string, number> {
+    return this.#usedPorts;
+  }
+  get imageStates(): ReadonlyMap<string, number> {
+    return this.#imageStates;
+  }
+  get pvcRefCounts(): ReadonlyMap<string, number> {
+    return this.#pvcRefCounts;
+  }
+  get csiVolumes(): ReadonlyMap<string, ReadonlySet<string>> {
+    return this.#csiVolumes;
+  }
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /** Upstream SetNode: the node object, its allocatable and its images. */
+  setNode(node: Node): void {
+    this.#node = node;
+    this.#allocatable = resourceFromList(node.status?.allocatable);
+    this.#imageStates = new Map();
+    for (const image of node.status?.images ?? []) {
+      for (const name of image.names ?? []) this.#imageStates.set(name, image.sizeBytes ?? 0);
+    }
+    this.#generation = nextGeneration();
+  }
+
+  /** Upstream RemoveNode: forget the node object but keep the pods (a ghost until their deletions arrive). */
+  removeNode(): void {
+    this.#node = undefined;
+    this.#allocatable = emptyResource();
+    this.#imageStates = new Map();
+    this.#generation = nextGeneration();
+  }
+
+  /** Adds a pod; a pod with the same UID is replaced, so aggregates never count a pod twice. */
+  addPod(pod: Pod, assumed = false): CachedPodInfo {
+    const info = new CachedPodInfo(pod, assumed);
+    this.addPodInfo(info);
+    return info;
+  }
+
+  addPodInfo(info: CachedPodInfo): void {
+    const uid = info.pod.metadata.uid;
+    if (this.#pods.has(uid)) this.removePod(uid);
+    this.#pods.set(uid, info);
+    this.#apply(info, 1);
+  }
+
+  /** Subtracts what the pod added; returns it, or undefined when the node does not hold that UID. */
+  removePod(uid: string): CachedPodInfo | undefined {
+    const info = this.#pods.get(uid);
+    if (!info) return undefined;
+    this.#pods.delete(uid);
+    this.#apply(info, -1);
+    return info;
+  }
+
+  /** A deep copy of the aggregates sharing the (immutable) pod objects; keeps the generation. */
+  clone(): MutableNodeInfo {
+    const c = new MutableNodeInfo(this.name);
+    c.#node = this.#node;
+    c.#pods = new Map(this.#pods);
+    c.#allocatable = cloneResource(this.#allocatable);
+    c.#requested = cloneResource(this.#requested);
+    c.#nonZeroRequested = cloneResource(this.#nonZeroRequested);
+    c.#usedPorts = new Map(this.#usedPorts);
+    c.#imageStates = this.#imageStates; // replaced, never mutated, by setNode/removeNode
+    c.#pvcRefCounts = new Map(this.#pvcRefCounts);
+    for (const [driver, set] of this.#csiVolumes) c.#csiVolumes.set(driver, new Set(set));
+    for (const [driver, refs] of this.#csiRefs) c.#csiRefs.set(driver, new Map(refs));
+    c.#generation = this.#generation;
+    return c;
+  }
+
+  #apply(info: CachedPodInfo, sign: 1 | -1): void {
+    const { resource, hostPorts, claims, csiVolumes } = info.usage;
+    addResource(this.#requested, resource.requests, sign);
+    addResource(
+      this.#nonZeroRequested,
+      { ...resource.requests, milliCPU: resource.nonZeroMilliCPU, memory: resource.nonZeroMemory },
+      sign,
+    );
+    for (const key of hostPorts) bump(this.#usedPorts, key, sign);
+    for (const key of claims) bump(this.#pvcRefCounts, key, sign);
+    for (const [driver, handle] of csiVolumes) this.#updateCSI(driver, handle, sign);
+    this.#generation = nextGeneration();
+  }
+
+  #updateCSI(driver: string, handle: string, sign: 1 | -1): void {
+    let refs = this.#csiRefs.get(driver);
+    if (!refs) {
+      refs = new Map();
+      this.#csiRefs.set(driver, refs);
+    }
+    bump(refs, handle, sign);
+    if (refs.has(handle)) {
+      let set = this.#csiVolumes.get(driver);
+      if (!set) {
+        set = new Set();
+        this.#csiVolumes.set(driver, set);
+      }
+      set.add(handle);
+    } else {
+      this.#csiVolumes.get(driver)?.delete(handle);
+    }
+    if (refs.size === 0) {
+      this.#csiRefs.delete(driver);
+      this.#csiVolumes.delete(driver);
+    }
+  }
+}
+
+/** A NodeInfo built from scratch (upstream NewNodeInfo), for snapshots built from lists and for tests. */
+export function newNodeInfo(
+  node: Node | undefined,
+  pods: readonly Pod[] = [],
+  name = node?.metadata.name,
+): MutableNodeInfo {
+  if (name === undefined) throw new Error('newNodeInfo needs a node or a name');
+  const info = new MutableNodeInfo(name, node);
+  for (const pod of pods) info.addPod(pod);
+  return info;
 }

@@ -1,0 +1,472 @@
+// The scheduler cache (upstream pkg/scheduler/backend/cache/cache.go): pods by UID with their assume/add state,
+// one MutableNodeInfo per node aggregated incrementally, the node tree, and incremental snapshots.
+// Fed by the cluster store's Pod and Node events and by our own bind (assume, finishBinding, forget).
+import type { ClusterStore, StoreEvent } from '../cluster/store.ts';
+import type { Node, Pod } from '../cluster/types.ts';
+import type { AssumedPod, SchedulerCache } from './interface.ts';
+import { MutableNodeInfo, type NodeInfo, nextGeneration } from './node-info.ts';
+import { NodeTree } from './node-tree.ts';
+import { podNamespace } from './pod-usage.ts';
+import { Snapshot, type SnapshotSource } from './snapshot.ts';
+
+type LogFn = (obj: object, msg?: string) => void;
+
+/** The part of a pino logger the cache uses. */
+export interface CacheLogger {
+  debug: LogFn;
+  info: LogFn;
+  warn: LogFn;
+  error: LogFn;
+}
+
+const noop: LogFn = () => {};
+const SILENT: CacheLogger = { debug: noop, info: noop, warn: noop, error: noop };
+
+export interface CacheOptions {
+  /** How long after our bind finished an unconfirmed assumed pod waits before it is checked against the API. */
+  assumedPodTTLms?: number;
+  logger?: CacheLogger;
+  /** Clock (ms since epoch); tests inject one. */
+  now?: () => number;
+}
+
+/** Looks a pod up in the API server; undefined when it does not exist. */
+export type GetPod = (namespace: string, name: string) => Promise<Pod | undefined>;
+
+export interface ReconcileResult {
+  /** UIDs found bound in the API and confirmed (moved when the API has them on another node). */
+  confirmed: string[];
+  /** UIDs gone, unbound, replaced by another UID, or terminal in the API, and dropped. */
+  forgotten: string[];
+  /** UIDs whose lookup failed; they stay assumed and are tried again next time. */
+  failed: string[];
+}
+
+interface PodState {
+  pod: Pod;
+  nodeName: string;
+  assumed: boolean;
+  bindingFinished: boolean;
+  finishedAt?: number;
+}
+
+/** A NodeInfo in a most-recently-changed-first list, so a snapshot visits only what changed (upstream headNode). */
+interface NodeEntry {
+  info: MutableNodeInfo;
+  prev: NodeEntry | undefined;
+  next: NodeEntry | undefined;
+}
+
+const TERMINAL_PHASES = new Set(['Succeeded', 'Failed']);
+
+/** Upstream's informer filter: assigned pods, minus terminal ones (the pod informer's field selector). */
+export function isAssignedNonTerminal(pod: Pod): boolean {
+  return !!pod.spec.nodeName && !TERMINAL_PHASES.has(pod.status?.phase ?? '');
+}
+
+function podRef(pod: Pod): string {
+  return `${podNamespace(pod)}/${pod.metadata.name}`;
+}
+
+export class NodeInfoCache implements SchedulerCache {
+  readonly #ttl: number;
+  readonly #log: CacheLogger;
+  readonly #now: () => number;
+  readonly #states = new Map<string, PodState>();
+  readonly #nodes = new Map<string, NodeEntry>();
+  #head: NodeEntry | undefined;
+  readonly #tree = new NodeTree();
+  #generation = 0;
+
+  constructor(options: CacheOptions = {}) {
+    this.#ttl = options.assumedPodTTLms ?? 30_000;
+    this.#log = options.logger ?? SILENT;
+    this.#now = options.now ?? Date.now;
+  }
+
+  // --- pods: the state machine ---------------------------------------------------------------------------------
+
+  assumePod(pod: Pod): void {
+    const uid = pod.metadata.uid;
+    if (this.#states.has(uid)) throw new Error(`pod ${podRef(pod)}(${uid}) is in the cache, so can't be assumed`);
+    this.#addState(pod, true);
+  }
+
+  finishBinding(pod: Pod): void {
+    const state = this.#states.get(pod.metadata.uid);
+    if (state?.assumed) {
+      state.bindingFinished = true;
+      state.finishedAt = this.#now();
+    }
+  }
+
+  /** Undo of assumePod. A pod no longer cached is a no-op (upstream: nothing left to undo). */
+  forgetPod(pod: Pod): void {
+    const uid = pod.metadata.uid;
+    const state = this.#states.get(uid);
+    if (!state) return;
+    if (state.nodeName !== pod.spec.nodeName) {
+      throw new Error(
+        `pod ${podRef(pod)}(${uid}) was assumed on ${pod.spec.nodeName} but assigned to ${state.nodeName}`,
+      );
+    }
+    if (!state.assumed) throw new Error(`pod ${podRef(pod)}(${uid}) is not assumed, so it cannot be forgotten`);
+    this.#removeState(state);
+  }
+
+  /** The watch saw the pod bound: confirms an assumed pod (moving it if it landed elsewhere), or adds it. */
+  addPod(pod: Pod): void {
+    const uid = pod.metadata.uid;
+    const state = this.#states.get(uid);
+    if (state && !state.assumed) throw new Error(`pod ${podRef(pod)}(${uid}) was already in added state`);
+    this.#requireNode(pod, 'added');
+    if (state) {
+      if (state.nodeName !== pod.spec.nodeName) {
+        this.#log.info(
+          { pod: podRef(pod), uid, assumedNode: state.nodeName, currentNode: pod.spec.nodeName },
+          'Pod was added to a different node than it was assumed',
+        );
+      }
+      this.#removeState(state);
+    }
+    this.#addState(pod, false);
+  }
+
+  /**
+   * Only for added pods. A node change means the cache was wrong: upstream exits the process; we log it loudly and
+   * repair from the new object, since one bad event must not take the webhook down.
+   */
+  updatePod(oldPod: Pod, newPod: Pod): void {
+    const uid = oldPod.metadata.uid;
+    const state = this.#states.get(uid);
+    if (!state) throw new Error(`pod ${podRef(oldPod)}(${uid}) is not added to scheduler cache, so cannot be updated`);
+    if (state.assumed) throw new Error(`assumed pod ${podRef(oldPod)}(${uid}) should not be updated`);
+    if (newPod.metadata.uid !== uid) {
+      throw new Error(
+        `pod ${podRef(oldPod)} changed UID from ${uid} to ${newPod.metadata.uid}: remove and add instead`,
+      );
+    }
+    this.#requireNode(newPod, 'updated');
+    if (state.nodeName !== newPod.spec.nodeName) {
+      this.#log.error(
+        { pod: podRef(newPod), uid, cachedNode: state.nodeName, newNode: newPod.spec.nodeName },
+        'Pod updated on a different node than previously added to. Scheduler cache was corrupted; repairing from the new object',
+      );
+    }
+    this.#removeState(state);
+    this.#addState(newPod, false);
+  }
+
+  /** Removes an added or assumed pod, from the node the cache has it on. */
+  removePod(pod: Pod): void {
+    const uid = pod.metadata.uid;
+    const state = this.#states.get(uid);
+    if (!state) {
+      throw new Error(`pod ${podRef(pod)}(${uid}) is not found in scheduler cache, so cannot be removed from it`);
+    }
+    // An empty nodeName is the last known state of a missed deletion; anything else is a real disagreement.
+    if (pod.spec.nodeName && state.nodeName !== pod.spec.nodeName) {
+      this.#log.error(
+        { pod: podRef(pod), uid, cachedNode: state.nodeName, eventNode: pod.spec.nodeName },
+        'Pod removed from a different node than the cache has it on. Scheduler cache was corrupted; removing it anyway',
+      );
+    }
+    this.#removeState(state);
+  }
+
+  isAssumed(uid: string): boolean {
+    return this.#states.get(uid)?.assumed ?? false;
+  }
+
+  getPod(uid: string): Pod | undefined {
+    return this.#states.get(uid)?.pod;
+  }
+
+  assumedPods(): AssumedPod[] {
+    const out: AssumedPod[] = [];
+    for (const [uid, s] of this.#states) {
+      if (!s.assumed) continue;
+      const a: AssumedPod = {
+        uid,
+        namespace: podNamespace(s.pod),
+        name: s.pod.metadata.name,
+        nodeName: s.nodeName,
+        bindingFinished: s.bindingFinished,
+      };
+      if (s.finishedAt !== undefined) a.finishedAt = s.finishedAt;
+      out.push(a);
+    }
+    return out;
+  }
+
+  podCount(): number {
+    return this.#states.size;
+  }
+
+  // --- nodes ---------------------------------------------------------------------------------------------------
+
+  addNode(node: Node): void {
+    const entry = this.#entry(node.metadata.name);
+    entry.info.setNode(node);
+    this.#tree.addNode(node);
+    this.#touch(entry);
+  }
+
+  updateNode(_oldNode: Node | undefined, newNode: Node): void {
+    this.addNode(newNode);
+  }
+
+  /** The node leaves the tree; its NodeInfo stays as a ghost while pods still reference it. */
+  removeNode(node: Node): void {
+    const name = node.metadata.name;
+    const entry = this.#nodes.get(name);
+    if (!entry) throw new Error(`node ${name} is not found`);
+    entry.info.removeNode();
+    if (entry.info.pods.size === 0) this.#drop(entry);
+    else this.#touch(entry);
+    this.#tree.removeNode(name);
+  }
+
+  /** The live NodeInfo (ghosts included); it changes under you, so requests should read a snapshot instead. */
+  nodeInfo(name: string): NodeInfo | undefined {
+    return this.#nodes.get(name)?.info;
+  }
+
+  nodeNames(): string[] {
+    return this.#tree.list().slice();
+  }
+
+  /** NodeInfos held, ghosts included (upstream NodeCount). */
+  nodeCount(): number {
+    return this.#nodes.size;
+  }
+
+  generation(): number {
+    return this.#generation;
+  }
+
+  // --- snapshots -----------------------------------------------------------------------------------------------
+
+  updateSnapshot(snapshot: Snapshot): void {
+    snapshot.updateFrom(this.#snapshotSource);
+  }
+
+  snapshot(): Snapshot {
+    const s = new Snapshot();
+    this.updateSnapshot(s);
+    return s;
+  }
+
+  readonly #snapshotSource: SnapshotSource = {
+    generation: () => this.#generation,
+    changedSince: (generation) => this.#changedSince(generation),
+    tree: this.#tree,
+  };
+
+  *#changedSince(generation: number): Generator<MutableNodeInfo> {
+    for (let e = this.#head; e && e.info.generation > generation; e = e.next) yield e.info;
+  }
+
+  // --- reconciling assumed pods --------------------------------------------------------------------------------
+
+  /**
+   * Replaces upstream's time-based expiry: an assumed pod whose bind finished more than the TTL ago and that the watch
+   * has not confirmed is looked up in the API. Bound there (same UID) → confirmed as if the watch had added it;
+   * gone, unbound, replaced or terminal → forgotten. Pods whose bind is still in flight are never touched.
+   */
+  async reconcileAssumed(getPod: GetPod): Promise<ReconcileResult> {
+    const now = this.#now();
+    const due = [...this.#states.values()].filter(
+      (s) => s.assumed && s.bindingFinished && s.finishedAt !== undefined && now - s.finishedAt > this.#ttl,
+    );
+    const result: ReconcileResult = { confirmed: [], forgotten: [], failed: [] };
+    await Promise.all(
+      due.map(async (state) => {
+        const uid = state.pod.metadata.uid;
+        let live: Pod | undefined;
+        try {
+          live = await getPod(podNamespace(state.pod), state.pod.metadata.name);
+        } catch (err) {
+          this.#log.warn({ pod: podRef(state.pod), uid, err }, 'Could not look up assumed pod; keeping it assumed');
+          result.failed.push(uid);
+          return;
+        }
+        // The watch may have confirmed or removed it while we waited.
+        if (this.#states.get(uid) !== state || !state.assumed) return;
+        if (live && live.metadata.uid === uid && isAssignedNonTerminal(live)) {
+          this.#log.info(
+            { pod: podRef(live), uid, assumedNode: state.nodeName, node: live.spec.nodeName },
+            'Assumed pod not confirmed by the watch in time; found bound in the API, confirming it',
+          );
+          this.addPod(live);
+          result.confirmed.push(uid);
+        } else {
+          this.#log.warn(
+            { pod: podRef(state.pod), uid, node: state.nodeName },
+            'Assumed pod not confirmed by the watch in time and not bound in the API; forgetting it',
+          );
+          this.#removeState(state);
+          result.forgotten.push(uid);
+        }
+      }),
+    );
+    return result;
+  }
+
+  /** Runs reconcileAssumed every intervalMs (never two at once); returns the stop function. */
+  startReconciling(getPod: GetPod, intervalMs: number = this.#ttl): () => void {
+    let running = false;
+    const timer = setInterval(() => {
+      if (running) return;
+      running = true;
+      this.reconcileAssumed(getPod)
+        .catch((err: unknown) => this.#log.error({ err }, 'Reconciling assumed pods failed'))
+        .finally(() => {
+          running = false;
+        });
+    }, intervalMs);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
+  // --- feeding from the store ----------------------------------------------------------------------------------
+
+  /**
+   * Subscribes to the store's Node and Pod events, after replaying what it already holds. Handlers never throw:
+   * a transition the state machine refuses is logged and, where the event says what the truth is, repaired.
+   * Returns the unsubscribe function.
+   */
+  attach(store: ClusterStore): () => void {
+    for (const node of store.list('Node')) this.#guard(() => this.addNode(node));
+    for (const pod of store.list('Pod')) if (isAssignedNonTerminal(pod)) this.#guard(() => this.#onPodAdd(pod));
+    const offNodes = store.on('Node', (e) => this.#guard(() => this.#onNodeEvent(e)));
+    const offPods = store.on('Pod', (e) => this.#guard(() => this.#onPodEvent(e)));
+    return () => {
+      offNodes();
+      offPods();
+    };
+  }
+
+  #onNodeEvent(e: StoreEvent<'Node'>): void {
+    if (e.type === 'delete') {
+      if (this.#nodes.has(e.obj.metadata.name)) this.removeNode(e.obj);
+      return;
+    }
+    this.addNode(e.obj);
+  }
+
+  /** Upstream's FilteringResourceEventHandler over assigned non-terminal pods, plus its UID-change split. */
+  #onPodEvent(e: StoreEvent<'Pod'>): void {
+    if (e.type === 'add') {
+      if (isAssignedNonTerminal(e.obj)) this.#onPodAdd(e.obj);
+    } else if (e.type === 'delete') {
+      this.#onPodDelete(e.obj);
+    } else if (e.old.metadata.uid !== e.obj.metadata.uid) {
+      this.#onPodDelete(e.old);
+      if (isAssignedNonTerminal(e.obj)) this.#onPodAdd(e.obj);
+    } else if (isAssignedNonTerminal(e.obj)) {
+      if (isAssignedNonTerminal(e.old)) this.#onPodUpdate(e.old, e.obj);
+      else this.#onPodAdd(e.obj);
+    } else {
+      this.#onPodDelete(e.old);
+    }
+  }
+
+  #onPodAdd(pod: Pod): void {
+    const state = this.#states.get(pod.metadata.uid);
+    if (state && !state.assumed) {
+      // Already added, e.g. confirmed by reconcileAssumed before the watch caught up: the event is newer, keep it.
+      this.#log.info({ pod: podRef(pod), uid: pod.metadata.uid }, 'Pod already added; updating it from the watch');
+      this.updatePod(state.pod, pod);
+      return;
+    }
+    this.addPod(pod);
+  }
+
+  #onPodUpdate(oldPod: Pod, newPod: Pod): void {
+    const state = this.#states.get(newPod.metadata.uid);
+    if (!state || state.assumed) {
+      // Missed add (or an assumed pod whose add we never saw): the update carries the full truth.
+      this.addPod(newPod);
+      return;
+    }
+    this.updatePod(oldPod, newPod);
+  }
+
+  #onPodDelete(pod: Pod): void {
+    if (this.#states.has(pod.metadata.uid)) this.removePod(pod);
+  }
+
+  #guard(fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.#log.error({ err }, 'Scheduler cache refused an event');
+    }
+  }
+
+  // --- internals -----------------------------------------------------------------------------------------------
+
+  #requireNode(pod: Pod, verb: string): void {
+    if (!pod.spec.nodeName)
+      throw new Error(`pod ${podRef(pod)}(${pod.metadata.uid}) has no spec.nodeName, so cannot be ${verb}`);
+  }
+
+  #addState(pod: Pod, assumed: boolean): void {
+    this.#requireNode(pod, assumed ? 'assumed' : 'added');
+    const nodeName = pod.spec.nodeName!;
+    const entry = this.#entry(nodeName);
+    entry.info.addPod(pod, assumed);
+    this.#touch(entry);
+    this.#states.set(pod.metadata.uid, { pod, nodeName, assumed, bindingFinished: false });
+  }
+
+  #removeState(state: PodState): void {
+    const uid = state.pod.metadata.uid;
+    this.#states.delete(uid);
+    const entry = this.#nodes.get(state.nodeName);
+    if (!entry?.info.removePod(uid)) {
+      this.#log.error(
+        { pod: podRef(state.pod), uid, node: state.nodeName },
+        'Node not found when trying to remove pod',
+      );
+      return;
+    }
+    if (entry.info.pods.size === 0 && !entry.info.node) this.#drop(entry);
+    else this.#touch(entry);
+  }
+
+  #entry(name: string): NodeEntry {
+    let entry = this.#nodes.get(name);
+    if (!entry) {
+      entry = { info: new MutableNodeInfo(name), prev: undefined, next: undefined };
+      this.#nodes.set(name, entry);
+    }
+    return entry;
+  }
+
+  /** Moves a just-changed entry to the head and records the cache's newest generation. */
+  #touch(entry: NodeEntry): void {
+    this.#generation = entry.info.generation;
+    if (this.#head === entry) return;
+    this.#unlink(entry);
+    entry.next = this.#head;
+    if (this.#head) this.#head.prev = entry;
+    this.#head = entry;
+  }
+
+  /** Forgets a NodeInfo entirely (no node object, no pods). */
+  #drop(entry: NodeEntry): void {
+    this.#unlink(entry);
+    this.#nodes.delete(entry.info.name);
+    this.#generation = nextGeneration();
+  }
+
+  #unlink(entry: NodeEntry): void {
+    if (entry.prev) entry.prev.next = entry.next;
+    if (entry.next) entry.next.prev = entry.prev;
+    if (this.#head === entry) this.#head = entry.next;
+    entry.prev = undefined;
+    entry.next = undefined;
+  }
+}

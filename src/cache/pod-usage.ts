@@ -1,0 +1,74 @@
+// Everything a pod occupies on its node, computed once when the pod enters the cache so that removing it later
+// subtracts exactly what was added, whatever the object the removal event carries.
+import type { Pod } from '../cluster/types.ts';
+import { type PodResource, podResource } from './resources.ts';
+
+export interface PodUsage {
+  readonly resource: PodResource;
+  /** "protocol/hostIP/port" keys (upstream HostPortInfo, with its defaults TCP and 0.0.0.0). */
+  readonly hostPorts: readonly string[];
+  /** "namespace/claimName" of every claim the pod mounts, generic ephemeral claims included. */
+  readonly claims: readonly string[];
+  /** Inline CSI volumes as [driver, handle]. */
+  readonly csiVolumes: readonly (readonly [string, string])[];
+}
+
+export function podNamespace(pod: Pod): string {
+  return pod.metadata.namespace ?? 'default';
+}
+
+/** Upstream ephemeral.VolumeClaimName: the claim a generic ephemeral volume creates is named `<pod>-<volume>`. */
+export function ephemeralClaimName(pod: Pod, volumeName: string): string {
+  return `${pod.metadata.name}-${volumeName}`;
+}
+
+export function hostPortKey(protocol: string | undefined, hostIP: string | undefined, port: number): string {
+  return `${protocol || 'TCP'}/${hostIP || '0.0.0.0'}/${port}`;
+}
+
+/** Upstream schedutil.GetHostPorts: regular containers and sidecars; classic init containers have exited by then. */
+export function podHostPorts(pod: Pod): string[] {
+  const out: string[] = [];
+  const containers = [
+    ...(pod.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always'),
+    ...pod.spec.containers,
+  ];
+  for (const c of containers) {
+    for (const p of c.ports ?? []) {
+      if (p.hostPort && p.hostPort > 0) out.push(hostPortKey(p.protocol, p.hostIP, p.hostPort));
+    }
+  }
+  return out;
+}
+
+/**
+ * Upstream counts only `persistentVolumeClaim` sources; generic ephemeral claims are counted here too, because a
+ * ReadWriteOncePod check against `<pod>-<volume>` claims must see them.
+ */
+export function podClaimKeys(pod: Pod): string[] {
+  const ns = podNamespace(pod);
+  const out: string[] = [];
+  for (const v of pod.spec.volumes ?? []) {
+    if (v.persistentVolumeClaim) out.push(`${ns}/${v.persistentVolumeClaim.claimName}`);
+    else if (v.ephemeral) out.push(`${ns}/${ephemeralClaimName(pod, v.name)}`);
+  }
+  return out;
+}
+
+/** Inline CSI volumes; without a handle a volume is unique to its pod. */
+export function podInlineCSIVolumes(pod: Pod): [string, string][] {
+  const out: [string, string][] = [];
+  for (const v of pod.spec.volumes ?? []) {
+    if (v.csi) out.push([v.csi.driver, v.csi.volumeHandle ?? `${podNamespace(pod)}/${pod.metadata.name}/${v.name}`]);
+  }
+  return out;
+}
+
+export function podUsage(pod: Pod): PodUsage {
+  return {
+    resource: podResource(pod),
+    hostPorts: podHostPorts(pod),
+    claims: podClaimKeys(pod),
+    csiVolumes: podInlineCSIVolumes(pod),
+  };
+}
