@@ -1,0 +1,89 @@
+// The writer of the embedded mode: the API server's write semantics (preconditions, status codes, messages) over the
+// snapshot state. Results reach the store on a later turn of the event loop, as a watch event follows an API response.
+import type { SnapshotState } from './snapshot/state.ts';
+import type { PersistentVolume, PersistentVolumeClaim, Pod } from './types.ts';
+import { type ClusterWriter, WriteError } from './writer.ts';
+
+function conflict(resource: string, name: string, detail: string): WriteError {
+  return new WriteError(409, 'Conflict', `Operation cannot be fulfilled on ${resource} "${name}": ${detail}`);
+}
+
+function notFound(resource: string, name: string): WriteError {
+  return new WriteError(404, 'NotFound', `${resource} "${name}" not found`);
+}
+
+const MODIFIED = 'the object has been modified; please apply your changes to the latest version and try again';
+
+export class SnapshotWriter implements ClusterWriter {
+  readonly #state: SnapshotState;
+
+  /** Pass the SnapshotSource (or anything holding its state). */
+  constructor(source: { state: SnapshotState }) {
+    this.#state = source.state;
+  }
+
+  async bindPod(pod: { namespace: string; name: string; uid: string }, nodeName: string): Promise<void> {
+    const current = this.#state.get('Pod', `${pod.namespace}/${pod.name}`);
+    if (!current) throw notFound('pods', pod.name);
+    // The API answers a UID mismatch with a precondition Conflict; here it means the pod we scheduled is gone.
+    if (current.metadata.uid !== pod.uid) {
+      throw new WriteError(
+        404,
+        'NotFound',
+        `pods "${pod.name}" not found (UID in precondition: ${pod.uid}, UID in object meta: ${current.metadata.uid})`,
+      );
+    }
+    if (current.metadata.deletionTimestamp) {
+      throw conflict('pods/binding', pod.name, `pod ${pod.name} is being deleted, cannot be assigned to a host`);
+    }
+    if (current.spec.nodeName) {
+      throw conflict(
+        'pods/binding',
+        pod.name,
+        `pod ${pod.name} is already assigned to node "${current.spec.nodeName}"`,
+      );
+    }
+    this.#state.commit('Pod', { ...current, spec: { ...current.spec, nodeName } });
+  }
+
+  async updatePersistentVolume(pv: PersistentVolume): Promise<PersistentVolume> {
+    const current = this.#state.get('PersistentVolume', pv.metadata.name);
+    if (!current) throw notFound('persistentvolumes', pv.metadata.name);
+    this.#checkPreconditions('persistentvolumes', pv, current);
+    // status is a subresource: a plain update keeps the stored status, as the API does.
+    const metadata = { ...pv.metadata, uid: current.metadata.uid };
+    return structuredClone(this.#state.commit('PersistentVolume', { ...pv, metadata, status: current.status }));
+  }
+
+  async updatePersistentVolumeClaim(pvc: PersistentVolumeClaim): Promise<PersistentVolumeClaim> {
+    const key = `${pvc.metadata.namespace ?? 'default'}/${pvc.metadata.name}`;
+    const current = this.#state.get('PersistentVolumeClaim', key);
+    if (!current) throw notFound('persistentvolumeclaims', pvc.metadata.name);
+    this.#checkPreconditions('persistentvolumeclaims', pvc, current);
+    const metadata = { ...pvc.metadata, namespace: current.metadata.namespace, uid: current.metadata.uid };
+    return structuredClone(this.#state.commit('PersistentVolumeClaim', { ...pvc, metadata, status: current.status }));
+  }
+
+  async getPod(namespace: string, name: string): Promise<Pod | undefined> {
+    const pod = this.#state.get('Pod', `${namespace}/${name}`);
+    return pod && structuredClone(pod);
+  }
+
+  #checkPreconditions(
+    resource: string,
+    update: PersistentVolume | PersistentVolumeClaim,
+    current: PersistentVolume | PersistentVolumeClaim,
+  ): void {
+    const { name, uid, resourceVersion } = update.metadata;
+    if (uid && uid !== current.metadata.uid) {
+      throw conflict(
+        resource,
+        name,
+        `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${current.metadata.uid}`,
+      );
+    }
+    // An update without a resourceVersion is unconditional, as with the API.
+    if (resourceVersion && resourceVersion !== current.metadata.resourceVersion)
+      throw conflict(resource, name, MODIFIED);
+  }
+}

@@ -1,0 +1,158 @@
+// The snapshot mode's stand-in for the API server: the objects as they are now (file content plus writes), their
+// resourceVersions, and delivery of every change to the store as a watch would deliver it.
+//
+// resourceVersions are integers from one counter, so an edited or written object always gets a newer one than the
+// store holds (the assume caches compare them as integers) and an object whose content did not change keeps its own.
+import { createHash } from 'node:crypto';
+import type { ClusterStore } from '../store.ts';
+import { trimObject } from '../trim.ts';
+import { type AnyObject, KINDS, type Kind, type KindMap, objectKey } from '../types.ts';
+
+interface FileEntry {
+  /** Hash of the trimmed object without its resourceVersion: what the file said, not when. */
+  fingerprint: string;
+  resourceVersion: string;
+}
+
+function perKind<T>(make: () => T): Map<Kind, T> {
+  return new Map(KINDS.map((k) => [k, make()]));
+}
+
+function fingerprint(obj: AnyObject): string {
+  const unversioned = { ...obj, metadata: { ...obj.metadata, resourceVersion: '' } };
+  return createHash('sha1').update(JSON.stringify(unversioned)).digest('hex');
+}
+
+export class SnapshotState {
+  #store: ClusterStore | undefined;
+  #lastResourceVersion = 0;
+  #loaded = false;
+  readonly #objects = perKind(() => new Map<string, AnyObject>());
+  /** What the last loaded file said about each object. */
+  readonly #file = perKind(() => new Map<string, FileEntry>());
+  /** Objects written since the file last changed them: a reload keeps the written version. */
+  readonly #overlay = perKind(() => new Set<string>());
+  #pending: { kind: Kind; obj: AnyObject }[] = [];
+  #drained: (() => void)[] = [];
+
+  /** The current object. Shared, not copied: commit a modified copy instead of mutating it. */
+  get<K extends Kind>(kind: K, key: string): KindMap[K] | undefined {
+    return this.#map(kind).get(key);
+  }
+
+  /** Current objects of a kind, in a stable (insertion) order. Shared like `get`. */
+  list<K extends Kind>(kind: K): KindMap[K][] {
+    return [...this.#map(kind).values()];
+  }
+
+  nextResourceVersion(): string {
+    this.#lastResourceVersion++;
+    return String(this.#lastResourceVersion);
+  }
+
+  /**
+   * Stores a written object under a fresh resourceVersion (callers check preconditions first) and returns it as stored.
+   * The store hears of it on a later turn of the event loop, like a watch event arriving after the API response.
+   */
+  commit<K extends Kind>(kind: K, obj: KindMap[K]): KindMap[K] {
+    const stored = trimObject(kind, structuredClone(obj));
+    stored.metadata.resourceVersion = this.nextResourceVersion();
+    const key = objectKey(kind, stored);
+    this.#map(kind).set(key, stored);
+    this.#overlay.get(kind)!.add(key);
+    if (this.#store) this.#enqueue(kind, stored);
+    return stored;
+  }
+
+  /**
+   * Applies a freshly parsed file. Objects the file did not change keep their version (and any written version);
+   * objects it added, changed or removed take the file's word, written or not; objects only writes created stay.
+   */
+  applyFile(objects: ReadonlyMap<Kind, readonly AnyObject[]>): void {
+    if (!this.#loaded) {
+      // The first load honours the file's own integer resourceVersions; the counter continues above them.
+      for (const items of objects.values()) {
+        for (const item of items) {
+          const rv = Number(item.metadata.resourceVersion || 0);
+          if (rv > this.#lastResourceVersion) this.#lastResourceVersion = rv;
+        }
+      }
+    }
+    for (const kind of KINDS) this.#applyKind(kind, objects.get(kind) ?? []);
+    this.#loaded = true;
+    if (this.#store) for (const kind of KINDS) this.#store.replace(kind, this.#map(kind).values());
+  }
+
+  /** Fills the store with the current objects (every kind becomes synced) and delivers later changes to it. */
+  attach(store: ClusterStore): void {
+    this.#store = store;
+    for (const kind of KINDS) store.replace(kind, this.#map(kind).values());
+  }
+
+  /** Resolves once every committed write has reached the store. */
+  delivered(): Promise<void> {
+    if (this.#pending.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#drained.push(resolve));
+  }
+
+  #applyKind(kind: Kind, items: readonly AnyObject[]): void {
+    const current = this.#map(kind);
+    const previousFile = this.#file.get(kind)!;
+    const overlay = this.#overlay.get(kind)!;
+    const nextFile = new Map<string, FileEntry>();
+    const next = new Map<string, AnyObject>();
+    for (const item of items) {
+      const obj = trimObject(kind, item);
+      const key = objectKey(kind, obj);
+      const print = fingerprint(obj);
+      const before = previousFile.get(key);
+      const existing = current.get(key);
+      if (before && before.fingerprint === print && existing) {
+        nextFile.set(key, before);
+        next.set(key, existing); // unchanged in the file: keep what is stored, written or not
+        continue;
+      }
+      overlay.delete(key);
+      const rv =
+        !this.#loaded && obj.metadata.resourceVersion ? obj.metadata.resourceVersion : this.nextResourceVersion();
+      obj.metadata.resourceVersion = rv;
+      nextFile.set(key, { fingerprint: print, resourceVersion: rv });
+      next.set(key, obj);
+    }
+    for (const key of [...overlay]) {
+      if (next.has(key)) continue;
+      if (previousFile.has(key))
+        overlay.delete(key); // the file removed it
+      else next.set(key, current.get(key)!); // created by a write; the file never had it
+    }
+    this.#objects.set(kind, next);
+    this.#file.set(kind, nextFile);
+  }
+
+  #enqueue(kind: Kind, obj: AnyObject): void {
+    if (this.#pending.length === 0) setImmediate(() => this.#flush());
+    this.#pending.push({ kind, obj });
+  }
+
+  #flush(): void {
+    const pending = this.#pending;
+    this.#pending = [];
+    const store = this.#store!;
+    for (const { kind, obj } of pending) {
+      const key = objectKey(kind, obj);
+      if (!this.#map(kind).has(key)) continue; // removed by a reload since the write
+      const seen = store.get(kind, key);
+      // A reload's replace may already have delivered this version or a newer one.
+      if (seen && Number(seen.metadata.resourceVersion) >= Number(obj.metadata.resourceVersion)) continue;
+      store.upsert(kind, obj);
+    }
+    if (this.#pending.length > 0) return; // a handler wrote again; its flush resolves the waiters
+    const drained = this.#drained;
+    this.#drained = [];
+    for (const resolve of drained) resolve();
+  }
+
+  #map<K extends Kind>(kind: K): Map<string, KindMap[K]> {
+    return this.#objects.get(kind) as Map<string, KindMap[K]>;
+  }
+}

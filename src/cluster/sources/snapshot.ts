@@ -1,0 +1,142 @@
+// The embedded default source: cluster state from a file as `kubectl get -o yaml|json` prints it, watched for edits.
+// A reload applies the difference through `store.replace`, so subscribers see add/update/delete events as from a watch;
+// a reload that fails is logged and changes nothing.
+import { type FSWatcher, watch } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
+import { SnapshotError } from '../snapshot/error.ts';
+import { type SnapshotLogger, silentLogger } from '../snapshot/log.ts';
+import { type ParsedSnapshot, parseSnapshot } from '../snapshot/parse.ts';
+import { SnapshotState } from '../snapshot/state.ts';
+import type { KindStatus, Source } from '../source.ts';
+import type { ClusterStore } from '../store.ts';
+import { KINDS } from '../types.ts';
+
+export { SnapshotError } from '../snapshot/error.ts';
+
+export interface SnapshotSourceOptions {
+  file: string;
+  logger?: SnapshotLogger;
+  /** Reload when the file changes (default true). */
+  watch?: boolean;
+  /** Quiet period after the last change event before reloading (default 100 ms): editors write in bursts. */
+  debounceMs?: number;
+}
+
+export class SnapshotSource implements Source {
+  readonly description: string;
+  /** The current objects, shared with the snapshot writer and the simulated volume controller. */
+  readonly state = new SnapshotState();
+  readonly #file: string;
+  readonly #logger: SnapshotLogger;
+  readonly #watch: boolean;
+  readonly #debounceMs: number;
+  #watcher: FSWatcher | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #reloads: Promise<void> = Promise.resolve();
+  #loaded = false;
+  #stopped = false;
+  #relists = 0;
+
+  constructor(options: SnapshotSourceOptions) {
+    this.#file = options.file;
+    this.#logger = options.logger ?? silentLogger;
+    this.#watch = options.watch ?? true;
+    this.#debounceMs = options.debounceMs ?? 100;
+    this.description = `snapshot ${options.file}`;
+  }
+
+  /** Loads the file into the store (every kind becomes synced); throws SnapshotError when the file is unusable. */
+  async start(store: ClusterStore): Promise<void> {
+    this.state.applyFile((await this.#read()).objects);
+    this.#loaded = true;
+    this.state.attach(store);
+    this.#logger.info({ file: this.#file, counts: this.#counts() }, 'snapshot loaded');
+    if (this.#watch) this.#startWatching();
+  }
+
+  /**
+   * Re-reads the file now and applies the difference. Throws SnapshotError and keeps the current state when the file
+   * is unusable. Reloads run one at a time, in call order.
+   */
+  reload(): Promise<void> {
+    const run = this.#reloads.then(() => this.#reloadOnce());
+    this.#reloads = run.catch(() => {});
+    return run;
+  }
+
+  status(): KindStatus[] {
+    // The file is read directly: there is no watch that could fall silent or need restarting.
+    return KINDS.map((kind) => ({
+      kind,
+      synced: this.#loaded,
+      silentForMs: this.#loaded ? 0 : undefined,
+      stale: false,
+      relists: this.#relists,
+      watchRestarts: 0,
+    }));
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    this.#watcher?.close();
+    this.#watcher = undefined;
+    await this.#reloads;
+  }
+
+  async #reloadOnce(): Promise<void> {
+    if (this.#stopped) return;
+    const parsed = await this.#read();
+    if (this.#stopped) return;
+    this.state.applyFile(parsed.objects);
+    this.#relists++;
+    this.#logger.info({ file: this.#file, counts: this.#counts() }, 'snapshot reloaded');
+  }
+
+  async #read(): Promise<ParsedSnapshot> {
+    let text: string;
+    try {
+      text = await readFile(this.#file, 'utf8');
+    } catch (err) {
+      throw new SnapshotError(this.#file, `cannot read the file: ${(err as Error).message}`);
+    }
+    const parsed = parseSnapshot(text, this.#file);
+    for (const [kind, count] of parsed.skipped) {
+      this.#logger.warn(
+        { file: this.#file, kind, count },
+        `snapshot: skipping ${count} ${kind} object(s): kind ${kind} is not used for scheduling`,
+      );
+    }
+    return parsed;
+  }
+
+  #startWatching(): void {
+    // Watch the directory, not the file: editors save by writing a new file and renaming it over the old one,
+    // which would leave a watch on the old inode deaf.
+    const name = basename(this.#file);
+    this.#watcher = watch(dirname(this.#file), (_event, filename) => {
+      if (filename === null || filename === name) this.#schedule();
+    });
+    this.#watcher.on('error', (err) =>
+      this.#logger.error({ err, file: this.#file }, 'snapshot: watching the file failed'),
+    );
+  }
+
+  #schedule(): void {
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.reload().catch((err: unknown) =>
+        this.#logger.error(
+          { err, file: this.#file },
+          `snapshot reload failed, keeping the current state: ${(err as Error).message}`,
+        ),
+      );
+    }, this.#debounceMs);
+  }
+
+  #counts(): Record<string, number> {
+    return Object.fromEntries(KINDS.map((kind) => [kind, this.state.list(kind).length]));
+  }
+}
