@@ -1,0 +1,309 @@
+// One reflector per kind, after client-go's Reflector: list (paginated) → replace the store's content → watch from the
+// list's resourceVersion with bookmarks → apply events → on a closed watch, watch again from the last seen
+// resourceVersion; on 410 Gone, list again. Errors back off exponentially with jitter; a watchdog restarts a watch that
+// has been silent (no event, no bookmark) for longer than the staleness threshold.
+import { Watch } from '@kubernetes/client-node';
+import type { KindStatus } from '../source.ts';
+import type { ClusterStore } from '../store.ts';
+import { trimObject } from '../trim.ts';
+import type { KindMap } from '../types.ts';
+import { Backoff, type BackoffOptions, wait } from './backoff.ts';
+import { KubeApiError, type KubeClient } from './client.ts';
+import type { KubeLogger } from './log.ts';
+import { collectionPath, type ResourceInfo } from './resources.ts';
+
+export interface ReflectorOptions {
+  client: KubeClient;
+  resource: ResourceInfo;
+  store: ClusterStore;
+  logger: KubeLogger;
+  pageSize: number;
+  staleAfterMs: number;
+  backoff: BackoffOptions;
+  /** Server-side watch timeout in seconds; default random in [300, 600) like client-go, so watches end gradually. */
+  watchTimeoutSeconds?: () => number;
+}
+
+interface ListResponse {
+  metadata?: { resourceVersion?: string; continue?: string };
+  items?: KindMap[keyof KindMap][];
+}
+
+interface WatchObject {
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
+  code?: number;
+  reason?: string;
+  message?: string;
+}
+
+/** Why one watch ended. */
+type WatchEnd =
+  | { type: 'closed'; delivered: number } // the server ended the stream (timeoutSeconds, restart)
+  | { type: 'gone'; message: string } // 410: our resourceVersion is too old, list again
+  | { type: 'silent' } // the watchdog gave up on it
+  | { type: 'error'; err: Error; delivered: number }
+  | { type: 'stopped' };
+
+interface WatchHandle {
+  abort: AbortController | undefined;
+  reason: 'stop' | 'silent' | undefined;
+}
+
+const isGone = (code: number | undefined) => code === 410;
+
+export class Reflector {
+  readonly #o: ReflectorOptions;
+  readonly #watch: Watch;
+  readonly #backoff: Backoff;
+  readonly #stop = new AbortController();
+  #rv = '';
+  #synced = false;
+  #lastHeard: number | undefined;
+  #relists = 0;
+  #watchRestarts = 0;
+  #lists = 0;
+  #loop: Promise<void> | undefined;
+  #firstList: { promise: Promise<void>; resolve: () => void };
+  /** Set while a watch stream is open: lets stop() and the watchdog end it. */
+  #current: WatchHandle | undefined;
+
+  constructor(options: ReflectorOptions) {
+    this.#o = options;
+    this.#watch = new Watch(options.client.kubeConfig);
+    // client-node aborts a watch after 30 s without data (declared private, public at runtime). Real API servers send
+    // bookmarks about once a minute, so that would restart every quiet watch twice a minute; set it past our own
+    // watchdog instead, where it still covers a connect that hangs (our watchdog only sees open streams).
+    Object.assign(this.#watch, { requestTimeoutMs: Math.max(options.staleAfterMs * 2, 1_000) });
+    this.#backoff = new Backoff(options.backoff);
+    const { promise, resolve } = Promise.withResolvers<void>();
+    this.#firstList = { promise, resolve };
+  }
+
+  get kind(): ResourceInfo['kind'] {
+    return this.#o.resource.kind;
+  }
+
+  /** Starts the loop; resolves after the first successful list (retrying transient errors forever until stop). */
+  start(): Promise<void> {
+    this.#loop ??= this.#run().catch((err: unknown) => {
+      // The loop catches everything it expects; this is a bug guard so the process does not die silently.
+      this.#o.logger.error({ err, kind: this.kind }, `reflector for ${this.kind} crashed`);
+    });
+    return this.#firstList.promise;
+  }
+
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    if (this.#current) {
+      this.#current.reason = 'stop';
+      this.#current.abort?.abort();
+    }
+    this.#firstList.resolve(); // start() callers must not hang on a stopped source
+    await this.#loop;
+  }
+
+  status(now = Date.now()): KindStatus {
+    const silentForMs = this.#lastHeard === undefined ? undefined : Math.max(0, now - this.#lastHeard);
+    return {
+      kind: this.kind,
+      synced: this.#synced,
+      silentForMs,
+      stale: silentForMs !== undefined && silentForMs > this.#o.staleAfterMs,
+      relists: this.#relists,
+      watchRestarts: this.#watchRestarts,
+    };
+  }
+
+  /** The resourceVersion the next watch starts from ('' = list first). */
+  get resourceVersion(): string {
+    return this.#rv;
+  }
+
+  get #stopped(): boolean {
+    return this.#stop.signal.aborted;
+  }
+
+  async #run(): Promise<void> {
+    const log = this.#o.logger;
+    const kind = this.kind;
+    while (!this.#stopped) {
+      if (!this.#rv) {
+        try {
+          await this.#list();
+        } catch (err) {
+          if (this.#stopped) break;
+          const delay = this.#backoff.next();
+          log.warn({ err, kind, retryInMs: delay }, `listing ${kind} failed, retrying: ${(err as Error).message}`);
+          await wait(delay, this.#stop.signal);
+          continue;
+        }
+      }
+      const end = await this.#watchOnce();
+      if (end.type === 'stopped' || this.#stopped) break;
+      this.#watchRestarts++;
+      switch (end.type) {
+        case 'gone':
+          log.info(
+            { kind, resourceVersion: this.#rv },
+            `${kind} watch expired (410 Gone), listing again: ${end.message}`,
+          );
+          this.#rv = '';
+          break;
+        case 'silent':
+          log.warn(
+            { kind, silentForMs: this.status().silentForMs, resourceVersion: this.#rv },
+            `${kind} watch silent for more than ${this.#o.staleAfterMs} ms, restarting it`,
+          );
+          break;
+        case 'closed':
+          if (end.delivered > 0) {
+            this.#backoff.reset();
+            log.debug?.({ kind, resourceVersion: this.#rv }, `${kind} watch closed by the server, watching again`);
+          } else {
+            // A stream that closes at once, again and again, must not turn into a busy loop.
+            const delay = this.#backoff.next();
+            log.debug?.({ kind, retryInMs: delay }, `${kind} watch closed without events, watching again`);
+            await wait(delay, this.#stop.signal);
+          }
+          break;
+        case 'error': {
+          if (end.delivered > 0) this.#backoff.reset();
+          const delay = this.#backoff.next();
+          log.warn(
+            { err: end.err, kind, resourceVersion: this.#rv, retryInMs: delay },
+            `${kind} watch failed, retrying: ${end.err.message}`,
+          );
+          await wait(delay, this.#stop.signal);
+          break;
+        }
+      }
+    }
+  }
+
+  /** Lists every page, then replaces the kind's content in one step (vanished objects become delete events). */
+  async #list(): Promise<void> {
+    const { client, resource, store, pageSize } = this.#o;
+    const items: KindMap[keyof KindMap][] = [];
+    let cont: string | undefined;
+    let rv = '';
+    while (!this.#stopped) {
+      let page: ListResponse;
+      try {
+        page = await client.request<ListResponse>('GET', collectionPath(resource), {
+          query: { limit: pageSize, continue: cont },
+          signal: this.#stop.signal,
+        });
+      } catch (err) {
+        if (err instanceof KubeApiError && isGone(err.code) && cont) {
+          // The continue token expired between pages (compaction): start the list over.
+          this.#o.logger.info({ kind: this.kind }, `${this.kind} list continue token expired, listing from the start`);
+          items.length = 0;
+          cont = undefined;
+          continue; // from the first page
+        }
+        throw err;
+      }
+      // Trim page by page so a 150,000-pod list never holds more than one page of full objects.
+      for (const item of page.items ?? []) items.push(trimObject(resource.kind, item));
+      rv = page.metadata?.resourceVersion ?? rv;
+      cont = page.metadata?.continue || undefined;
+      if (!cont) break;
+    }
+    if (this.#stopped) return;
+    store.replace(resource.kind, items);
+    this.#rv = rv;
+    this.#lastHeard = Date.now();
+    if (this.#lists++ > 0) this.#relists++;
+    this.#synced = true;
+    this.#o.logger.info({ kind: this.kind, count: items.length, resourceVersion: rv }, `${this.kind} listed`);
+    this.#firstList.resolve();
+  }
+
+  #watchOnce(): Promise<WatchEnd> {
+    const { resource, store, staleAfterMs } = this.#o;
+    const kind = resource.kind;
+    const { promise, resolve } = Promise.withResolvers<WatchEnd>();
+    const current: WatchHandle = { abort: undefined, reason: undefined };
+    this.#current = current;
+    let delivered = 0;
+    let gone: string | undefined;
+    let failure: Error | undefined;
+    const startedAt = Date.now();
+
+    // Watchdog: a stream that delivers nothing (not even bookmarks) for staleAfterMs is presumed stuck.
+    const period = Math.max(10, Math.min(1_000, Math.floor(staleAfterMs / 4)));
+    const watchdog = setInterval(() => {
+      const now = Date.now();
+      const heard = Math.max(this.#lastHeard ?? startedAt, startedAt);
+      if (now - heard > staleAfterMs && current.abort && !current.reason) {
+        current.reason = 'silent';
+        current.abort.abort();
+      }
+    }, period);
+    watchdog.unref();
+
+    const onEvent = (type: string, obj: WatchObject) => {
+      if (current.reason) return; // events racing our own abort are dropped; the next watch replays them
+      this.#lastHeard = Date.now();
+      delivered++;
+      switch (type) {
+        case 'ADDED':
+        case 'MODIFIED':
+        case 'DELETED':
+          try {
+            if (type === 'DELETED') store.delete(kind, obj as unknown as KindMap[typeof kind]);
+            else store.upsert(kind, obj as unknown as KindMap[typeof kind]);
+          } catch (err) {
+            // client-node swallows callback exceptions; a subscriber bug must at least be visible.
+            this.#o.logger.error({ err, kind, type }, `applying a ${kind} ${type} event failed`);
+          }
+          break;
+        case 'BOOKMARK':
+          break;
+        case 'ERROR':
+          if (isGone(obj.code)) gone = obj.message ?? 'too old resource version';
+          else failure = new Error(`watch error event: ${obj.code ?? ''} ${obj.reason ?? ''} ${obj.message ?? ''}`);
+          current.abort?.abort();
+          return;
+        default:
+          return;
+      }
+      const rv = obj.metadata?.resourceVersion;
+      if (rv) this.#rv = rv;
+    };
+
+    const onDone = (err: unknown) => {
+      clearInterval(watchdog);
+      if (this.#current === current) this.#current = undefined;
+      if (current.reason === 'stop' || this.#stopped) return resolve({ type: 'stopped' });
+      if (gone !== undefined) return resolve({ type: 'gone', message: gone });
+      if (current.reason === 'silent') return resolve({ type: 'silent' });
+      if (failure) return resolve({ type: 'error', err: failure, delivered });
+      if (err) {
+        const e = err as Error & { statusCode?: number };
+        if (isGone(e.statusCode)) return resolve({ type: 'gone', message: e.message });
+        if (e.name === 'TimeoutError') return resolve({ type: 'silent' });
+        const message = e.statusCode ? `HTTP ${e.statusCode} ${e.message}` : e.message;
+        return resolve({ type: 'error', err: new Error(message, { cause: err }), delivered });
+      }
+      resolve({ type: 'closed', delivered });
+    };
+
+    const timeoutSeconds = this.#o.watchTimeoutSeconds?.() ?? Math.floor(300 + Math.random() * 300);
+    this.#watch
+      .watch(
+        collectionPath(resource),
+        { allowWatchBookmarks: true, resourceVersion: this.#rv, timeoutSeconds },
+        (type, obj) => onEvent(type, obj as WatchObject),
+        onDone,
+      )
+      .then(
+        (controller) => {
+          current.abort = controller;
+          if (current.reason || this.#stopped) controller.abort();
+        },
+        (err: unknown) => onDone(err),
+      );
+    return promise;
+  }
+}
