@@ -355,21 +355,33 @@ export class NodeInfoCache implements SchedulerCache {
     this.addNode(e.obj);
   }
 
-  /** Upstream's FilteringResourceEventHandler over assigned non-terminal pods, plus its UID-change split. */
+  /**
+   * Upstream's FilteringResourceEventHandler over assigned non-terminal pods, plus its UID-change split. Two
+   * deliberate differences: a deletion removes whatever the cache holds under that UID (a deleted pod frees its node
+   * even if we only assumed it), and a pod that turns terminal while assumed is dropped at once.
+   */
   #onPodEvent(e: StoreEvent<'Pod'>): void {
     if (e.type === 'add') {
       if (isAssignedNonTerminal(e.obj)) this.#onPodAdd(e.obj);
-    } else if (e.type === 'delete') {
-      this.#onPodDelete(e.obj);
-    } else if (e.old.metadata.uid !== e.obj.metadata.uid) {
-      this.#onPodDelete(e.old);
-      if (isAssignedNonTerminal(e.obj)) this.#onPodAdd(e.obj);
-    } else if (isAssignedNonTerminal(e.obj)) {
-      if (isAssignedNonTerminal(e.old)) this.#onPodUpdate(e.old, e.obj);
-      else this.#onPodAdd(e.obj);
-    } else {
-      this.#onPodDelete(e.old);
+      return;
     }
+    if (e.type === 'delete') {
+      this.#onPodDelete(e.obj);
+      return;
+    }
+    const { old, obj } = e;
+    if (old.metadata.uid !== obj.metadata.uid) {
+      this.#onPodDelete(old);
+      if (isAssignedNonTerminal(obj)) this.#onPodAdd(obj);
+    } else if (isAssignedNonTerminal(obj)) {
+      if (isAssignedNonTerminal(old)) this.#onPodUpdate(old, obj);
+      else this.#onPodAdd(obj);
+    } else if (isAssignedNonTerminal(old)) {
+      this.#onPodDelete(old);
+    } else if (TERMINAL_PHASES.has(obj.status?.phase ?? '')) {
+      this.#onPodDelete(obj);
+    }
+    // Otherwise the pod is still pending (e.g. a status patch while our bind is in flight): nothing to do.
   }
 
   #onPodAdd(pod: Pod): void {

@@ -230,3 +230,14 @@ export function newNodeInfo(
   for (const pod of pods) info.addPod(pod);
   return info;
 }
+
+/**
+ * A private mutable copy of any NodeInfo, for "what if" questions (upstream nodeInfo.Snapshot() before preemption
+ * removes victims or filters add nominated pods). Cheap for NodeInfos from the cache or a snapshot.
+ */
+export function copyNodeInfo(info: NodeInfo): MutableNodeInfo {
+  if (info instanceof MutableNodeInfo) return info.clone();
+  const copy = new MutableNodeInfo(info.name, info.node);
+  for (const p of info.pods.values()) copy.addPod(p.pod, p.assumed);
+  return copy;
+}

@@ -324,6 +324,31 @@ describe('fed by the cluster store', () => {
     assert.equal(cache.podCount(), 1);
   });
 
+  it('leaves our assumed pod alone while the watch only shows the pending pod changing', () => {
+    const { store, cache } = attached();
+    store.upsert('Node', makeNode('n1'));
+    const pending = makePod('p', { requests: { cpu: '1' } });
+    store.upsert('Pod', pending);
+    cache.assumePod(withChanges(pending, { node: 'n1', requests: { cpu: '1' }, containers: undefined }));
+    store.upsert('Pod', withChanges(pending, { requests: { cpu: '1' }, containers: undefined }));
+    assert.equal(cache.isAssumed('uid-p'), true);
+    assert.equal(cpu(cache, 'n1'), 1000);
+  });
+
+  it('drops an assumed pod when the watch shows it deleted or finished', () => {
+    const { store, cache } = attached();
+    store.upsert('Node', makeNode('n1'));
+    const a = makePod('a');
+    const b = makePod('b');
+    store.upsert('Pod', a);
+    store.upsert('Pod', b);
+    cache.assumePod(withChanges(a, { node: 'n1' }));
+    cache.assumePod(withChanges(b, { node: 'n1' }));
+    store.delete('Pod', a);
+    store.upsert('Pod', withChanges(b, { node: 'n1', phase: 'Succeeded' }));
+    assert.equal(cache.podCount(), 0);
+  });
+
   it('does not count pods that reached Succeeded or Failed: they leave the cache', () => {
     const { store, cache } = attached();
     store.upsert('Node', makeNode('n1'));

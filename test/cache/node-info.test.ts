@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MutableNodeInfo, newNodeInfo } from '../../src/cache/node-info.ts';
+import { copyNodeInfo, MutableNodeInfo, type NodeInfo, newNodeInfo } from '../../src/cache/node-info.ts';
 import { makeNode, makePod } from './helpers.ts';
 
 const MiB = 1024 * 1024;
@@ -141,4 +141,30 @@ describe('NodeInfo', () => {
     assert.equal(info.allocatable.milliCPU, 0);
     assert.equal(info.imageStates.size, 0);
   });
+
+  it('copies any NodeInfo into a private mutable one for what-if checks such as removing victims', () => {
+    const original = newNodeInfo(makeNode('n1'), [makePod('victim', { requests: { cpu: '1' } })]);
+    const copy = copyNodeInfo(original);
+    copy.removePod('uid-victim');
+    assert.equal(copy.requested.milliCPU, 0);
+    assert.equal(original.requested.milliCPU, 1000);
+    assert.equal(copyNodeInfo(plainView(original)).requested.milliCPU, 1000);
+  });
 });
+
+/** A NodeInfo that is not a MutableNodeInfo (e.g. a test double in another room). */
+function plainView(info: NodeInfo): NodeInfo {
+  return {
+    name: info.name,
+    node: info.node,
+    pods: info.pods,
+    allocatable: info.allocatable,
+    requested: info.requested,
+    nonZeroRequested: info.nonZeroRequested,
+    usedPorts: info.usedPorts,
+    imageStates: info.imageStates,
+    pvcRefCounts: info.pvcRefCounts,
+    csiVolumes: info.csiVolumes,
+    generation: info.generation,
+  };
+}
