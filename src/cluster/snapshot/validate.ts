@@ -12,6 +12,12 @@ export class FieldError extends Error {
     super(`${path}: ${problem}`);
     this.path = path;
   }
+
+  static required(path: string): FieldError {
+    const err = new FieldError(path, '');
+    err.message = `${path} is required`;
+    return err;
+  }
 }
 
 export function isRecord(value: unknown): value is Json {
@@ -100,8 +106,8 @@ function labelSelector(value: unknown, path: string): void {
 
 function metadata(obj: Json): void {
   const meta = record(obj.metadata, 'metadata');
-  if (!meta) throw new FieldError('metadata', 'is required');
-  if (typeof meta.name !== 'string' || meta.name === '') throw new FieldError('metadata.name', 'is required');
+  if (!meta) throw FieldError.required('metadata');
+  if (typeof meta.name !== 'string' || meta.name === '') throw FieldError.required('metadata.name');
   typed(meta.namespace, 'metadata.namespace', 'string');
   typed(meta.uid, 'metadata.uid', 'string');
   // A hand-written file may leave resourceVersion unquoted; normalisation turns the number into the API's string.
@@ -129,7 +135,7 @@ function container(c: Json, p: string): void {
 
 function pod(o: Json): void {
   const spec = record(o.spec, 'spec');
-  if (!spec || spec.containers === undefined) throw new FieldError('spec.containers', 'is required');
+  if (!spec || spec.containers === undefined) throw FieldError.required('spec.containers');
   each(spec.containers, 'spec.containers', container);
   each(spec.initContainers, 'spec.initContainers', container);
   each(spec.volumes, 'spec.volumes', (v, p) => {

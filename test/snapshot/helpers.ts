@@ -1,0 +1,122 @@
+// Shared fixtures for the snapshot tests: temp files, a recording logger, and waiting for store events by promise.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SnapshotLogger } from '../../src/cluster/snapshot/log.ts';
+import type { ClusterStore, StoreEvent } from '../../src/cluster/store.ts';
+import type { Kind } from '../../src/cluster/types.ts';
+
+export const TIMEOUT_MS = 10_000;
+
+export interface LogEntry {
+  level: 'info' | 'warn' | 'error';
+  obj: object;
+  msg: string;
+}
+
+export class RecordingLogger implements SnapshotLogger {
+  readonly entries: LogEntry[] = [];
+  #waiters: { level: LogEntry['level']; resolve: (e: LogEntry) => void }[] = [];
+
+  info(obj: object, msg: string): void {
+    this.#record({ level: 'info', obj, msg });
+  }
+  warn(obj: object, msg: string): void {
+    this.#record({ level: 'warn', obj, msg });
+  }
+  error(obj: object, msg: string): void {
+    this.#record({ level: 'error', obj, msg });
+  }
+
+  /** The next entry of `level` logged from now on. */
+  next(level: LogEntry['level']): Promise<LogEntry> {
+    return withTimeout(new Promise((resolve) => this.#waiters.push({ level, resolve })), `a ${level} log entry`);
+  }
+
+  #record(entry: LogEntry): void {
+    this.entries.push(entry);
+    const matched = this.#waiters.filter((w) => w.level === entry.level);
+    this.#waiters = this.#waiters.filter((w) => w.level !== entry.level);
+    for (const w of matched) w.resolve(entry);
+  }
+}
+
+export function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), TIMEOUT_MS);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Resolves with the first event of `kind` that satisfies `match`, from now on. */
+export function nextEvent<K extends Kind>(
+  store: ClusterStore,
+  kind: K,
+  match: (e: StoreEvent<K>) => boolean = () => true,
+): Promise<StoreEvent<K>> {
+  let off = () => {};
+  const found = new Promise<StoreEvent<K>>((resolve) => {
+    off = store.on(kind, (e) => {
+      if (match(e)) resolve(e);
+    });
+  });
+  return withTimeout(found, `a ${kind} event`).finally(off);
+}
+
+/** Collects every event of the given kinds until stopped. */
+export function recordEvents(store: ClusterStore, kinds: readonly Kind[]): { events: StoreEvent[]; stop: () => void } {
+  const events: StoreEvent[] = [];
+  const offs = kinds.map((k) => store.on(k, (e) => events.push(e)));
+  return {
+    events,
+    stop: () => {
+      for (const off of offs) off();
+    },
+  };
+}
+
+export async function tempDir(): Promise<{
+  dir: string;
+  file: (name: string, text: string) => Promise<string>;
+  cleanup: () => Promise<void>;
+}> {
+  const dir = await mkdtemp(join(tmpdir(), 'snapshot-test-'));
+  return {
+    dir,
+    file: async (name, text) => {
+      const path = join(dir, name);
+      await writeFile(path, text);
+      return path;
+    },
+    cleanup: () => rm(dir, { recursive: true, force: true }),
+  };
+}
+
+export const NODE_A = `apiVersion: v1
+kind: Node
+metadata:
+  name: node-a
+  labels:
+    kubernetes.io/hostname: node-a
+    topology.kubernetes.io/zone: zone-a
+status:
+  allocatable:
+    cpu: "4"
+    memory: 8Gi
+    pods: "110"
+`;
+
+export const POD_WEB = `apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  namespace: shop
+spec:
+  containers:
+  - name: web
+    image: nginx
+    resources:
+      requests:
+        cpu: 100m
+`;

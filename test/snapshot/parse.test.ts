@@ -1,0 +1,196 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { SnapshotError } from '../../src/cluster/snapshot/error.ts';
+import { parseSnapshot } from '../../src/cluster/snapshot/parse.ts';
+import type { Kind } from '../../src/cluster/types.ts';
+import { NODE_A, POD_WEB } from './helpers.ts';
+
+function names(text: string, kind: Kind, file = 'cluster.yaml'): string[] {
+  return (parseSnapshot(text, file).objects.get(kind) ?? []).map((o) =>
+    o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name,
+  );
+}
+
+function failure(text: string, file = 'cluster.yaml'): string {
+  try {
+    parseSnapshot(text, file);
+  } catch (err) {
+    assert.ok(err instanceof SnapshotError, `expected a SnapshotError, got ${err}`);
+    return err.message;
+  }
+  assert.fail('expected the file to be rejected');
+}
+
+describe('snapshot parsing', () => {
+  it('reads a kind: List as kubectl get -o yaml prints it', () => {
+    const indent = (s: string) => `${s.trimEnd().replace(/^/gm, '  ').replace(/^ {2}/, '- ')}\n`;
+    const text = `apiVersion: v1\nkind: List\nmetadata:\n  resourceVersion: ""\nitems:\n${indent(NODE_A)}${indent(POD_WEB)}`;
+    assert.deepEqual(names(text, 'Node'), ['node-a']);
+    assert.deepEqual(names(text, 'Pod'), ['shop/web']);
+  });
+
+  it('reads multi-document YAML, skipping empty documents', () => {
+    const text = `---\n${NODE_A}---\n${POD_WEB}---\n`;
+    assert.deepEqual(names(text, 'Node'), ['node-a']);
+    assert.deepEqual(names(text, 'Pod'), ['shop/web']);
+  });
+
+  it('reads a single object', () => {
+    assert.deepEqual(names(NODE_A, 'Node'), ['node-a']);
+  });
+
+  it('reads kubectl get -o json output (a List whose items carry their kind)', () => {
+    const json = JSON.stringify(
+      {
+        apiVersion: 'v1',
+        kind: 'List',
+        metadata: { resourceVersion: '' },
+        items: [
+          {
+            apiVersion: 'storage.k8s.io/v1',
+            kind: 'StorageClass',
+            metadata: { name: 'fast', uid: 'a5b1c2d3-0000-4000-8000-000000000001', resourceVersion: '812' },
+            provisioner: 'disk.csi.example.com',
+            volumeBindingMode: 'WaitForFirstConsumer',
+          },
+          {
+            apiVersion: 'v1',
+            kind: 'PersistentVolumeClaim',
+            metadata: { name: 'data', namespace: 'db', creationTimestamp: '2026-11-01T10:00:00Z' },
+            spec: {
+              accessModes: ['ReadWriteOnce'],
+              resources: { requests: { storage: '10Gi' } },
+              storageClassName: 'fast',
+            },
+            status: { phase: 'Pending' },
+          },
+        ],
+      },
+      null,
+      4,
+    );
+    const { objects } = parseSnapshot(json, 'cluster.json');
+    const sc = objects.get('StorageClass')![0];
+    assert.equal(sc.metadata.uid, 'a5b1c2d3-0000-4000-8000-000000000001');
+    assert.equal(sc.metadata.resourceVersion, '812');
+    assert.deepEqual(names(json, 'PersistentVolumeClaim'), ['db/data']);
+  });
+
+  it('reads a typed list (NodeList from the API) whose items omit kind and apiVersion', () => {
+    const json = JSON.stringify({
+      kind: 'NodeList',
+      apiVersion: 'v1',
+      metadata: { resourceVersion: '99' },
+      items: [{ metadata: { name: 'n1' } }, { metadata: { name: 'n2' } }],
+    });
+    assert.deepEqual(names(json, 'Node'), ['n1', 'n2']);
+  });
+
+  it('rejects an item without kind inside a plain List, naming where it is', () => {
+    const msg = failure(`kind: List\nitems:\n- metadata:\n    name: orphan\n`);
+    assert.match(msg, /^cluster\.yaml: object orphan \(items\[0\]\): kind is required$/);
+  });
+
+  it('counts kinds the extender does not store as skipped', () => {
+    const text = `kind: List\nitems:\n- kind: Namespace\n  metadata: {name: a}\n- kind: Namespace\n  metadata: {name: b}\n- kind: Service\n  metadata: {name: s}\n`;
+    const { skipped, objects } = parseSnapshot(text, 'cluster.yaml');
+    assert.deepEqual(
+      [...skipped],
+      [
+        ['Namespace', 2],
+        ['Service', 1],
+      ],
+    );
+    assert.equal([...objects.values()].flat().length, 0);
+  });
+
+  it('synthesizes a UUID-shaped uid from kind, namespace and name, the same on every load', () => {
+    const first = parseSnapshot(POD_WEB, 'a.yaml').objects.get('Pod')![0].metadata.uid;
+    const again = parseSnapshot(`# edited\n${POD_WEB}`, 'a.yaml').objects.get('Pod')![0].metadata.uid;
+    assert.match(first, /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    assert.equal(again, first);
+    const other = parseSnapshot(POD_WEB.replace('namespace: shop', 'namespace: other'), 'a.yaml').objects.get(
+      'Pod',
+    )![0];
+    assert.notEqual(other.metadata.uid, first);
+  });
+
+  it('puts namespaced objects without a namespace in "default" and drops namespaces from cluster-scoped ones', () => {
+    const text = `kind: PersistentVolumeClaim\nmetadata:\n  name: c\nspec: {}\n---\n${NODE_A.replace('name: node-a\n', 'name: node-a\n  namespace: x\n')}`;
+    assert.deepEqual(names(text, 'PersistentVolumeClaim'), ['default/c']);
+    assert.equal(parseSnapshot(text, 'f').objects.get('Node')![0].metadata.namespace, undefined);
+  });
+
+  it('leaves a missing or non-integer resourceVersion for the state to assign', () => {
+    const text = `${NODE_A}---\nkind: Node\nmetadata:\n  name: b\n  resourceVersion: "abc"\n---\nkind: Node\nmetadata:\n  name: c\n  resourceVersion: 17\n`;
+    const rvs = parseSnapshot(text, 'f')
+      .objects.get('Node')!
+      .map((n) => n.metadata.resourceVersion);
+    assert.deepEqual(rvs, ['', '', '17']);
+  });
+
+  describe('malformed files fail with a message naming the file, the object and the problem', () => {
+    it('a YAML syntax error', () => {
+      assert.match(failure('kind: Node\nmetadata:\n  name: [oops\n'), /^cluster\.yaml: invalid YAML in document 1: /);
+    });
+
+    it('invalid JSON', () => {
+      assert.match(failure('{"kind": "Node",', 'c.json'), /^c\.json: invalid JSON: /);
+    });
+
+    it('an object without metadata.name', () => {
+      assert.equal(
+        failure(`kind: List\nitems:\n- kind: Pod\n  metadata:\n    namespace: x\n  spec:\n    containers: []\n`),
+        'cluster.yaml: Pod at items[0]: metadata.name is required',
+      );
+    });
+
+    it('non-array containers', () => {
+      assert.equal(
+        failure(POD_WEB.replace(/containers:[\s\S]*$/, 'containers:\n    name: web\n')),
+        'cluster.yaml: Pod shop/web (document 1): spec.containers: expected an array, got an object',
+      );
+    });
+
+    it('an unparseable PV capacity', () => {
+      const pv = `---\n${NODE_A}---\nkind: PersistentVolume\nmetadata:\n  name: pv1\nspec:\n  capacity:\n    storage: 10 gigs\n`;
+      assert.match(
+        failure(pv),
+        /^cluster\.yaml: PersistentVolume pv1 \(document 2\): spec\.capacity\.storage: quantities must match/,
+      );
+    });
+
+    it('an unparseable PVC request', () => {
+      const pvc = `kind: PersistentVolumeClaim\nmetadata:\n  name: c\n  namespace: db\nspec:\n  resources:\n    requests:\n      storage: lots\n`;
+      assert.match(
+        failure(pvc),
+        /PersistentVolumeClaim db\/c \(document 1\): spec\.resources\.requests\.storage: quantities must match.*"lots"/,
+      );
+    });
+
+    it('an unparseable node allocatable', () => {
+      assert.match(
+        failure(NODE_A.replace('cpu: "4"', 'cpu: four')),
+        /Node node-a \(document 1\): status\.allocatable\.cpu: quantities/,
+      );
+    });
+
+    it('a wrong type on another field scheduling reads', () => {
+      assert.match(
+        failure(`kind: PriorityClass\nmetadata:\n  name: p\nvalue: high\n`),
+        /PriorityClass p \(document 1\): value: expected a number, got string "high"/,
+      );
+      assert.match(
+        failure(`kind: StorageClass\nmetadata:\n  name: s\nprovisioner: x\nallowedTopologies: zone-a\n`),
+        /StorageClass s \(document 1\): allowedTopologies: expected an array/,
+      );
+    });
+
+    it('the same object twice', () => {
+      assert.match(
+        failure(`${NODE_A}---\n${NODE_A}`),
+        /Node node-a \(document 2\): duplicate of the object at document 1/,
+      );
+    });
+  });
+});
