@@ -1,26 +1,20 @@
 // The scheduler cache (upstream pkg/scheduler/backend/cache/cache.go): pods by UID with their assume/add state,
 // one MutableNodeInfo per node aggregated incrementally, the node tree, and incremental snapshots.
 // Fed by the cluster store's Pod and Node events and by our own bind (assume, finishBinding, forget).
-import type { ClusterStore, StoreEvent } from '../cluster/store.ts';
+import type { ClusterStore } from '../cluster/store.ts';
 import type { Node, Pod } from '../cluster/types.ts';
 import type { AssumedPod, SchedulerCache } from './interface.ts';
+import { type CacheLogger, SILENT_LOGGER } from './logger.ts';
 import { MutableNodeInfo, type NodeInfo, nextGeneration } from './node-info.ts';
 import { NodeTree } from './node-tree.ts';
 import { podNamespace } from './pod-usage.ts';
+import { type GetPod, type ReconcileResult, reconcileAssumedPods } from './reconcile.ts';
 import { Snapshot, type SnapshotSource } from './snapshot.ts';
+import { feedFromStore } from './store-feed.ts';
 
-type LogFn = (obj: object, msg?: string) => void;
-
-/** The part of a pino logger the cache uses. */
-export interface CacheLogger {
-  debug: LogFn;
-  info: LogFn;
-  warn: LogFn;
-  error: LogFn;
-}
-
-const noop: LogFn = () => {};
-const SILENT: CacheLogger = { debug: noop, info: noop, warn: noop, error: noop };
+export type { CacheLogger } from './logger.ts';
+export type { GetPod, ReconcileResult } from './reconcile.ts';
+export { isAssignedNonTerminal } from './store-feed.ts';
 
 export interface CacheOptions {
   /** How long after our bind finished an unconfirmed assumed pod waits before it is checked against the API. */
@@ -28,18 +22,6 @@ export interface CacheOptions {
   logger?: CacheLogger;
   /** Clock (ms since epoch); tests inject one. */
   now?: () => number;
-}
-
-/** Looks a pod up in the API server; undefined when it does not exist. */
-export type GetPod = (namespace: string, name: string) => Promise<Pod | undefined>;
-
-export interface ReconcileResult {
-  /** UIDs found bound in the API and confirmed (moved when the API has them on another node). */
-  confirmed: string[];
-  /** UIDs gone, unbound, replaced by another UID, or terminal in the API, and dropped. */
-  forgotten: string[];
-  /** UIDs whose lookup failed; they stay assumed and are tried again next time. */
-  failed: string[];
 }
 
 interface PodState {
@@ -55,13 +37,6 @@ interface NodeEntry {
   info: MutableNodeInfo;
   prev: NodeEntry | undefined;
   next: NodeEntry | undefined;
-}
-
-const TERMINAL_PHASES = new Set(['Succeeded', 'Failed']);
-
-/** Upstream's informer filter: assigned pods, minus terminal ones (the pod informer's field selector). */
-export function isAssignedNonTerminal(pod: Pod): boolean {
-  return !!pod.spec.nodeName && !TERMINAL_PHASES.has(pod.status?.phase ?? '');
 }
 
 function podRef(pod: Pod): string {
@@ -80,7 +55,7 @@ export class NodeInfoCache implements SchedulerCache {
 
   constructor(options: CacheOptions = {}) {
     this.#ttl = options.assumedPodTTLms ?? 30_000;
-    this.#log = options.logger ?? SILENT;
+    this.#log = options.logger ?? SILENT_LOGGER;
     this.#now = options.now ?? Date.now;
   }
 
@@ -270,47 +245,11 @@ export class NodeInfoCache implements SchedulerCache {
   // --- reconciling assumed pods --------------------------------------------------------------------------------
 
   /**
-   * Replaces upstream's time-based expiry: an assumed pod whose bind finished more than the TTL ago and that the watch
-   * has not confirmed is looked up in the API. Bound there (same UID) → confirmed as if the watch had added it;
-   * gone, unbound, replaced or terminal → forgotten. Pods whose bind is still in flight are never touched.
+   * Replaces upstream's time-based expiry: assumed pods whose bind finished more than the TTL ago and that the watch
+   * has not confirmed are looked up in the API; bound → confirmed, gone/unbound → forgotten (see reconcile.ts).
    */
-  async reconcileAssumed(getPod: GetPod): Promise<ReconcileResult> {
-    const now = this.#now();
-    const due = [...this.#states.values()].filter(
-      (s) => s.assumed && s.bindingFinished && s.finishedAt !== undefined && now - s.finishedAt > this.#ttl,
-    );
-    const result: ReconcileResult = { confirmed: [], forgotten: [], failed: [] };
-    await Promise.all(
-      due.map(async (state) => {
-        const uid = state.pod.metadata.uid;
-        let live: Pod | undefined;
-        try {
-          live = await getPod(podNamespace(state.pod), state.pod.metadata.name);
-        } catch (err) {
-          this.#log.warn({ pod: podRef(state.pod), uid, err }, 'Could not look up assumed pod; keeping it assumed');
-          result.failed.push(uid);
-          return;
-        }
-        // The watch may have confirmed or removed it while we waited.
-        if (this.#states.get(uid) !== state || !state.assumed) return;
-        if (live && live.metadata.uid === uid && isAssignedNonTerminal(live)) {
-          this.#log.info(
-            { pod: podRef(live), uid, assumedNode: state.nodeName, node: live.spec.nodeName },
-            'Assumed pod not confirmed by the watch in time; found bound in the API, confirming it',
-          );
-          this.addPod(live);
-          result.confirmed.push(uid);
-        } else {
-          this.#log.warn(
-            { pod: podRef(state.pod), uid, node: state.nodeName },
-            'Assumed pod not confirmed by the watch in time and not bound in the API; forgetting it',
-          );
-          this.#removeState(state);
-          result.forgotten.push(uid);
-        }
-      }),
-    );
-    return result;
+  reconcileAssumed(getPod: GetPod): Promise<ReconcileResult> {
+    return reconcileAssumedPods(this, getPod, { ttlMs: this.#ttl, now: this.#now(), log: this.#log });
   }
 
   /** Runs reconcileAssumed every intervalMs (never two at once); returns the stop function. */
@@ -331,90 +270,9 @@ export class NodeInfoCache implements SchedulerCache {
 
   // --- feeding from the store ----------------------------------------------------------------------------------
 
-  /**
-   * Subscribes to the store's Node and Pod events, after replaying what it already holds. Handlers never throw:
-   * a transition the state machine refuses is logged and, where the event says what the truth is, repaired.
-   * Returns the unsubscribe function.
-   */
+  /** Subscribes to the store's Node and Pod events (see store-feed.ts); returns the unsubscribe function. */
   attach(store: ClusterStore): () => void {
-    for (const node of store.list('Node')) this.#guard(() => this.addNode(node));
-    for (const pod of store.list('Pod')) if (isAssignedNonTerminal(pod)) this.#guard(() => this.#onPodAdd(pod));
-    const offNodes = store.on('Node', (e) => this.#guard(() => this.#onNodeEvent(e)));
-    const offPods = store.on('Pod', (e) => this.#guard(() => this.#onPodEvent(e)));
-    return () => {
-      offNodes();
-      offPods();
-    };
-  }
-
-  #onNodeEvent(e: StoreEvent<'Node'>): void {
-    if (e.type === 'delete') {
-      if (this.#nodes.has(e.obj.metadata.name)) this.removeNode(e.obj);
-      return;
-    }
-    this.addNode(e.obj);
-  }
-
-  /**
-   * Upstream's FilteringResourceEventHandler over assigned non-terminal pods, plus its UID-change split. Two
-   * deliberate differences: a deletion removes whatever the cache holds under that UID (a deleted pod frees its node
-   * even if we only assumed it), and a pod that turns terminal while assumed is dropped at once.
-   */
-  #onPodEvent(e: StoreEvent<'Pod'>): void {
-    if (e.type === 'add') {
-      if (isAssignedNonTerminal(e.obj)) this.#onPodAdd(e.obj);
-      return;
-    }
-    if (e.type === 'delete') {
-      this.#onPodDelete(e.obj);
-      return;
-    }
-    const { old, obj } = e;
-    if (old.metadata.uid !== obj.metadata.uid) {
-      this.#onPodDelete(old);
-      if (isAssignedNonTerminal(obj)) this.#onPodAdd(obj);
-    } else if (isAssignedNonTerminal(obj)) {
-      if (isAssignedNonTerminal(old)) this.#onPodUpdate(old, obj);
-      else this.#onPodAdd(obj);
-    } else if (isAssignedNonTerminal(old)) {
-      this.#onPodDelete(old);
-    } else if (TERMINAL_PHASES.has(obj.status?.phase ?? '')) {
-      this.#onPodDelete(obj);
-    }
-    // Otherwise the pod is still pending (e.g. a status patch while our bind is in flight): nothing to do.
-  }
-
-  #onPodAdd(pod: Pod): void {
-    const state = this.#states.get(pod.metadata.uid);
-    if (state && !state.assumed) {
-      // Already added, e.g. confirmed by reconcileAssumed before the watch caught up: the event is newer, keep it.
-      this.#log.info({ pod: podRef(pod), uid: pod.metadata.uid }, 'Pod already added; updating it from the watch');
-      this.updatePod(state.pod, pod);
-      return;
-    }
-    this.addPod(pod);
-  }
-
-  #onPodUpdate(oldPod: Pod, newPod: Pod): void {
-    const state = this.#states.get(newPod.metadata.uid);
-    if (!state || state.assumed) {
-      // Missed add (or an assumed pod whose add we never saw): the update carries the full truth.
-      this.addPod(newPod);
-      return;
-    }
-    this.updatePod(oldPod, newPod);
-  }
-
-  #onPodDelete(pod: Pod): void {
-    if (this.#states.has(pod.metadata.uid)) this.removePod(pod);
-  }
-
-  #guard(fn: () => void): void {
-    try {
-      fn();
-    } catch (err) {
-      this.#log.error({ err }, 'Scheduler cache refused an event');
-    }
+    return feedFromStore(this, store, this.#log);
   }
 
   // --- internals -----------------------------------------------------------------------------------------------
