@@ -1,0 +1,192 @@
+// The live writer: the extender's decisions as API calls. Rules, after kube-scheduler's binder and volume binder:
+// - Binding: POST pods/{name}/binding with the pod's UID as precondition. A 5xx or network failure is retried (the
+//   Binding may have landed before the answer was lost); a 409 is checked with a GET: the same pod (UID) already on
+//   the requested node is success, so a retried bind for one UID always gets the same answer.
+// - PV/PVC: written with metadata.resourceVersion as the precondition; a 409 means the object changed since the
+//   binder read it → WriteError(409, 'Conflict') and the caller reverts. Never retried blindly with a stale version.
+//   The write is a JSON merge patch of labels, annotations and spec (content type set explicitly) rather than a PUT of
+//   the whole object: the store trims objects (finalizers, last-applied annotation, ...), and a PUT of a trimmed PV
+//   would strip its kubernetes.io/pv-protection finalizer. The resourceVersion inside the patch makes the API reject
+//   it exactly as it would reject a stale PUT.
+// - Reads (getPod) are retried on 5xx and network failures.
+// Every failure is a WriteError carrying the status code, the API's reason and its message.
+import { type KubeConfig, PatchStrategy } from '@kubernetes/client-node';
+import { Backoff, type BackoffOptions, wait } from './kube/backoff.ts';
+import { KubeApiError, KubeClient } from './kube/client.ts';
+import { type KubeLogger, silentKubeLogger } from './kube/log.ts';
+import { objectPath, RESOURCES } from './kube/resources.ts';
+import { trimObject } from './trim.ts';
+import type { PersistentVolume, PersistentVolumeClaim, Pod } from './types.ts';
+import { type ClusterWriter, WriteError } from './writer.ts';
+
+export interface KubeWriterOptions {
+  kubeConfig: KubeConfig;
+  logger?: KubeLogger;
+  /** Extra attempts after a 5xx or network failure. Default 3. */
+  retries?: number;
+  /** Delay between those attempts: default 100 ms doubling to 2 s, 20 % jitter. */
+  backoff?: BackoffOptions;
+  /** Aborts waits between retries at shutdown. */
+  signal?: AbortSignal;
+}
+
+type VolumeKind = 'PersistentVolume' | 'PersistentVolumeClaim';
+
+function toWriteError(err: unknown, what: string): WriteError {
+  if (err instanceof WriteError) return err;
+  if (err instanceof KubeApiError) {
+    const code = err.code;
+    const apiMessage = err.status?.message ?? err.message;
+    const status = code === 0 ? 'network error' : `${code} ${err.reason}`;
+    return new WriteError(code, err.reason, `${what}: ${status}: ${apiMessage}`);
+  }
+  return new WriteError(0, 'Unknown', `${what}: ${(err as Error)?.message ?? String(err)}`);
+}
+
+/** `part` is contained in `whole`: every key of part has an equal value in whole (objects compared recursively). */
+function contains(whole: unknown, part: unknown): boolean {
+  if (part === null || typeof part !== 'object') return whole === part;
+  if (whole === null || typeof whole !== 'object') return false;
+  if (Array.isArray(part)) {
+    return Array.isArray(whole) && whole.length === part.length && part.every((p, i) => contains(whole[i], p));
+  }
+  const w = whole as Record<string, unknown>;
+  return Object.entries(part as Record<string, unknown>).every(([k, v]) => contains(w[k], v));
+}
+
+export class KubeWriter implements ClusterWriter {
+  readonly #client: KubeClient;
+  readonly #logger: KubeLogger;
+  readonly #retries: number;
+  readonly #backoff: BackoffOptions;
+  readonly #signal: AbortSignal;
+
+  constructor(options: KubeWriterOptions) {
+    this.#client = new KubeClient(options.kubeConfig);
+    this.#logger = options.logger ?? silentKubeLogger;
+    this.#retries = options.retries ?? 3;
+    this.#backoff = { initialMs: 100, maxMs: 2_000, ...options.backoff };
+    this.#signal = options.signal ?? new AbortController().signal;
+  }
+
+  async bindPod(pod: { namespace: string; name: string; uid: string }, nodeName: string): Promise<void> {
+    const what = `binding pod "${pod.namespace}/${pod.name}" to node "${nodeName}"`;
+    const path = `${objectPath(RESOURCES.Pod, pod.name, pod.namespace)}/binding`;
+    const body = {
+      apiVersion: 'v1',
+      kind: 'Binding',
+      metadata: { name: pod.name, namespace: pod.namespace, uid: pod.uid },
+      target: { apiVersion: 'v1', kind: 'Node', name: nodeName },
+    };
+    const backoff = new Backoff(this.#backoff);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.#client.request('POST', path, { body });
+        return;
+      } catch (err) {
+        if (err instanceof KubeApiError && err.code === 409) {
+          // Already bound (by an earlier attempt whose answer was lost, or an earlier bind call for this UID)?
+          const live = await this.getPod(pod.namespace, pod.name);
+          if (live && live.metadata.uid === pod.uid && live.spec.nodeName === nodeName) {
+            this.#logger.info(
+              { pod: `${pod.namespace}/${pod.name}`, node: nodeName },
+              'pod already bound to this node',
+            );
+            return;
+          }
+          const where = !live
+            ? 'the pod no longer exists'
+            : live.metadata.uid !== pod.uid
+              ? `the pod now has UID ${live.metadata.uid}`
+              : live.spec.nodeName
+                ? `the pod is bound to node "${live.spec.nodeName}"`
+                : 'the pod is not bound';
+          throw new WriteError(
+            409,
+            err.reason || 'Conflict',
+            `${what}: 409 ${err.reason}: ${err.status?.message ?? err.message} (${where})`,
+          );
+        }
+        await this.#retryOrThrow(err, attempt, backoff, what);
+      }
+    }
+  }
+
+  updatePersistentVolume(pv: PersistentVolume): Promise<PersistentVolume> {
+    return this.#updateVolume('PersistentVolume', pv);
+  }
+
+  updatePersistentVolumeClaim(pvc: PersistentVolumeClaim): Promise<PersistentVolumeClaim> {
+    return this.#updateVolume('PersistentVolumeClaim', pvc);
+  }
+
+  async getPod(namespace: string, name: string): Promise<Pod | undefined> {
+    const what = `reading pod "${namespace}/${name}"`;
+    const raw = await this.#read<Pod>(objectPath(RESOURCES.Pod, name, namespace), what);
+    return raw && trimObject('Pod', raw);
+  }
+
+  async #read<T>(path: string, what: string): Promise<T | undefined> {
+    const backoff = new Backoff(this.#backoff);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.#client.request<T>('GET', path);
+      } catch (err) {
+        if (err instanceof KubeApiError && err.code === 404) return undefined;
+        await this.#retryOrThrow(err, attempt, backoff, what);
+      }
+    }
+  }
+
+  async #updateVolume<K extends VolumeKind>(
+    kind: K,
+    obj: K extends 'PersistentVolume' ? PersistentVolume : PersistentVolumeClaim,
+  ): Promise<K extends 'PersistentVolume' ? PersistentVolume : PersistentVolumeClaim> {
+    type Out = K extends 'PersistentVolume' ? PersistentVolume : PersistentVolumeClaim;
+    const { name, namespace, resourceVersion, labels, annotations } = obj.metadata;
+    const key = namespace ? `${namespace}/${name}` : name;
+    const what = `updating ${kind} "${key}" at resourceVersion ${resourceVersion}`;
+    if (!resourceVersion) {
+      throw new WriteError(400, 'BadRequest', `${what}: metadata.resourceVersion is required as the precondition`);
+    }
+    const path = objectPath(RESOURCES[kind], name, namespace);
+    const change = {
+      metadata: { ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) },
+      spec: obj.spec,
+    };
+    const patch = { ...change, metadata: { ...change.metadata, resourceVersion } };
+    const backoff = new Backoff(this.#backoff);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const out = await this.#client.request<Out>('PATCH', path, {
+          body: patch,
+          contentType: PatchStrategy.MergePatch,
+        });
+        return trimObject(kind, out as never) as Out;
+      } catch (err) {
+        if (err instanceof KubeApiError && err.code === 409) {
+          if (attempt > 0) {
+            // An earlier attempt failed with 5xx: it may have been applied before its answer was lost.
+            const live = await this.#read<Out>(path, `reading ${kind} "${key}"`);
+            if (live && contains(live, change)) return trimObject(kind, live as never) as Out;
+          }
+          throw new WriteError(409, 'Conflict', `${what}: 409 Conflict: ${err.status?.message ?? err.message}`);
+        }
+        if (err instanceof KubeApiError && err.code === 404) throw toWriteError(err, what);
+        await this.#retryOrThrow(err, attempt, backoff, what);
+      }
+    }
+  }
+
+  /** Waits before the next attempt when the failure is transient and attempts remain; throws a WriteError otherwise. */
+  async #retryOrThrow(err: unknown, attempt: number, backoff: Backoff, what: string): Promise<void> {
+    const retriable = err instanceof KubeApiError && err.retriable;
+    if (!retriable || attempt >= this.#retries || this.#signal.aborted) throw toWriteError(err, what);
+    const delay = backoff.next();
+    this.#logger.warn(
+      { err, attempt: attempt + 1, retryInMs: delay },
+      `${what} failed, retrying: ${(err as Error).message}`,
+    );
+    await wait(delay, this.#signal);
+  }
+}
