@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import pino from 'pino';
 import { NodeInfoCache } from '../../src/cache/cache.ts';
 import { ClusterStore } from '../../src/cluster/store.ts';
 import { makeNode, makePod, recordingLogger, withChanges } from './helpers.ts';
@@ -403,5 +404,14 @@ describe('fed by the cluster store', () => {
     detach();
     store.upsert('Node', makeNode('n1'));
     assert.equal(cache.nodeCount(), 0);
+  });
+});
+
+describe('logging', () => {
+  it('accepts a pino logger as is', () => {
+    const cache = new NodeInfoCache({ logger: pino({ level: 'silent' }) });
+    cache.addPod(makePod('p', { node: 'n1' }));
+    cache.removePod(makePod('p', { node: 'elsewhere' }));
+    assert.equal(cache.podCount(), 0);
   });
 });
