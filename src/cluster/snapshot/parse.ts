@@ -50,25 +50,26 @@ export function parseSnapshot(text: string, file: string): ParsedSnapshot {
   const objects = new Map<Kind, AnyObject[]>(KINDS.map((k) => [k, []]));
   const skipped = new Map<string, number>();
   const seen = new Map<string, string>();
-  const queue = documents(text, file);
-  while (queue.length > 0) {
-    const { value, where, listItemKind } = queue.shift()!;
-    if (value === null || value === undefined) continue; // an empty document (e.g. a trailing `---`)
+  const docs = documents(text, file);
+
+  // Recursive over lists rather than a queue: a cluster-sized List holds 100,000+ items.
+  const visit = ({ value, where, listItemKind }: Located): void => {
+    if (value === null || value === undefined) return; // an empty document (e.g. a trailing `---`)
     if (!isRecord(value)) throw new SnapshotError(file, `${where}: expected an object, got ${typeof value}`);
     const kind = typeof value.kind === 'string' && value.kind ? value.kind : listItemKind;
     if (!kind) throw new SnapshotError(file, `${label('object', value, where)}: kind is required`);
     if (kind.endsWith('List') && 'items' in value) {
       if (!Array.isArray(value.items)) throw new SnapshotError(file, `${kind} at ${where}: items must be an array`);
       const itemKind = kind === 'List' ? undefined : kind.slice(0, -'List'.length);
-      const prefix = where === 'document 1' && queue.length === 0 ? '' : `${where}, `;
-      queue.unshift(
-        ...value.items.map((item, i) => ({ value: item, where: `${prefix}items[${i}]`, listItemKind: itemKind })),
-      );
-      continue;
+      const prefix = docs.length === 1 && where === 'document 1' ? '' : `${where}, `;
+      value.items.forEach((item, i) => {
+        visit({ value: item, where: `${prefix}items[${i}]`, listItemKind: itemKind });
+      });
+      return;
     }
     if (!KNOWN.has(kind)) {
       skipped.set(kind, (skipped.get(kind) ?? 0) + 1);
-      continue;
+      return;
     }
     const k = kind as Kind;
     try {
@@ -83,6 +84,8 @@ export function parseSnapshot(text: string, file: string): ParsedSnapshot {
     if (first) throw new SnapshotError(file, `${label(kind, value, where)}: duplicate of the object at ${first}`);
     seen.set(id, where);
     objects.get(k)!.push(obj);
-  }
+  };
+
+  for (const doc of docs) visit(doc);
   return { objects, skipped };
 }

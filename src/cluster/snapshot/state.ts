@@ -45,6 +45,10 @@ export class SnapshotState {
     return [...this.#map(kind).values()];
   }
 
+  count(kind: Kind): number {
+    return this.#map(kind).size;
+  }
+
   nextResourceVersion(): string {
     this.#lastResourceVersion++;
     return String(this.#lastResourceVersion);

@@ -137,6 +137,6 @@ export class SnapshotSource implements Source {
   }
 
   #counts(): Record<string, number> {
-    return Object.fromEntries(KINDS.map((kind) => [kind, this.state.list(kind).length]));
+    return Object.fromEntries(KINDS.map((kind) => [kind, this.state.count(kind)]));
   }
 }
