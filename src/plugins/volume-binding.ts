@@ -1,0 +1,237 @@
+// VolumeBinding (upstream plugins/volumebinding/volume_binding.go) over the binder in src/volumes: preFilter
+// classifies the pod's claims, filter finds volumes per node, score rates storage capacity, reserve assumes,
+// preBind writes and waits, unreserve reverts.
+import type { NodeInfo } from '../cache/node-info.ts';
+import { parseValue } from '../cluster/quantity.ts';
+import type { Pod } from '../cluster/types.ts';
+import type { CycleState } from '../framework/cycle-state.ts';
+import {
+  type FilterPlugin,
+  type PreBindPlugin,
+  type PreFilterPlugin,
+  type ReservePlugin,
+  type ScorePlugin,
+  SKIP,
+  type Status,
+  SUCCESS,
+  status,
+} from '../framework/interfaces.ts';
+import type { PodVolumes, VolumeBinder } from '../volumes/binder.ts';
+import { hasClaims, type PodVolumeClaims } from '../volumes/claims.ts';
+import { ERR_REASON_UNBOUND_IMMEDIATE } from '../volumes/constants.ts';
+import { DecisionCache } from '../volumes/decisions.ts';
+import { requestedStorage } from '../volumes/pv-matching.ts';
+import type { CapacityScorer, StorageResource } from '../volumes/scorer.ts';
+
+export const VOLUME_BINDING = 'VolumeBinding';
+const STATE_KEY = 'PreFilter/VolumeBinding';
+
+/** A pod's assumed volumes for one node, shared by overlapping binds of the same pod UID. */
+interface Reservation {
+  podUID: string;
+  nodeName: string;
+  allBound: boolean;
+  assumed: PodVolumes;
+  /** Cycles currently holding it; the assumption is reverted when the last one lets go without binding. */
+  holders: number;
+  binding?: Promise<void>;
+  bound: boolean;
+}
+
+interface StateData {
+  skip: boolean;
+  claims?: PodVolumeClaims;
+  podVolumesByNode: Map<string, PodVolumes>;
+  reservation?: Reservation;
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export class VolumeBindingPlugin implements PreFilterPlugin, FilterPlugin, ScorePlugin, ReservePlugin, PreBindPlugin {
+  readonly name = VOLUME_BINDING;
+  readonly binder: VolumeBinder;
+  readonly decisions = new DecisionCache();
+  readonly #scorer: CapacityScorer | undefined;
+  readonly #reservations = new Map<string, Reservation>();
+
+  constructor(binder: VolumeBinder, scorer?: CapacityScorer) {
+    this.binder = binder;
+    this.#scorer = scorer;
+  }
+
+  preFilter(state: CycleState, pod: Pod): Status {
+    const { status: s, data } = this.#classify(pod);
+    state.write(STATE_KEY, data);
+    return s;
+  }
+
+  #classify(pod: Pod): { status: Status; data: StateData } {
+    const data: StateData = { skip: true, podVolumesByNode: new Map() };
+    if (!hasClaims(pod)) return { status: SKIP, data };
+    const reason = this.binder.podClaimsError(pod);
+    if (reason) return { status: status('UnschedulableAndUnresolvable', reason), data };
+    let claims: PodVolumeClaims;
+    try {
+      claims = this.binder.getPodVolumeClaims(pod);
+    } catch (err) {
+      return { status: status('Error', errorMessage(err)), data };
+    }
+    if (claims.unboundClaimsImmediate.length > 0) {
+      // The PV controller binds these; the pod is retried once it has.
+      return { status: status('UnschedulableAndUnresolvable', ERR_REASON_UNBOUND_IMMEDIATE), data };
+    }
+    data.skip = false;
+    data.claims = claims;
+    return { status: SUCCESS, data };
+  }
+
+  #state(state: CycleState, pod: Pod): StateData {
+    let data = state.read<StateData>(STATE_KEY);
+    if (!data) {
+      data = this.#classify(pod).data;
+      state.write(STATE_KEY, data);
+    }
+    return data;
+  }
+
+  filter(state: CycleState, pod: Pod, nodeInfo: NodeInfo): Status {
+    const data = this.#state(state, pod);
+    if (data.skip || !data.claims) return SUCCESS;
+    const node = nodeInfo.node;
+    if (!node) return status('Error', 'node not found');
+    const generation = this.binder.generation();
+    let found: ReturnType<VolumeBinder['findPodVolumes']>;
+    try {
+      found = this.binder.findPodVolumes(pod, data.claims, node);
+    } catch (err) {
+      return status('Error', errorMessage(err));
+    }
+    if (found.reasons.length > 0) return status('UnschedulableAndUnresolvable', ...found.reasons);
+    data.podVolumesByNode.set(nodeInfo.name, found.podVolumes);
+    this.decisions.remember(pod.metadata.uid, nodeInfo.name, generation, found.podVolumes);
+    return SUCCESS;
+  }
+
+  /** The decision for a node: this cycle's, else a still-valid cached one, else computed from current state. */
+  #decision(data: StateData, pod: Pod, nodeName: string): { podVolumes?: PodVolumes; status: Status } {
+    const own = data.podVolumesByNode.get(nodeName);
+    if (own) return { podVolumes: own, status: SUCCESS };
+    const generation = this.binder.generation();
+    const cached = this.decisions.get(pod.metadata.uid, nodeName, generation);
+    if (cached) return { podVolumes: cached, status: SUCCESS };
+    const node = this.binder.node(nodeName);
+    if (!node) return { status: status('Error', `node "${nodeName}" not found`) };
+    if (!data.claims) return { podVolumes: { staticBindings: [], dynamicProvisions: [] }, status: SUCCESS };
+    try {
+      const found = this.binder.findPodVolumes(pod, data.claims, node);
+      if (found.reasons.length > 0) return { status: status('UnschedulableAndUnresolvable', ...found.reasons) };
+      this.decisions.remember(pod.metadata.uid, nodeName, generation, found.podVolumes);
+      return { podVolumes: found.podVolumes, status: SUCCESS };
+    } catch (err) {
+      return { status: status('Error', errorMessage(err)) };
+    }
+  }
+
+  score(state: CycleState, pod: Pod, nodeInfo: NodeInfo): number {
+    if (!this.#scorer) return 0;
+    const data = this.#state(state, pod);
+    if (data.skip) return 0;
+    const { podVolumes } = this.#decision(data, pod, nodeInfo.name);
+    if (!podVolumes) return 0;
+    const classResources = new Map<string, StorageResource>();
+    const add = (className: string, requested: number, capacity: number) => {
+      const r = classResources.get(className) ?? { requested: 0, capacity: 0 };
+      r.requested += requested;
+      r.capacity += capacity;
+      classResources.set(className, r);
+    };
+    if (podVolumes.staticBindings.length > 0) {
+      // With static bindings only they count (upstream StorageCapacityScoring).
+      for (const b of podVolumes.staticBindings) {
+        add(b.pv.spec.storageClassName ?? '', requestedStorage(b.pvc), capacityOf(b.pv.spec.capacity?.storage));
+      }
+    } else {
+      for (const p of podVolumes.dynamicProvisions) {
+        if (!p.nodeCapacity) continue;
+        add(p.pvc.spec.storageClassName ?? '', requestedStorage(p.pvc), capacityOf(p.nodeCapacity.capacity));
+      }
+    }
+    return this.#scorer(classResources);
+  }
+
+  reserve(state: CycleState, pod: Pod, nodeName: string): Status {
+    const data = this.#state(state, pod);
+    if (data.reservation) return SUCCESS; // this cycle already holds it
+    if (data.skip) return SUCCESS; // no claims: nothing to assume (upstream allBound = true)
+    const uid = pod.metadata.uid;
+    const existing = this.#reservations.get(uid);
+    if (existing) {
+      if (existing.nodeName !== nodeName) {
+        return status('Error', `volumes of pod ${uid} are already reserved for node "${existing.nodeName}"`);
+      }
+      // A retried bind of the same pod to the same node shares the assumption instead of assuming twice.
+      existing.holders++;
+      data.reservation = existing;
+      return SUCCESS;
+    }
+    const decision = this.#decision(data, pod, nodeName);
+    if (!decision.podVolumes) return decision.status;
+    let result: ReturnType<VolumeBinder['assumePodVolumes']>;
+    try {
+      result = this.binder.assumePodVolumes(pod, nodeName, decision.podVolumes);
+    } catch (err) {
+      return status('Error', errorMessage(err));
+    }
+    const reservation: Reservation = {
+      podUID: uid,
+      nodeName,
+      allBound: result.allBound,
+      assumed: result.assumed,
+      holders: 1,
+      bound: false,
+    };
+    this.#reservations.set(uid, reservation);
+    data.reservation = reservation;
+    return SUCCESS;
+  }
+
+  unreserve(state: CycleState, _pod: Pod, _nodeName: string): void {
+    const data = state.read<StateData>(STATE_KEY);
+    const r = data?.reservation;
+    if (!data || !r) return;
+    data.reservation = undefined;
+    r.holders--;
+    if (r.holders > 0) return;
+    this.binder.revertAssumedPodVolumes(r.assumed);
+    if (this.#reservations.get(r.podUID) === r) this.#reservations.delete(r.podUID);
+  }
+
+  async preBind(state: CycleState, pod: Pod, nodeName: string, signal: AbortSignal): Promise<Status> {
+    const data = this.#state(state, pod);
+    const r = data.reservation;
+    if (!r) return data.skip ? SUCCESS : status('Error', `no pod volumes found for node "${nodeName}"`);
+    if (r.allBound || r.bound) return SUCCESS;
+    r.binding ??= this.binder.bindPodVolumes(pod, nodeName, r.assumed, signal);
+    try {
+      await r.binding;
+    } catch (err) {
+      // unreserve (which the runner calls next) reverts and releases the reservation.
+      return status('Error', errorMessage(err));
+    }
+    r.bound = true;
+    if (this.#reservations.get(r.podUID) === r) this.#reservations.delete(r.podUID);
+    this.decisions.forgetPod(r.podUID);
+    return SUCCESS;
+  }
+
+  /** Pod UIDs with volumes currently assumed (for tests and the ops API). */
+  reservedPods(): string[] {
+    return [...this.#reservations.keys()];
+  }
+}
+
+function capacityOf(q: string | number | undefined): number {
+  return q === undefined ? 0 : parseValue(q);
+}

@@ -1,0 +1,479 @@
+// The scheduler volume binder (upstream volumebinding/binder.go): per node, which static PVs a pod's unbound claims
+// would bind and which claims would be provisioned; then assume, write and wait for the PV controller.
+// Reads go through the assume caches and small store-fed indexes, never through whole-cluster scans.
+import type { ClusterStore } from '../cluster/store.ts';
+import type {
+  CSIDriver,
+  CSINode,
+  CSIStorageCapacity,
+  Node,
+  PersistentVolume,
+  PersistentVolumeClaim,
+  Pod,
+  StorageClass,
+} from '../cluster/types.ts';
+import type { ClusterWriter } from '../cluster/writer.ts';
+import { feedAssumeCaches, PVAssumeCache, PVCAssumeCache } from './assume-cache.ts';
+import {
+  ClaimError,
+  getPodVolumeClaims,
+  isClaimFullyBound,
+  type PodVolumeClaims,
+  podClaimRefs,
+  podClaimsError,
+} from './claims.ts';
+import {
+  ANN_SELECTED_NODE,
+  ERR_REASON_BIND_CONFLICT,
+  ERR_REASON_NODE_CONFLICT,
+  ERR_REASON_NOT_ENOUGH_SPACE,
+  ERR_REASON_PV_NOT_EXIST,
+} from './constants.ts';
+import { pvForNode } from './csi-migration.ts';
+import { SelectorError } from './label-selector.ts';
+import { NO_MATCHING_TERMS, pvNodeAffinityMatches } from './node-affinity.ts';
+import { checkVolumeProvisions, type DynamicProvision, type ProvisioningSources } from './provisioning.ts';
+import {
+  bindVolumeToClaim,
+  claimKey,
+  claimMatchInput,
+  findMatchingVolume,
+  isVolumeBoundToClaim,
+} from './pv-matching.ts';
+
+export interface BindingInfo {
+  pvc: PersistentVolumeClaim;
+  pv: PersistentVolume;
+}
+
+export interface PodVolumes {
+  staticBindings: BindingInfo[];
+  dynamicProvisions: DynamicProvision[];
+}
+
+export interface FindResult {
+  podVolumes: PodVolumes;
+  /** Conflict reasons in upstream order; empty when the node fits. */
+  reasons: string[];
+}
+
+export interface BinderLogger {
+  debug?(obj: object, msg?: string): void;
+  info?(obj: object, msg?: string): void;
+  warn?(obj: object, msg?: string): void;
+}
+
+export interface VolumeBinderOptions {
+  store: ClusterStore;
+  writer: ClusterWriter;
+  bindTimeoutSeconds: number;
+  logger?: BinderLogger;
+}
+
+/** An internal failure while deciding: an error status, never a reason. */
+export class BinderError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'BinderError';
+  }
+}
+
+function rvNumber(obj: { metadata: { resourceVersion: string } }): number {
+  const n = Number(obj.metadata.resourceVersion);
+  return Number.isFinite(n) ? n : 0;
+}
+
+function labelsEqual(a: Record<string, string> | undefined, b: Record<string, string> | undefined): boolean {
+  const ka = Object.keys(a ?? {});
+  if (ka.length !== Object.keys(b ?? {}).length) return false;
+  return ka.every((k) => a![k] === b?.[k]);
+}
+
+export class VolumeBinder implements ProvisioningSources {
+  readonly pvCache = new PVAssumeCache();
+  readonly pvcCache = new PVCAssumeCache();
+  readonly #store: ClusterStore;
+  readonly #writer: ClusterWriter;
+  readonly #logger: BinderLogger | undefined;
+  bindTimeoutSeconds: number;
+  /** Bumped whenever anything a decision reads changes: cached decisions compare it. */
+  #generation = 0;
+  readonly #capacities = new Map<string, Map<string, CSIStorageCapacity>>();
+  readonly #waiters = new Set<() => void>();
+  readonly #unsubscribe: (() => void)[] = [];
+
+  constructor(options: VolumeBinderOptions) {
+    this.#store = options.store;
+    this.#writer = options.writer;
+    this.#logger = options.logger;
+    this.bindTimeoutSeconds = options.bindTimeoutSeconds;
+    const store = options.store;
+    this.pvCache.onChange(() => this.#changed());
+    this.pvcCache.onChange(() => this.#changed());
+    this.#unsubscribe.push(feedAssumeCaches(store, this.pvCache, this.pvcCache));
+    for (const c of store.list('CSIStorageCapacity')) this.#indexCapacity(c, false);
+    this.#unsubscribe.push(
+      store.on('CSIStorageCapacity', (e) => {
+        if (e.type === 'update') this.#indexCapacity(e.old, true);
+        this.#indexCapacity(e.obj, e.type === 'delete');
+        this.#changed();
+      }),
+      store.on('StorageClass', () => this.#changed()),
+      store.on('CSIDriver', () => this.#changed()),
+      store.on('CSINode', () => this.#changed()),
+      store.on('Node', (e) => {
+        if (e.type !== 'update' || !labelsEqual(e.old.metadata.labels, e.obj.metadata.labels)) this.#changed();
+        else this.#notify();
+      }),
+      store.on('Pod', (e) => {
+        if (e.type === 'delete') this.#notify();
+      }),
+    );
+  }
+
+  close(): void {
+    for (const off of this.#unsubscribe.splice(0)) off();
+  }
+
+  generation(): number {
+    return this.#generation;
+  }
+
+  // ProvisioningSources
+  storageClass(name: string): StorageClass | undefined {
+    return this.#store.get('StorageClass', name);
+  }
+
+  csiDriver(name: string): CSIDriver | undefined {
+    return this.#store.get('CSIDriver', name);
+  }
+
+  capacitiesOfClass(className: string): Iterable<CSIStorageCapacity> {
+    return this.#capacities.get(className)?.values() ?? [];
+  }
+
+  node(name: string): Node | undefined {
+    return this.#store.get('Node', name);
+  }
+
+  csiNode(nodeName: string): CSINode | undefined {
+    return this.#store.get('CSINode', nodeName);
+  }
+
+  /** A claim of the pod's namespace, as the PVC assume cache holds it (assumptions included). */
+  claim(namespace: string | undefined, name: string): PersistentVolumeClaim | undefined {
+    return this.pvcCache.get(`${namespace ?? 'default'}/${name}`);
+  }
+
+  /** podHasPVCs' verdict: the reason no node can host the pod's claims, if any. */
+  podClaimsError(pod: Pod): string | undefined {
+    return podClaimsError(pod, (name) => this.claim(pod.metadata.namespace, name));
+  }
+
+  /** GetPodVolumeClaims. Throws ClaimError. */
+  getPodVolumeClaims(pod: Pod): PodVolumeClaims {
+    return getPodVolumeClaims(
+      pod,
+      (name) => this.claim(pod.metadata.namespace, name),
+      (name) => this.storageClass(name),
+    );
+  }
+
+  /** FindPodVolumes for one node. Throws BinderError for internal errors (never for a verdict). */
+  findPodVolumes(_pod: Pod, claims: PodVolumeClaims, node: Node): FindResult {
+    let boundVolumesSatisfied = true;
+    let boundPVsFound = true;
+    let unboundVolumesSatisfied = true;
+    let sufficientStorage = true;
+    const podVolumes: PodVolumes = { staticBindings: [], dynamicProvisions: [] };
+    const labels = node.metadata.labels;
+    const done = (): FindResult => {
+      const reasons: string[] = [];
+      if (!boundVolumesSatisfied) reasons.push(ERR_REASON_NODE_CONFLICT);
+      if (!unboundVolumesSatisfied) reasons.push(ERR_REASON_BIND_CONFLICT);
+      if (!sufficientStorage) reasons.push(ERR_REASON_NOT_ENOUGH_SPACE);
+      if (!boundPVsFound) reasons.push(ERR_REASON_PV_NOT_EXIST);
+      return { podVolumes, reasons };
+    };
+
+    if (claims.boundClaims.length > 0) {
+      const csiNode = this.csiNode(node.metadata.name);
+      for (const pvc of claims.boundClaims) {
+        const pv = this.pvCache.get(pvc.spec.volumeName ?? '');
+        if (!pv) {
+          boundPVsFound = false;
+          break;
+        }
+        if (!pvNodeAffinityMatches(pvForNode(pv, csiNode), labels)) {
+          boundVolumesSatisfied = false;
+          break;
+        }
+      }
+    }
+
+    if (claims.unboundClaimsDelayBinding.length === 0) return done();
+    const toMatch: PersistentVolumeClaim[] = [];
+    const toProvision: PersistentVolumeClaim[] = [];
+    for (const pvc of claims.unboundClaimsDelayBinding) {
+      const ann = pvc.metadata.annotations;
+      if (ann && Object.hasOwn(ann, ANN_SELECTED_NODE)) {
+        if (ann[ANN_SELECTED_NODE] !== node.metadata.name) {
+          // Fast path: provisioning already started for another node.
+          unboundVolumesSatisfied = false;
+          return done();
+        }
+        toProvision.push(pvc);
+      } else {
+        toMatch.push(pvc);
+      }
+    }
+
+    if (toMatch.length > 0) {
+      const { found, bindings, unmatched } = this.#findMatchingVolumes(toMatch, labels);
+      unboundVolumesSatisfied = found;
+      podVolumes.staticBindings = bindings;
+      toProvision.push(...unmatched);
+    }
+    if (toProvision.length > 0) {
+      let check: ReturnType<typeof checkVolumeProvisions>;
+      try {
+        check = checkVolumeProvisions(toProvision, labels, this);
+      } catch (err) {
+        throw new BinderError((err as Error).message);
+      }
+      unboundVolumesSatisfied = check.satisfied;
+      sufficientStorage = check.sufficientStorage;
+      podVolumes.dynamicProvisions = check.provisions;
+    }
+    return done();
+  }
+
+  /** findMatchingVolumes: smallest claims first, each PV chosen at most once per pod. */
+  #findMatchingVolumes(
+    claims: PersistentVolumeClaim[],
+    labels: Record<string, string> | undefined,
+  ): { found: boolean; bindings: BindingInfo[]; unmatched: PersistentVolumeClaim[] } {
+    const inputs = claims.map(claimMatchInput).sort((a, b) => a.request - b.request);
+    const chosen = new Set<string>();
+    const bindings: BindingInfo[] = [];
+    const unmatched: PersistentVolumeClaim[] = [];
+    let found = true;
+    for (const input of inputs) {
+      const pvc = input.pvc;
+      let pv: PersistentVolume | undefined;
+      try {
+        const candidates = this.pvCache.candidates(
+          input.className,
+          labels,
+          `${pvc.metadata.namespace ?? ''}/${pvc.metadata.name}`,
+        );
+        pv = findMatchingVolume(input, candidates, labels, chosen);
+      } catch (err) {
+        if (err instanceof SelectorError) {
+          throw new BinderError(`error creating internal label selector for claim: ${claimKey(pvc)}: ${err.message}`);
+        }
+        throw err;
+      }
+      if (!pv) {
+        unmatched.push(pvc);
+        found = false;
+        continue;
+      }
+      chosen.add(pv.metadata.name);
+      bindings.push({ pvc, pv });
+    }
+    return { found, bindings, unmatched };
+  }
+
+  /** arePodVolumesBound, through the PVC assume cache. */
+  arePodVolumesBound(pod: Pod): boolean {
+    for (const ref of podClaimRefs(pod)) {
+      const pvc = this.claim(pod.metadata.namespace, ref.name);
+      if (!pvc || !isClaimFullyBound(pvc)) return false;
+    }
+    return true;
+  }
+
+  /**
+   * AssumePodVolumes: PVs prebound to their claims and provisioning claims annotated with the node, in the caches only.
+   * Returns the assumed objects (what bind writes and revert restores), or allBound when there is nothing to do.
+   * Refuses a PV that is (assumed) bound to another claim: two pods never book the same PV. Throws; reverts first.
+   */
+  assumePodVolumes(pod: Pod, nodeName: string, podVolumes: PodVolumes): { allBound: boolean; assumed: PodVolumes } {
+    if (this.arePodVolumesBound(pod)) return { allBound: true, assumed: { staticBindings: [], dynamicProvisions: [] } };
+    const assumed: PodVolumes = { staticBindings: [], dynamicProvisions: [] };
+    try {
+      for (const binding of podVolumes.staticBindings) {
+        const latest = this.pvCache.get(binding.pv.metadata.name);
+        if (latest?.spec.claimRef && !isVolumeBoundToClaim(latest, binding.pvc)) {
+          const ref = latest.spec.claimRef;
+          throw new BinderError(
+            `persistentvolume "${binding.pv.metadata.name}" is already bound to claim "${ref.namespace}/${ref.name}"`,
+          );
+        }
+        const { pv, dirty } = bindVolumeToClaim(binding.pv, binding.pvc);
+        if (dirty) this.pvCache.assume(pv);
+        assumed.staticBindings.push({ pv, pvc: binding.pvc });
+      }
+      for (const provision of podVolumes.dynamicProvisions) {
+        const pvc: PersistentVolumeClaim = {
+          ...provision.pvc,
+          metadata: {
+            ...provision.pvc.metadata,
+            annotations: { ...provision.pvc.metadata.annotations, [ANN_SELECTED_NODE]: nodeName },
+          },
+        };
+        this.pvcCache.assume(pvc);
+        assumed.dynamicProvisions.push({ ...provision, pvc });
+      }
+    } catch (err) {
+      this.revertAssumedPodVolumes(assumed);
+      throw err;
+    }
+    return { allBound: false, assumed };
+  }
+
+  /** RevertAssumedPodVolumes: back to the API objects; idempotent. */
+  revertAssumedPodVolumes(podVolumes: PodVolumes): void {
+    for (const b of podVolumes.staticBindings) this.pvCache.restore(b.pv.metadata.name);
+    for (const p of podVolumes.dynamicProvisions) this.pvcCache.restore(claimKey(p.pvc));
+  }
+
+  /**
+   * BindPodVolumes: write the assumed PVs, then the annotated PVCs (resourceVersion preconditions), restoring what
+   * was not written on the first failure; then wait, driven by store events, until every claim is bound.
+   */
+  async bindPodVolumes(pod: Pod, nodeName: string, podVolumes: PodVolumes, signal?: AbortSignal): Promise<void> {
+    const bindings = podVolumes.staticBindings.map((b) => ({ ...b }));
+    const claims = podVolumes.dynamicProvisions.map((p) => p.pvc);
+    let pvsWritten = 0;
+    let pvcsWritten = 0;
+    try {
+      for (const b of bindings) {
+        this.#logger?.debug?.({ pv: b.pv.metadata.name, pvc: claimKey(b.pvc) }, 'binding PV to PVC');
+        b.pv = await this.#writer.updatePersistentVolume(b.pv);
+        pvsWritten++;
+      }
+      for (let i = 0; i < claims.length; i++) {
+        claims[i] = await this.#writer.updatePersistentVolumeClaim(claims[i]);
+        pvcsWritten++;
+      }
+    } catch (err) {
+      for (const b of bindings.slice(pvsWritten)) this.pvCache.restore(b.pv.metadata.name);
+      for (const c of claims.slice(pvcsWritten)) this.pvcCache.restore(claimKey(c));
+      throw err;
+    }
+    try {
+      await this.#waitUntil(() => this.#checkBindings(pod, nodeName, bindings, claims), signal);
+    } catch (err) {
+      throw new BinderError(`binding volumes: ${(err as Error).message}`);
+    }
+  }
+
+  /** Resolves when check() is true, rejects when it throws, on timeout, or on abort; re-checks on every change. */
+  #waitUntil(check: () => boolean, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      let timer: NodeJS.Timeout | undefined;
+      const finish = (err?: Error) => {
+        if (settled) return;
+        settled = true;
+        this.#waiters.delete(onChange);
+        signal?.removeEventListener('abort', onAbort);
+        clearTimeout(timer);
+        if (err) reject(err);
+        else resolve();
+      };
+      const onChange = () => {
+        if (settled) return;
+        try {
+          if (check()) finish();
+        } catch (err) {
+          finish(err as Error);
+        }
+      };
+      const onAbort = () => finish(new Error('context canceled'));
+      if (signal?.aborted) return onAbort();
+      onChange();
+      if (settled) return;
+      this.#waiters.add(onChange);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      timer = setTimeout(() => finish(new Error('context deadline exceeded')), this.bindTimeoutSeconds * 1000);
+    });
+  }
+
+  /** checkBindings, on API objects: true when all bound, false to keep waiting; throws when binding must be retried. */
+  #checkBindings(pod: Pod, nodeName: string, bindings: BindingInfo[], claims: PersistentVolumeClaim[]): boolean {
+    const node = this.#store.get('Node', nodeName);
+    if (!node) throw new Error(`failed to get node "${nodeName}": node "${nodeName}" not found`);
+    const csiNode = this.csiNode(nodeName);
+    const podKey = `${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`;
+    if (!this.#store.get('Pod', podKey)) {
+      throw new Error(`pod does not exist any more: pods "${pod.metadata.name}" not found`);
+    }
+    const labels = node.metadata.labels;
+    for (const b of bindings) {
+      const name = b.pv.metadata.name;
+      const pv = this.pvCache.getAPI(name);
+      if (!pv) throw new Error(`failed to check binding: could not find v1.PersistentVolume "${name}"`);
+      const pvc = this.pvcCache.getAPI(claimKey(b.pvc));
+      if (!pvc)
+        throw new Error(`failed to check binding: could not find v1.PersistentVolumeClaim "${claimKey(b.pvc)}"`);
+      // Our write is newer than what the watch delivered so far: wait for it.
+      if (rvNumber(b.pv) > rvNumber(pv)) return false;
+      if (!pvNodeAffinityMatches(pvForNode(pv, csiNode), labels)) {
+        throw new Error(`pv "${name}" node affinity doesn't match node "${nodeName}": ${NO_MATCHING_TERMS}`);
+      }
+      if (!pv.spec.claimRef?.uid) throw new Error(`ClaimRef got reset for pv "${name}"`);
+      if (!isClaimFullyBound(pvc)) return false;
+    }
+    for (const claim of claims) {
+      const key = claimKey(claim);
+      const pvc = this.pvcCache.getAPI(key);
+      if (!pvc) throw new Error(`failed to check provisioning pvc: could not find v1.PersistentVolumeClaim "${key}"`);
+      if (rvNumber(claim) > rvNumber(pvc)) return false;
+      const ann = pvc.metadata.annotations;
+      if (!ann) throw new Error(`selectedNode annotation reset for PVC "${pvc.metadata.name}"`);
+      if ((ann[ANN_SELECTED_NODE] ?? '') !== nodeName) {
+        // The provisioner removes the annotation to ask the scheduler to retry.
+        throw new Error(`provisioning failed for PVC "${pvc.metadata.name}"`);
+      }
+      if (pvc.spec.volumeName) {
+        const pv = this.pvCache.getAPI(pvc.spec.volumeName);
+        if (!pv) return false; // not delivered yet
+        if (!pvNodeAffinityMatches(pvForNode(pv, csiNode), labels)) {
+          throw new Error(
+            `pv "${pv.metadata.name}" node affinity doesn't match node "${nodeName}": ${NO_MATCHING_TERMS}`,
+          );
+        }
+      }
+      if (!isClaimFullyBound(pvc)) return false;
+    }
+    return true;
+  }
+
+  #indexCapacity(c: CSIStorageCapacity, remove: boolean): void {
+    const key = `${c.metadata.namespace ?? ''}/${c.metadata.name}`;
+    let byKey = this.#capacities.get(c.storageClassName);
+    if (remove) {
+      if (byKey?.delete(key) && byKey.size === 0) this.#capacities.delete(c.storageClassName);
+      return;
+    }
+    if (!byKey) {
+      byKey = new Map();
+      this.#capacities.set(c.storageClassName, byKey);
+    }
+    byKey.set(key, c);
+  }
+
+  #changed(): void {
+    this.#generation++;
+    this.#notify();
+  }
+
+  #notify(): void {
+    for (const waiter of [...this.#waiters]) waiter();
+  }
+}
+
+export { ClaimError };

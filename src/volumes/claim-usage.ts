@@ -1,0 +1,57 @@
+// Which scheduled pods use which claims, cluster-wide (upstream StorageInfos().IsPVCUsedByPods): the
+// ReadWriteOncePod check needs it for every node at once, so it is kept as an index fed by pod events.
+import type { ClusterStore } from '../cluster/store.ts';
+import type { Pod } from '../cluster/types.ts';
+import { podClaimRefs } from './claims.ts';
+
+function isActiveScheduled(pod: Pod): boolean {
+  // The scheduler's informer drops terminated pods; unscheduled pods use nothing yet.
+  const phase = pod.status?.phase;
+  return !!pod.spec.nodeName && phase !== 'Succeeded' && phase !== 'Failed';
+}
+
+function claimKeysOf(pod: Pod): string[] {
+  return podClaimRefs(pod).map((r) => `${pod.metadata.namespace ?? 'default'}/${r.name}`);
+}
+
+export class ClaimUsage {
+  readonly #users = new Map<string, Set<string>>();
+  readonly #off: () => void;
+
+  constructor(store: ClusterStore) {
+    for (const pod of store.list('Pod')) this.#add(pod);
+    this.#off = store.on('Pod', (e) => {
+      if (e.type === 'update') this.#remove(e.old);
+      if (e.type === 'delete') this.#remove(e.obj);
+      else this.#add(e.obj);
+    });
+  }
+
+  close(): void {
+    this.#off();
+  }
+
+  /** Pod UIDs (scheduled, not terminated) using the claim `namespace/name`. */
+  users(claimKey: string): ReadonlySet<string> {
+    return this.#users.get(claimKey) ?? new Set();
+  }
+
+  #add(pod: Pod): void {
+    if (!isActiveScheduled(pod)) return;
+    for (const key of claimKeysOf(pod)) {
+      let set = this.#users.get(key);
+      if (!set) {
+        set = new Set();
+        this.#users.set(key, set);
+      }
+      set.add(pod.metadata.uid);
+    }
+  }
+
+  #remove(pod: Pod): void {
+    for (const key of claimKeysOf(pod)) {
+      const set = this.#users.get(key);
+      if (set?.delete(pod.metadata.uid) && set.size === 0) this.#users.delete(key);
+    }
+  }
+}

@@ -1,0 +1,106 @@
+// Whether a node can provision the claims no static PV satisfies (binder.go checkVolumeProvisions and
+// hasEnoughCapacity): the class must provision, allow the node's topology and, for CSI drivers that publish
+// storage capacity, some CSIStorageCapacity reachable from the node must fit the request.
+import { parseValue } from '../cluster/quantity.ts';
+import type { CSIDriver, CSIStorageCapacity, PersistentVolumeClaim, StorageClass } from '../cluster/types.ts';
+import { NOT_SUPPORTED_PROVISIONER } from './constants.ts';
+import { selectorMatchesSafely } from './label-selector.ts';
+import { matchTopologySelectorTerms } from './node-affinity.ts';
+import { claimClass, claimKey } from './pv-matching.ts';
+
+export interface DynamicProvision {
+  pvc: PersistentVolumeClaim;
+  /** The capacity object that admitted the claim; undefined when no capacity check applied. */
+  nodeCapacity?: CSIStorageCapacity;
+}
+
+export interface ProvisioningSources {
+  storageClass(name: string): StorageClass | undefined;
+  csiDriver(name: string): CSIDriver | undefined;
+  /** CSIStorageCapacity objects of one storage class. */
+  capacitiesOfClass(className: string): Iterable<CSIStorageCapacity>;
+}
+
+export class ProvisioningError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProvisioningError';
+  }
+}
+
+export interface ProvisionCheck {
+  satisfied: boolean;
+  sufficientStorage: boolean;
+  provisions: DynamicProvision[];
+}
+
+function quantityBytes(q: string | number | undefined): number | undefined {
+  return q === undefined ? undefined : parseValue(q);
+}
+
+/** capacitySufficient: maximumVolumeSize when set (more precise), else capacity; neither → not sufficient. */
+export function capacitySufficient(capacity: CSIStorageCapacity, sizeInBytes: number): boolean {
+  const limit = quantityBytes(capacity.maximumVolumeSize ?? capacity.capacity);
+  return limit !== undefined && limit >= sizeInBytes;
+}
+
+/** nodeHasAccess: a nil nodeTopology reaches no node; `{}` reaches all. */
+export function nodeHasAccess(
+  nodeLabels: Readonly<Record<string, string>> | undefined,
+  capacity: CSIStorageCapacity,
+): boolean {
+  if (!capacity.nodeTopology) return false;
+  return selectorMatchesSafely(capacity.nodeTopology, nodeLabels);
+}
+
+/** hasEnoughCapacity: `{ ok, capacity }` with the admitting capacity object when a check applied. */
+export function hasEnoughCapacity(
+  provisioner: string,
+  pvc: PersistentVolumeClaim,
+  sc: StorageClass,
+  nodeLabels: Readonly<Record<string, string>> | undefined,
+  sources: ProvisioningSources,
+): { ok: boolean; capacity?: CSIStorageCapacity } {
+  const request = pvc.spec.resources?.requests?.storage;
+  if (request === undefined) return { ok: true };
+  const driver = sources.csiDriver(provisioner);
+  // Not a CSI driver, or one that does not publish capacity: nothing to check.
+  if (driver?.spec.storageCapacity !== true) return { ok: true };
+  const size = parseValue(request);
+  for (const capacity of sources.capacitiesOfClass(sc.metadata.name)) {
+    if (
+      capacity.storageClassName === sc.metadata.name &&
+      capacitySufficient(capacity, size) &&
+      nodeHasAccess(nodeLabels, capacity)
+    ) {
+      return { ok: true, capacity };
+    }
+  }
+  return { ok: false };
+}
+
+/** checkVolumeProvisions: the first failing claim decides; class problems are errors, not reasons. */
+export function checkVolumeProvisions(
+  claims: readonly PersistentVolumeClaim[],
+  nodeLabels: Readonly<Record<string, string>> | undefined,
+  sources: ProvisioningSources,
+): ProvisionCheck {
+  const provisions: DynamicProvision[] = [];
+  for (const pvc of claims) {
+    const className = claimClass(pvc);
+    if (className === '') throw new ProvisioningError(`no class for claim "${claimKey(pvc)}"`);
+    const sc = sources.storageClass(className);
+    if (!sc) throw new ProvisioningError(`failed to find storage class "${className}"`);
+    const provisioner = sc.provisioner ?? '';
+    if (provisioner === '' || provisioner === NOT_SUPPORTED_PROVISIONER) {
+      return { satisfied: false, sufficientStorage: true, provisions: [] };
+    }
+    if (!matchTopologySelectorTerms(sc.allowedTopologies, nodeLabels)) {
+      return { satisfied: false, sufficientStorage: true, provisions: [] };
+    }
+    const { ok, capacity } = hasEnoughCapacity(provisioner, pvc, sc, nodeLabels, sources);
+    if (!ok) return { satisfied: true, sufficientStorage: false, provisions: [] };
+    provisions.push(capacity ? { pvc, nodeCapacity: capacity } : { pvc });
+  }
+  return { satisfied: true, sufficientStorage: true, provisions };
+}
