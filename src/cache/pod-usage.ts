@@ -64,11 +64,18 @@ export function podInlineCSIVolumes(pod: Pod): [string, string][] {
   return out;
 }
 
+/** Most pods use no host ports, claims or inline CSI volumes: one shared empty list saves memory at 150,000 pods. */
+const NONE: readonly never[] = Object.freeze([]);
+
+function orNone<T>(list: T[]): readonly T[] {
+  return list.length === 0 ? NONE : list;
+}
+
 export function podUsage(pod: Pod): PodUsage {
   return {
     resource: podResource(pod),
-    hostPorts: podHostPorts(pod),
-    claims: podClaimKeys(pod),
-    csiVolumes: podInlineCSIVolumes(pod),
+    hostPorts: orNone(podHostPorts(pod)),
+    claims: orNone(podClaimKeys(pod)),
+    csiVolumes: orNone(podInlineCSIVolumes(pod)),
   };
 }
