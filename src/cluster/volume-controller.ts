@@ -9,13 +9,6 @@ import type { SnapshotState } from './snapshot/state.ts';
 import type { ClusterStore } from './store.ts';
 import { objectKey, type PersistentVolume, type PersistentVolumeClaim } from './types.ts';
 
-export interface VolumeControllerOptions {
-  store: ClusterStore;
-  /** The SnapshotSource (or anything holding its state). */
-  source: { state: SnapshotState };
-  logger?: SnapshotLogger;
-}
-
 export class VolumeController {
   readonly #store: ClusterStore;
   readonly #state: SnapshotState;
@@ -26,10 +19,11 @@ export class VolumeController {
   #unsubscribe: (() => void)[] = [];
   #idle: (() => void)[] = [];
 
-  constructor(options: VolumeControllerOptions) {
-    this.#store = options.store;
-    this.#state = options.source.state;
-    this.#logger = options.logger ?? silentLogger;
+  /** `source` is the SnapshotSource (or anything holding its state); `store` the store it fills. */
+  constructor(store: ClusterStore, source: { state: SnapshotState }, logger: SnapshotLogger = silentLogger) {
+    this.#store = store;
+    this.#state = source.state;
+    this.#logger = logger;
   }
 
   /** Subscribes to PV/PVC events and queues what the store already holds. */

@@ -69,7 +69,7 @@ describe('examples/cluster.yaml', () => {
   it('needs nothing from the volume controller at start (the file is already settled)', async () => {
     const store = new ClusterStore();
     const source = new SnapshotSource({ file: 'examples/cluster.yaml', watch: false });
-    const controller = new VolumeController({ store, source });
+    const controller = new VolumeController(store, source);
     await source.start(store);
     const recorder = recordEvents(store, KINDS);
     controller.start();

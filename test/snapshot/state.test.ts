@@ -68,4 +68,15 @@ describe('SnapshotState', () => {
     assert.equal(store.get('Node', 'n1'), fromFile);
     assert.equal(fromFile.metadata.labels?.zone, 'z');
   });
+
+  it('fills in a missing uid and namespace on objects created by a write', () => {
+    const state = new SnapshotState();
+    const pvc = state.commit('PersistentVolumeClaim', {
+      metadata: { name: 'c', uid: '', resourceVersion: '' },
+      spec: {},
+    });
+    assert.equal(pvc.metadata.namespace, 'default');
+    assert.match(pvc.metadata.uid, /^[0-9a-f]{8}-/);
+    assert.equal(state.get('PersistentVolumeClaim', 'default/c'), pvc);
+  });
 });

@@ -118,7 +118,7 @@ describe('VolumeController', () => {
     store = new ClusterStore();
     logger = new RecordingLogger();
     source = new SnapshotSource({ file, watch: false });
-    controller = new VolumeController({ store, source, logger });
+    controller = new VolumeController(store, source, logger);
     if (order === 'controller-first') controller.start();
     await source.start(store);
     if (order === 'source-first') controller.start();
@@ -236,7 +236,7 @@ describe('VolumeController', () => {
       await start(claim('db', 'fast', '30Gi', selectedNode('node-1')));
       await controller.idle();
       controller.stop();
-      controller = new VolumeController({ store, source });
+      controller = new VolumeController(store, source);
       controller.start();
       await controller.idle();
       assert.equal(store.get('CSIStorageCapacity', 'kube-system/fast-zone-a')!.capacity, '70Gi');

@@ -6,7 +6,8 @@
 import { createHash } from 'node:crypto';
 import type { ClusterStore } from '../store.ts';
 import { trimObject } from '../trim.ts';
-import { type AnyObject, KINDS, type Kind, type KindMap, objectKey } from '../types.ts';
+import { type AnyObject, KINDS, type Kind, type KindMap, NAMESPACED, objectKey } from '../types.ts';
+import { synthesizeUid } from './normalize.ts';
 
 interface FileEntry {
   /** Hash of the trimmed object without its resourceVersion: what the file said, not when. */
@@ -55,12 +56,16 @@ export class SnapshotState {
   }
 
   /**
-   * Stores a written object under a fresh resourceVersion (callers check preconditions first) and returns it as stored.
+   * Stores a written or created object under a fresh resourceVersion (callers check preconditions first; a missing
+   * uid or namespace is filled in as the loader does) and returns it as stored.
    * The store hears of it on a later turn of the event loop, like a watch event arriving after the API response.
    */
   commit<K extends Kind>(kind: K, obj: KindMap[K]): KindMap[K] {
     const stored = trimObject(kind, structuredClone(obj));
-    stored.metadata.resourceVersion = this.nextResourceVersion();
+    const meta = stored.metadata;
+    if (NAMESPACED.has(kind)) meta.namespace ||= 'default';
+    meta.uid ||= synthesizeUid(kind, meta.namespace, meta.name); // objects created in tests often carry none
+    meta.resourceVersion = this.nextResourceVersion();
     const key = objectKey(kind, stored);
     this.#map(kind).set(key, stored);
     this.#overlay.get(kind)!.add(key);
