@@ -5,7 +5,7 @@ import type { ClusterStore } from '../cluster/store.ts';
 import type { Node, Pod } from '../cluster/types.ts';
 import type { AssumedPod, SchedulerCache } from './interface.ts';
 import { type CacheLogger, SILENT_LOGGER } from './logger.ts';
-import { MutableNodeInfo, type NodeInfo, nextGeneration } from './node-info.ts';
+import { CachedPodInfo, MutableNodeInfo, type NodeInfo, nextGeneration } from './node-info.ts';
 import { NodeTree } from './node-tree.ts';
 import { podNamespace } from './pod-usage.ts';
 import { type GetPod, type ReconcileResult, reconcileAssumedPods } from './reconcile.ts';
@@ -285,8 +285,9 @@ export class NodeInfoCache implements SchedulerCache {
   #addState(pod: Pod, assumed: boolean): void {
     this.#requireNode(pod, assumed ? 'assumed' : 'added');
     const nodeName = pod.spec.nodeName!;
+    const info = new CachedPodInfo(pod, assumed); // first: a pod that cannot be read must not leave an empty entry
     const entry = this.#entry(nodeName);
-    entry.info.addPod(pod, assumed);
+    entry.info.addPodInfo(info);
     this.#touch(entry);
     this.#states.set(pod.metadata.uid, { pod, nodeName, assumed, bindingFinished: false });
   }

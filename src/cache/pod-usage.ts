@@ -29,10 +29,8 @@ export function hostPortKey(protocol: string | undefined, hostIP: string | undef
 /** Upstream schedutil.GetHostPorts: regular containers and sidecars; classic init containers have exited by then. */
 export function podHostPorts(pod: Pod): string[] {
   const out: string[] = [];
-  const containers = [
-    ...(pod.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always'),
-    ...pod.spec.containers,
-  ];
+  const sidecars = (pod.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always');
+  const containers = [...sidecars, ...(pod.spec.containers ?? [])];
   for (const c of containers) {
     for (const p of c.ports ?? []) {
       if (p.hostPort && p.hostPort > 0) out.push(hostPortKey(p.protocol, p.hostIP, p.hostPort));

@@ -178,6 +178,18 @@ describe('update', () => {
   });
 });
 
+describe('malformed objects', () => {
+  it('a pod without a containers list still counts as a pod and leaves no stray node entry', () => {
+    const cache = new NodeInfoCache();
+    const pod = makePod('p', { node: 'n1' });
+    (pod.spec as { containers?: unknown }).containers = undefined;
+    cache.addPod(pod);
+    assert.equal(cache.nodeInfo('n1')?.requested.pods, 1);
+    cache.removePod(pod);
+    assert.equal(cache.nodeCount(), 0);
+  });
+});
+
 describe('remove', () => {
   it('subtracts an added pod and forgets it', () => {
     const cache = cacheWithNodes('n1');
