@@ -5,10 +5,10 @@
 import { Watch } from '@kubernetes/client-node';
 import type { KindStatus } from '../source.ts';
 import type { ClusterStore } from '../store.ts';
-import { trimObject } from '../trim.ts';
 import type { KindMap } from '../types.ts';
 import { Backoff, type BackoffOptions, wait } from './backoff.ts';
-import { KubeApiError, type KubeClient } from './client.ts';
+import type { KubeClient } from './client.ts';
+import { listAll } from './list.ts';
 import type { KubeLogger } from './log.ts';
 import { collectionPath, type ResourceInfo } from './resources.ts';
 
@@ -22,11 +22,6 @@ export interface ReflectorOptions {
   backoff: BackoffOptions;
   /** Server-side watch timeout in seconds; default random in [300, 600) like client-go, so watches end gradually. */
   watchTimeoutSeconds?: () => number;
-}
-
-interface ListResponse {
-  metadata?: { resourceVersion?: string; continue?: string };
-  items?: KindMap[keyof KindMap][];
 }
 
 interface WatchObject {
@@ -183,39 +178,19 @@ export class Reflector {
   /** Lists every page, then replaces the kind's content in one step (vanished objects become delete events). */
   async #list(): Promise<void> {
     const { client, resource, store, pageSize } = this.#o;
-    const items: KindMap[keyof KindMap][] = [];
-    let cont: string | undefined;
-    let rv = '';
-    while (!this.#stopped) {
-      let page: ListResponse;
-      try {
-        page = await client.request<ListResponse>('GET', collectionPath(resource), {
-          query: { limit: pageSize, continue: cont },
-          signal: this.#stop.signal,
-        });
-      } catch (err) {
-        if (err instanceof KubeApiError && isGone(err.code) && cont) {
-          // The continue token expired between pages (compaction): start the list over.
-          this.#o.logger.info({ kind: this.kind }, `${this.kind} list continue token expired, listing from the start`);
-          items.length = 0;
-          cont = undefined;
-          continue; // from the first page
-        }
-        throw err;
-      }
-      // Trim page by page so a 150,000-pod list never holds more than one page of full objects.
-      for (const item of page.items ?? []) items.push(trimObject(resource.kind, item));
-      rv = page.metadata?.resourceVersion ?? rv;
-      cont = page.metadata?.continue || undefined;
-      if (!cont) break;
-    }
+    const kind = resource.kind;
+    const { items, resourceVersion } = await listAll(client, kind, {
+      pageSize,
+      signal: this.#stop.signal,
+      onRestart: () => this.#o.logger.info({ kind }, `${kind} list continue token expired, listing from the start`),
+    });
     if (this.#stopped) return;
-    store.replace(resource.kind, items);
-    this.#rv = rv;
+    store.replace(kind, items);
+    this.#rv = resourceVersion;
     this.#lastHeard = Date.now();
     if (this.#lists++ > 0) this.#relists++;
     this.#synced = true;
-    this.#o.logger.info({ kind: this.kind, count: items.length, resourceVersion: rv }, `${this.kind} listed`);
+    this.#o.logger.info({ kind, count: items.length, resourceVersion }, `${kind} listed`);
     this.#firstList.resolve();
   }
 
