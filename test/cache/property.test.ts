@@ -262,4 +262,62 @@ describe('cache properties', () => {
       { numRuns: 300 },
     );
   });
+
+  it('with our binds mixed into the watch, added pods are exactly the store’s bound pods and assumed ones are not', () => {
+    const stepArb = fc.oneof(
+      fc.record({
+        kind: fc.constant('pod' as const),
+        pod: podIdx,
+        node: fc.option(nodeIdx, { nil: undefined }),
+        phase: fc.constantFrom(undefined, 'Failed'),
+        spec: podSpecArb,
+        del: fc.boolean(),
+      }),
+      fc.record({ kind: fc.constant('node' as const), node: nodeIdx, zone: zoneArb, del: fc.boolean() }),
+      fc.record({
+        kind: fc.constantFrom('assume', 'forget', 'finish' as const),
+        pod: podIdx,
+        node: nodeIdx,
+        spec: podSpecArb,
+      }),
+    );
+    fc.assert(
+      fc.property(fc.array(stepArb, { maxLength: 60 }), (steps) => {
+        const store = new ClusterStore();
+        const cache = new NodeInfoCache();
+        cache.attach(store);
+        for (const s of steps) {
+          if (s.kind === 'node') {
+            if (s.del) store.delete('Node', makeNode(s.node));
+            else store.upsert('Node', makeNode(s.node, { zone: s.zone }));
+          } else if (s.kind === 'pod') {
+            if (s.del) store.delete('Pod', makePod(s.pod));
+            else store.upsert('Pod', buildPod(s.pod, s.node, s.spec, s.phase));
+          } else {
+            const pod = buildPod(s.pod, s.node, s.spec);
+            try {
+              if (s.kind === 'assume') cache.assumePod(pod);
+              else if (s.kind === 'forget') cache.forgetPod(pod);
+              else cache.finishBinding(pod);
+            } catch {
+              // Refusals are the state machine's business (tested above); the invariants below must still hold.
+            }
+          }
+          assertAggregatesRecompute(cache);
+          const bound = new Map(
+            [...store.list('Pod')].filter((p) => p.spec.nodeName && !p.status?.phase).map((p) => [p.metadata.uid, p]),
+          );
+          for (const name of POD_NAMES) {
+            const uid = `uid-${name}`;
+            const cached = cache.getPod(uid);
+            if (cache.isAssumed(uid)) assert.ok(!bound.has(uid), `${name} bound in the store but still assumed`);
+            else if (cached)
+              assert.equal(cached.spec.nodeName, bound.get(uid)?.spec.nodeName, `${name} added off-store`);
+            else assert.ok(!bound.has(uid), `${name} bound in the store but missing from the cache`);
+          }
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
 });
