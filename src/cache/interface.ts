@@ -32,11 +32,14 @@ export interface SchedulerCache {
   isAssumed(uid: string): boolean;
   /** The pod as the cache knows it (assumed or added), by UID. */
   getPod(uid: string): Pod | undefined;
+  /** The live NodeInfo, ghosts included (node undefined); it changes with every event, snapshots do not. */
   nodeInfo(name: string): NodeInfo | undefined;
   /** Node names interleaved across zones (node tree order). Ghost nodes are not listed. */
   nodeNames(): string[];
   assumedPods(): AssumedPod[];
+  /** Pods held, assumed and added. */
   podCount(): number;
+  /** NodeInfos held, ghosts included (upstream NodeCount). */
   nodeCount(): number;
   generation(): number;
   /** Brings a snapshot up to date, copying only the NodeInfos that changed since it was last updated. */
