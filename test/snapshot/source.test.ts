@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { rename, writeFile } from 'node:fs/promises';
+import { mkdir, rename, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { SnapshotWriter } from '../../src/cluster/snapshot-writer.ts';
@@ -117,6 +117,22 @@ describe('SnapshotSource', () => {
     const staged = join(tmp.dir, '.cluster.yaml.swp');
     await writeFile(staged, `${NODE_A}---\n${POD_WEB}`);
     await rename(staged, file);
+    assert.equal((await added).obj.metadata.name, 'web');
+  });
+
+  it('notices a mounted ConfigMap update (the kubelet swaps the ..data symlink)', async () => {
+    await mkdir(join(tmp.dir, '..v1'));
+    await writeFile(join(tmp.dir, '..v1', 'cluster.yaml'), NODE_A);
+    await symlink('..v1', join(tmp.dir, '..data'));
+    await symlink(join('..data', 'cluster.yaml'), join(tmp.dir, 'cluster.yaml'));
+    const store = new ClusterStore();
+    source = new SnapshotSource({ file: join(tmp.dir, 'cluster.yaml') });
+    await source.start(store);
+    const added = nextEvent(store, 'Pod', (e) => e.type === 'add');
+    await mkdir(join(tmp.dir, '..v2'));
+    await writeFile(join(tmp.dir, '..v2', 'cluster.yaml'), `${NODE_A}---\n${POD_WEB}`);
+    await symlink('..v2', join(tmp.dir, '..data_tmp'));
+    await rename(join(tmp.dir, '..data_tmp'), join(tmp.dir, '..data'));
     assert.equal((await added).obj.metadata.name, 'web');
   });
 

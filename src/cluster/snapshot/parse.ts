@@ -55,7 +55,11 @@ export function parseSnapshot(text: string, file: string): ParsedSnapshot {
   // Recursive over lists rather than a queue: a cluster-sized List holds 100,000+ items.
   const visit = ({ value, where, listItemKind }: Located): void => {
     if (value === null || value === undefined) return; // an empty document (e.g. a trailing `---`)
-    if (!isRecord(value)) throw new SnapshotError(file, `${where}: expected an object, got ${typeof value}`);
+    if (!isRecord(value))
+      throw new SnapshotError(
+        file,
+        `${where}: expected an object, got ${Array.isArray(value) ? 'an array' : typeof value}`,
+      );
     const kind = typeof value.kind === 'string' && value.kind ? value.kind : listItemKind;
     if (!kind) throw new SnapshotError(file, `${label('object', value, where)}: kind is required`);
     if (kind.endsWith('List') && 'items' in value) {

@@ -37,6 +37,7 @@ export class SnapshotSource implements Source {
   #loaded = false;
   #stopped = false;
   #relists = 0;
+  #appliedText: string | undefined;
 
   constructor(options: SnapshotSourceOptions) {
     this.#file = options.file;
@@ -48,7 +49,9 @@ export class SnapshotSource implements Source {
 
   /** Loads the file into the store (every kind becomes synced); throws SnapshotError when the file is unusable. */
   async start(store: ClusterStore): Promise<void> {
-    this.state.applyFile((await this.#read()).objects);
+    const text = await this.#readText();
+    this.state.applyFile(this.#parse(text).objects);
+    this.#appliedText = text;
     this.#loaded = true;
     this.state.attach(store);
     this.#logger.info({ file: this.#file, counts: this.#counts() }, 'snapshot loaded');
@@ -87,20 +90,24 @@ export class SnapshotSource implements Source {
 
   async #reloadOnce(): Promise<void> {
     if (this.#stopped) return;
-    const parsed = await this.#read();
-    if (this.#stopped) return;
+    const text = await this.#readText();
+    if (this.#stopped || text === this.#appliedText) return; // a touch, or an event for a neighbouring file
+    const parsed = this.#parse(text);
     this.state.applyFile(parsed.objects);
+    this.#appliedText = text;
     this.#relists++;
     this.#logger.info({ file: this.#file, counts: this.#counts() }, 'snapshot reloaded');
   }
 
-  async #read(): Promise<ParsedSnapshot> {
-    let text: string;
+  async #readText(): Promise<string> {
     try {
-      text = await readFile(this.#file, 'utf8');
+      return await readFile(this.#file, 'utf8');
     } catch (err) {
       throw new SnapshotError(this.#file, `cannot read the file: ${(err as Error).message}`);
     }
+  }
+
+  #parse(text: string): ParsedSnapshot {
     const parsed = parseSnapshot(text, this.#file);
     for (const [kind, count] of parsed.skipped) {
       this.#logger.warn(
@@ -113,10 +120,10 @@ export class SnapshotSource implements Source {
 
   #startWatching(): void {
     // Watch the directory, not the file: editors save by writing a new file and renaming it over the old one,
-    // which would leave a watch on the old inode deaf.
+    // which would leave a watch on the old inode deaf. A mounted ConfigMap changes by swapping its `..data` symlink.
     const name = basename(this.#file);
     this.#watcher = watch(dirname(this.#file), (_event, filename) => {
-      if (filename === null || filename === name) this.#schedule();
+      if (filename === null || filename === name || filename.startsWith('..')) this.#schedule();
     });
     this.#watcher.on('error', (err) =>
       this.#logger.error({ err, file: this.#file }, 'snapshot: watching the file failed'),
