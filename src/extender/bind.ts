@@ -84,7 +84,12 @@ export class PodBinder {
     let reserved = false;
     const fail = (message: string, detail?: unknown): string => {
       if (reserved) framework.runUnreserve(state, pod, node);
-      cache.forgetPod(assumed);
+      try {
+        cache.forgetPod(assumed);
+      } catch (err) {
+        // The watch confirmed the pod meanwhile (the Binding landed although its reply failed): nothing to forget.
+        log.info({ err }, 'assumed pod already confirmed; not forgetting it');
+      }
       log.warn({ err: detail, ms: Math.round(performance.now() - started) }, `bind failed: ${message}`);
       return message;
     };

@@ -132,13 +132,11 @@ export function opsRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
       async (request, reply) => {
         const info = cache.nodeInfo(request.params.name);
         if (!info) {
-          return reply
-            .code(404)
-            .send({
-              statusCode: 404,
-              error: 'Not Found',
-              message: `node "${request.params.name}" is not in the cache`,
-            });
+          return reply.code(404).send({
+            statusCode: 404,
+            error: 'Not Found',
+            message: `node "${request.params.name}" is not in the cache`,
+          });
         }
         return detail(info);
       },

@@ -1,0 +1,107 @@
+// Builds one extender from its parts: store ← source, cache and volume plugins ← store, verbs ← framework, app ← verbs.
+// main.ts picks the source and writer (snapshot file or API server); tests pass their own.
+import type { Logger } from 'pino';
+import { NodeInfoCache } from './cache/cache.ts';
+import { newNodeInfo } from './cache/node-info.ts';
+import type { Source } from './cluster/source.ts';
+import { ClusterStore } from './cluster/store.ts';
+import type { Node, Pod } from './cluster/types.ts';
+import type { ClusterWriter } from './cluster/writer.ts';
+import type { Settings } from './config.ts';
+import { PodBinder } from './extender/bind.ts';
+import type { ExtenderDeps } from './extender/deps.ts';
+import { Framework } from './framework/runner.ts';
+import { buildApp } from './http/app.ts';
+import { createMetrics } from './http/metrics.ts';
+import { compareCache } from './ops/cache-comparer.ts';
+import { buildVolumePlugins, type VolumePluginsConfig } from './plugins/index.ts';
+
+export const VERSION = '0.1.0';
+
+export interface ExtenderParts {
+  settings: Settings;
+  source: Source;
+  writer: ClusterWriter;
+  logger: Logger;
+  /** A fresh list of pods and nodes from the source of truth, for the cache comparer. Default: the store. */
+  listFromSource?: { listPods: () => Promise<Pod[]>; listNodes: () => Promise<Node[]> };
+  /** Called with the store once it exists, before the source starts (the snapshot volume controller hooks in here). */
+  onStore?: (store: ClusterStore) => void;
+}
+
+export function volumePluginsConfig(settings: Settings): VolumePluginsConfig {
+  const enabled = (name: Settings['disabledPlugins'][number]) => !settings.disabledPlugins.includes(name);
+  return {
+    volumeBinding: {
+      enabled: enabled('volume-binding'),
+      bindTimeoutSeconds: settings.bindTimeoutSeconds,
+      shape: settings.storageScoringShape,
+    },
+    volumeZone: { enabled: enabled('volume-zone') },
+    volumeRestrictions: { enabled: enabled('volume-restrictions') },
+    nodeVolumeLimits: { enabled: enabled('node-volume-limits') },
+  };
+}
+
+export async function createExtender(parts: ExtenderParts) {
+  const { settings, source, writer, logger } = parts;
+  const store = new ClusterStore();
+  const cache = new NodeInfoCache({ assumedPodTTLms: settings.assumedPodTtlSeconds * 1000, logger });
+  cache.attach(store);
+  parts.onStore?.(store);
+  const plugins = buildVolumePlugins({ store, writer, logger }, volumePluginsConfig(settings));
+  const extender: ExtenderDeps = {
+    framework: new Framework(plugins),
+    cache,
+    store,
+    writer,
+    logger,
+    nodeInfoForUnknownNode: (node) => newNodeInfo(node),
+  };
+  const binder = new PodBinder(extender);
+  const list = parts.listFromSource ?? {
+    listPods: async () => [...store.list('Pod')],
+    listNodes: async () => [...store.list('Node')],
+  };
+  let started = false;
+  const app = await buildApp({
+    extender,
+    binder,
+    source,
+    metrics: createMetrics({ cache, source, store }),
+    logger,
+    bodyLimit: settings.bodyLimit,
+    started: () => started,
+    cacheDiff: () => compareCache({ cache, store, ...list }),
+    version: VERSION,
+  });
+
+  let stopReconciling = () => {};
+  return {
+    app,
+    store,
+    cache,
+    binder,
+    source,
+    /** Fills the store from the source; rejects only for a source that cannot start at all (bad snapshot file). */
+    async start(): Promise<void> {
+      await source.start(store);
+      started = true;
+      logger.info(
+        { source: source.description, nodes: cache.nodeCount(), pods: cache.podCount() },
+        'cluster state synced',
+      );
+      // Assumed pods the watch never confirmed are checked against the API, never dropped on a timer alone.
+      stopReconciling = cache.startReconciling((ns, name) => writer.getPod(ns, name));
+    },
+    /** Stops taking requests, lets binds undo their assumptions, then stops the source. */
+    async close(): Promise<void> {
+      stopReconciling();
+      await binder.close();
+      await app.close();
+      await source.stop();
+    },
+  };
+}
+
+export type Extender = Awaited<ReturnType<typeof createExtender>>;

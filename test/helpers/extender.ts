@@ -1,0 +1,76 @@
+// A whole extender for tests: the cluster state is written to a temporary snapshot file and served through the real
+// snapshot source and writer, the real cache, plugins, verbs and Fastify app; requests go through supertest.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import supertest from 'supertest';
+import { SnapshotWriter } from '../../src/cluster/snapshot-writer.ts';
+import { SnapshotSource } from '../../src/cluster/sources/snapshot.ts';
+import type { AnyObject, Kind } from '../../src/cluster/types.ts';
+import { VolumeController } from '../../src/cluster/volume-controller.ts';
+import { applySettings, defaultSettings, type Settings } from '../../src/config.ts';
+import { createExtender, type Extender } from '../../src/wiring.ts';
+
+export interface TestExtender {
+  request: ReturnType<typeof supertest.agent>;
+  extender: Extender;
+  source: SnapshotSource;
+  store: Extender['store'];
+  cache: Extender['cache'];
+  /** Adds or replaces an object as if the cluster changed, and waits until the store has it. */
+  add(obj: AnyObject): Promise<void>;
+  /** Waits (event-loop turns, bounded) until the predicate holds; throws naming the timeout otherwise. */
+  waitFor(predicate: () => boolean, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface TestExtenderOptions {
+  /** Run the simulated volume controller (completes bindings, provisions for selected-node claims). Default true. */
+  volumeController?: boolean;
+}
+
+export async function createTestExtender(
+  objects: readonly AnyObject[],
+  settings: Partial<Settings> = {},
+  options: TestExtenderOptions = {},
+): Promise<TestExtender> {
+  const dir = await mkdtemp(join(tmpdir(), 'topology-extender-test-'));
+  const file = join(dir, 'cluster.json');
+  await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
+  const source = new SnapshotSource({ file, watch: false });
+  const writer = new SnapshotWriter(source);
+  const extender = await createExtender({
+    settings: applySettings(defaultSettings(), settings as Record<string, unknown>, (k) => k),
+    source,
+    writer,
+    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    onStore: options.volumeController === false ? undefined : (store) => new VolumeController(store, source).start(),
+  });
+  await extender.start();
+  await extender.app.ready();
+  const request = supertest.agent(extender.app.server);
+  const waitFor = async (predicate: () => boolean, timeoutMs = 10_000) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!predicate()) {
+      if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  };
+  return {
+    request,
+    extender,
+    source,
+    store: extender.store,
+    cache: extender.cache,
+    async add(obj) {
+      source.state.commit(obj.kind as Kind, obj);
+      await source.state.delivered();
+    },
+    waitFor,
+    async close() {
+      await extender.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}

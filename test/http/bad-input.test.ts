@@ -1,0 +1,100 @@
+// Bad input gets a 4xx JSON error naming the problem, never a 500 or a crash, and the next good request is served.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
+import { node, pod } from '../helpers/objects.ts';
+
+const GOOD = JSON.stringify({
+  Pod: { metadata: { name: 'p', namespace: 'default', uid: 'u-1' }, spec: { containers: [{ name: 'c' }] } },
+  Nodes: null,
+  NodeNames: ['node-a'],
+});
+
+let t: TestExtender;
+before(async () => {
+  t = await createTestExtender([node('node-a'), pod('p', { uid: 'u-1' })], { bodyLimit: 64 * 1024 });
+});
+after(() => t.close());
+
+async function expectRejected(
+  send: () => Promise<{ status: number; body: { message?: string; statusCode?: number } }>,
+  status: number,
+  message: RegExp,
+) {
+  const res = await send();
+  assert.equal(res.status, status, `expected ${status}, got ${res.status}: ${JSON.stringify(res.body)}`);
+  assert.equal(res.body.statusCode, status);
+  assert.match(res.body.message ?? '', message);
+  const good = await t.request.post('/scheduler/filter').set('Content-Type', 'application/json').send(GOOD);
+  assert.equal(good.status, 200, 'the next good request is served');
+  assert.deepEqual(good.body.NodeNames, ['node-a']);
+}
+
+const postRaw = (path: string, body: string, type = 'application/json') =>
+  t.request.post(path).set('Content-Type', type).send(body);
+
+describe('bad input on the verbs', () => {
+  it('rejects invalid JSON with 400', () =>
+    expectRejected(() => postRaw('/scheduler/filter', '{"Pod": {'), 400, /JSON|Unexpected|Expected/i));
+
+  it('rejects an empty body with 400', () => expectRejected(() => postRaw('/scheduler/filter', ''), 400, /empty/i));
+
+  it('rejects a wrong content type with 415', () =>
+    expectRejected(() => postRaw('/scheduler/filter', GOOD, 'text/plain'), 415, /text\/plain/));
+
+  it('rejects a request without Pod with 400 naming Pod', () =>
+    expectRejected(() => postRaw('/scheduler/filter', '{"Nodes":null,"NodeNames":["node-a"]}'), 400, /Pod/));
+
+  it('rejects NodeNames of the wrong type with 400 naming NodeNames', () =>
+    expectRejected(() => postRaw('/scheduler/filter', GOOD.replace('["node-a"]', '"node-a"')), 400, /NodeNames/));
+
+  it('rejects a pod without a UID with 400 naming uid', () =>
+    expectRejected(() => postRaw('/scheduler/prioritize', GOOD.replace('"uid":"u-1"', '"x":"y"')), 400, /uid/));
+
+  it('rejects a request with neither NodeNames nor Nodes with 400 saying so', () =>
+    expectRejected(
+      () => postRaw('/scheduler/filter', GOOD.replace('"NodeNames":["node-a"]', '"NodeNames":null')),
+      400,
+      /NodeNames .* Nodes\.items/,
+    ));
+
+  it('rejects a fractional NumPDBViolations in preempt with 400', () =>
+    expectRejected(
+      () =>
+        postRaw(
+          '/scheduler/preempt',
+          JSON.stringify({
+            Pod: JSON.parse(GOOD).Pod,
+            NodeNameToMetaVictims: { 'node-a': { Pods: [{ UID: 'x' }], NumPDBViolations: 0.5 } },
+          }),
+        ),
+      400,
+      /NumPDBViolations/,
+    ));
+
+  it('rejects a bind without PodUID with 400 naming PodUID', () =>
+    expectRejected(
+      () => postRaw('/scheduler/bind', '{"PodName":"p","PodNamespace":"default","Node":"node-a"}'),
+      400,
+      /PodUID/,
+    ));
+
+  it('rejects a body over the configured limit with 413', () =>
+    expectRejected(
+      () =>
+        postRaw(
+          '/scheduler/filter',
+          GOOD.replace('["node-a"]', JSON.stringify(Array.from({ length: 10_000 }, (_, i) => `node-${i}`))),
+        ),
+      413,
+      /too large|body/i,
+    ));
+
+  it('answers an unknown path with a 404 naming it', () =>
+    expectRejected(() => postRaw('/scheduler/explode', GOOD), 404, /\/scheduler\/explode/));
+
+  it('answers the wrong method with a 4xx, not a 500', async () => {
+    const res = await t.request.get('/scheduler/filter');
+    assert.ok(res.status >= 400 && res.status < 500, `status ${res.status}`);
+  });
+});

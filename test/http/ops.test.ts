@@ -1,0 +1,88 @@
+// Probes, metrics and the operator views of the cache.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
+import { node, pod } from '../helpers/objects.ts';
+
+let t: TestExtender;
+before(async () => {
+  t = await createTestExtender([
+    node('node-a', { zone: 'z1' }),
+    node('node-b', { zone: 'z2' }),
+    pod('runner', { nodeName: 'node-a', cpu: '500m', uid: 'runner-uid' }),
+    pod('waiting', { uid: 'waiting-uid' }),
+  ]);
+});
+after(() => t.close());
+
+describe('probes', () => {
+  it('/healthz answers 200 while the process serves', async () => {
+    const res = await t.request.get('/healthz');
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, { status: 'ok' });
+  });
+
+  it('/readyz answers 200 once every kind is synced', async () => {
+    const res = await t.request.get('/readyz');
+    assert.equal(res.status, 200);
+    assert.equal(res.body.ready, true);
+    assert.deepEqual(res.body.notSynced, []);
+  });
+});
+
+describe('ops views', () => {
+  it('GET /api/v1/nodes lists every node with allocatable, requested and pod counts', async () => {
+    const res = await t.request.get('/api/v1/nodes');
+    assert.equal(res.status, 200);
+    const a = res.body.items.find((n: { name: string }) => n.name === 'node-a');
+    assert.equal(a.pods, 1);
+    assert.equal(a.requested.milliCPU, 500);
+    assert.equal(a.allocatable.milliCPU, 4000);
+    assert.equal(a.zone, 'r1/z1');
+    assert.deepEqual(res.body.items.map((n: { name: string }) => n.name).sort(), ['node-a', 'node-b']);
+  });
+
+  it('GET /api/v1/nodes/{name} shows the NodeInfo with its pods, and 404 names an unknown node', async () => {
+    const res = await t.request.get('/api/v1/nodes/node-a');
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body.podList, [{ namespace: 'default', name: 'runner', uid: 'runner-uid', assumed: false }]);
+    const missing = await t.request.get('/api/v1/nodes/nowhere');
+    assert.equal(missing.status, 404);
+    assert.match(missing.body.message, /"nowhere"/);
+  });
+
+  it('GET /api/v1/pods/assumed lists a pod our bind assumed until the watch confirms it', async () => {
+    const before = await t.request.get('/api/v1/pods/assumed');
+    assert.deepEqual(before.body.items, []);
+    t.cache.assumePod({
+      ...pod('waiting', { uid: 'waiting-uid' }),
+      spec: { ...pod('waiting').spec, nodeName: 'node-b' },
+    });
+    const during = await t.request.get('/api/v1/pods/assumed');
+    assert.equal(during.body.items.length, 1);
+    assert.equal(during.body.items[0].nodeName, 'node-b');
+    assert.equal(during.body.items[0].uid, 'waiting-uid');
+  });
+
+  it('GET /api/v1/debug/cache-diff reports no difference for a cache in sync with its source', async () => {
+    const res = await t.request.get('/api/v1/debug/cache-diff');
+    assert.equal(res.status, 200);
+    assert.equal(typeof res.body, 'object');
+  });
+});
+
+describe('metrics', () => {
+  it('exposes per-verb latency histograms, outcomes and cache sizes', async () => {
+    await t.request
+      .post('/scheduler/filter')
+      .set('Content-Type', 'application/json')
+      .send({ Pod: { metadata: { name: 'x', uid: 'x' } }, Nodes: null, NodeNames: ['node-a'] });
+    await t.request.post('/scheduler/filter').set('Content-Type', 'application/json').send('{');
+    const res = await t.request.get('/metrics');
+    assert.equal(res.status, 200);
+    assert.match(res.text, /topology_extender_verb_duration_seconds_bucket\{le="[^"]+",verb="filter"\}/);
+    assert.match(res.text, /topology_extender_verb_results_total\{verb="filter",outcome="ok"\} 1/);
+    assert.match(res.text, /topology_extender_verb_results_total\{verb="filter",outcome="rejected"\} 1/);
+    assert.match(res.text, /topology_extender_cache_nodes 2/);
+  });
+});
