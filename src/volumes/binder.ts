@@ -344,8 +344,24 @@ export class VolumeBinder implements ProvisioningSources {
    * was not written on the first failure; then wait, driven by store events, until every claim is bound.
    */
   async bindPodVolumes(pod: Pod, nodeName: string, podVolumes: PodVolumes, signal?: AbortSignal): Promise<void> {
+    const written = await this.bindAPIUpdate(podVolumes);
+    try {
+      await this.#waitUntil(
+        () => this.checkBindings(pod, nodeName, written.staticBindings, written.dynamicProvisions),
+        signal,
+      );
+    } catch (err) {
+      throw new BinderError(`binding volumes: ${(err as Error).message}`);
+    }
+  }
+
+  /**
+   * bindAPIUpdate: writes each assumed PV, then each annotated PVC, with their resourceVersion as precondition.
+   * On the first failure what was not written is restored and the write error is thrown. Returns what the API stored.
+   */
+  async bindAPIUpdate(podVolumes: PodVolumes): Promise<PodVolumes> {
     const bindings = podVolumes.staticBindings.map((b) => ({ ...b }));
-    const claims = podVolumes.dynamicProvisions.map((p) => p.pvc);
+    const provisions = podVolumes.dynamicProvisions.map((p) => ({ ...p }));
     let pvsWritten = 0;
     let pvcsWritten = 0;
     try {
@@ -354,20 +370,16 @@ export class VolumeBinder implements ProvisioningSources {
         b.pv = await this.#writer.updatePersistentVolume(b.pv);
         pvsWritten++;
       }
-      for (let i = 0; i < claims.length; i++) {
-        claims[i] = await this.#writer.updatePersistentVolumeClaim(claims[i]);
+      for (const p of provisions) {
+        p.pvc = await this.#writer.updatePersistentVolumeClaim(p.pvc);
         pvcsWritten++;
       }
     } catch (err) {
       for (const b of bindings.slice(pvsWritten)) this.pvCache.restore(b.pv.metadata.name);
-      for (const c of claims.slice(pvcsWritten)) this.pvcCache.restore(claimKey(c));
+      for (const p of provisions.slice(pvcsWritten)) this.pvcCache.restore(claimKey(p.pvc));
       throw err;
     }
-    try {
-      await this.#waitUntil(() => this.#checkBindings(pod, nodeName, bindings, claims), signal);
-    } catch (err) {
-      throw new BinderError(`binding volumes: ${(err as Error).message}`);
-    }
+    return { staticBindings: bindings, dynamicProvisions: provisions };
   }
 
   /** Resolves when check() is true, rejects when it throws, on timeout, or on abort; re-checks on every change. */
@@ -403,7 +415,12 @@ export class VolumeBinder implements ProvisioningSources {
   }
 
   /** checkBindings, on API objects: true when all bound, false to keep waiting; throws when binding must be retried. */
-  #checkBindings(pod: Pod, nodeName: string, bindings: BindingInfo[], claims: PersistentVolumeClaim[]): boolean {
+  checkBindings(
+    pod: Pod,
+    nodeName: string,
+    bindings: readonly BindingInfo[],
+    provisions: readonly DynamicProvision[],
+  ): boolean {
     const node = this.#store.get('Node', nodeName);
     if (!node) throw new Error(`failed to get node "${nodeName}": node "${nodeName}" not found`);
     const csiNode = this.csiNode(nodeName);
@@ -427,7 +444,7 @@ export class VolumeBinder implements ProvisioningSources {
       if (!pv.spec.claimRef?.uid) throw new Error(`ClaimRef got reset for pv "${name}"`);
       if (!isClaimFullyBound(pvc)) return false;
     }
-    for (const claim of claims) {
+    for (const { pvc: claim } of provisions) {
       const key = claimKey(claim);
       const pvc = this.pvcCache.getAPI(key);
       if (!pvc) throw new Error(`failed to check provisioning pvc: could not find v1.PersistentVolumeClaim "${key}"`);
