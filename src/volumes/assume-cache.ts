@@ -52,12 +52,12 @@ export class AssumeCache<T extends Versioned> {
   add(obj: T): void {
     const key = this.#keyOf(obj);
     const entry = this.#entries.get(key);
-    let newVersion: number;
-    try {
-      newVersion = resourceVersion(this.description, key, obj);
-      if (entry && newVersion <= resourceVersion(this.description, key, entry.latest)) return;
-    } catch {
-      return; // upstream logs and drops objects whose version does not parse
+    if (entry) {
+      try {
+        if (resourceVersion(this.description, key, obj) <= resourceVersion(this.description, key, entry.latest)) return;
+      } catch {
+        return; // upstream logs and drops an update whose version does not parse
+      }
     }
     if (entry) {
       const previous = entry.latest;
