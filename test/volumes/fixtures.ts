@@ -40,6 +40,7 @@ export function makeTestPVC(
   className: string | undefined,
 ): PersistentVolumeClaim {
   const pvc: PersistentVolumeClaim = {
+    kind: 'PersistentVolumeClaim',
     metadata: { name, namespace: 'testns', uid: 'pvc-uid', resourceVersion },
     spec: { resources: { requests: { storage: size } }, volumeMode: 'Filesystem' },
   };
@@ -61,6 +62,7 @@ export function makeTestPV(
   className: string,
 ): PersistentVolume {
   const pv: PersistentVolume = {
+    kind: 'PersistentVolume',
     metadata: { name, uid: `uid-${name}`, resourceVersion: version },
     spec: { capacity: { storage: capacity }, storageClassName: className, volumeMode: 'Filesystem' },
     status: { phase: 'Available' },

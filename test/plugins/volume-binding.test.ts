@@ -1,0 +1,531 @@
+// volume_binding_test.go (TestVolumeBinding) through the plugin, plus reserve/preBind/unreserve and the rules this
+// project adds: cached decisions per (pod, node), shared reservations per pod UID, never booking a PV twice.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Node, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass } from '../../src/cluster/types.ts';
+import { CycleState } from '../../src/framework/cycle-state.ts';
+import { VolumeBindingPlugin } from '../../src/plugins/volume-binding.ts';
+import { buildCapacityScorer, type ShapePoint } from '../../src/volumes/scorer.ts';
+import { TestCluster } from '../volumes/fixtures.ts';
+import { nodeInfo } from './helpers.ts';
+
+const sc = (name: string, mode: string): StorageClass => ({
+  metadata: { name, uid: name, resourceVersion: '1' },
+  provisioner: 'kubernetes.io/no-provisioner',
+  volumeBindingMode: mode,
+});
+const immediateSC = sc('immediate-sc', 'Immediate');
+const waitSC = sc('wait-sc', 'WaitForFirstConsumer');
+const waitHDDSC = sc('wait-hdd-sc', 'WaitForFirstConsumer');
+
+function makePod(name: string, claims: string[], uid = `uid-${name}`): Pod {
+  return {
+    metadata: { name, namespace: 'default', uid, resourceVersion: '1' },
+    spec: {
+      containers: [{ name: 'c' }],
+      ...(claims.length
+        ? { volumes: claims.map((c, i) => ({ name: `v${i}`, persistentVolumeClaim: { claimName: c } })) }
+        : {}),
+    },
+  };
+}
+
+function makeNode(name: string, labels: Record<string, string> = {}): Node {
+  return { metadata: { name, uid: name, resourceVersion: '1', labels: { 'kubernetes.io/hostname': name, ...labels } } };
+}
+
+function makePVC(
+  name: string,
+  className: string,
+  opts: { boundPV?: string; request?: string; phase?: string } = {},
+): PersistentVolumeClaim {
+  return {
+    kind: 'PersistentVolumeClaim',
+    metadata: {
+      name,
+      namespace: 'default',
+      uid: `uid-${name}`,
+      resourceVersion: '1',
+      ...(opts.boundPV ? { annotations: { 'pv.kubernetes.io/bind-completed': 'true' } } : {}),
+    },
+    spec: {
+      storageClassName: className,
+      ...(opts.boundPV ? { volumeName: opts.boundPV } : {}),
+      ...(opts.request ? { resources: { requests: { storage: opts.request } } } : {}),
+    },
+    ...(opts.phase ? { status: { phase: opts.phase } } : {}),
+  };
+}
+
+function makePV(
+  name: string,
+  className: string,
+  opts: { phase?: string; capacity?: string; affinity?: Record<string, string[]> } = {},
+): PersistentVolume {
+  const pv: PersistentVolume = {
+    kind: 'PersistentVolume',
+    metadata: { name, uid: `uid-${name}`, resourceVersion: '1' },
+    spec: { storageClassName: className, ...(opts.capacity ? { capacity: { storage: opts.capacity } } : {}) },
+    ...(opts.phase ? { status: { phase: opts.phase } } : {}),
+  };
+  if (opts.affinity) {
+    pv.spec.nodeAffinity = {
+      required: {
+        nodeSelectorTerms: [
+          { matchExpressions: Object.entries(opts.affinity).map(([key, values]) => ({ key, operator: 'In', values })) },
+        ],
+      },
+    };
+  }
+  return pv;
+}
+
+const VOLUME_CAPACITY_PRIORITY: ShapePoint[] = [
+  { utilization: 0, score: 0 },
+  { utilization: 100, score: 10 },
+];
+
+function setup(objects: (PersistentVolume | PersistentVolumeClaim | Node | Pod)[], shape = VOLUME_CAPACITY_PRIORITY) {
+  const cluster = new TestCluster([immediateSC, waitSC, waitHDDSC, ...objects]);
+  const plugin = new VolumeBindingPlugin(cluster.binder(5), buildCapacityScorer(shape));
+  return { cluster, plugin };
+}
+
+const BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind";
+const NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity";
+
+describe('TestVolumeBinding', () => {
+  const zones = (z: string) => ({
+    'topology.kubernetes.io/region': `region-${z}`,
+    'topology.kubernetes.io/zone': `zone-${z}`,
+  });
+  const zonalNodes = ['a', 'b', 'c'].flatMap((z) => [
+    makeNode(`zone-${z}-node-a`, zones(z)),
+    makeNode(`zone-${z}-node-b`, zones(z)),
+  ]);
+  const zonalPVs = [
+    makePV('pv-a-0', 'wait-sc', {
+      phase: 'Available',
+      capacity: '200Gi',
+      affinity: { 'topology.kubernetes.io/region': ['region-a'], 'topology.kubernetes.io/zone': ['zone-a'] },
+    }),
+    makePV('pv-a-1', 'wait-sc', {
+      phase: 'Available',
+      capacity: '200Gi',
+      affinity: { 'topology.kubernetes.io/region': ['region-a'], 'topology.kubernetes.io/zone': ['zone-a'] },
+    }),
+    makePV('pv-b-0', 'wait-sc', {
+      phase: 'Available',
+      capacity: '100Gi',
+      affinity: { 'topology.kubernetes.io/region': ['region-b'], 'topology.kubernetes.io/zone': ['zone-b'] },
+    }),
+    makePV('pv-b-1', 'wait-sc', {
+      phase: 'Available',
+      capacity: '100Gi',
+      affinity: { 'topology.kubernetes.io/region': ['region-b'], 'topology.kubernetes.io/zone': ['zone-b'] },
+    }),
+  ];
+  const host = (n: string) => ({ 'kubernetes.io/hostname': [n] });
+  const table: {
+    name: string;
+    pod: Pod;
+    nodes: Node[];
+    pvcs?: PersistentVolumeClaim[];
+    pvs?: PersistentVolume[];
+    shape?: ShapePoint[];
+    wantPreFilter?: [string, ...string[]];
+    wantFilter?: ([string, ...string[]] | null)[];
+    wantScores?: number[];
+  }[] = [
+    {
+      name: 'pod has not pvcs',
+      pod: makePod('pod-a', []),
+      nodes: [makeNode('node-a')],
+      wantPreFilter: ['Skip'],
+      wantFilter: [null],
+    },
+    {
+      name: 'all bound',
+      pod: makePod('pod-a', ['pvc-a']),
+      nodes: [makeNode('node-a')],
+      pvcs: [makePVC('pvc-a', 'wait-sc', { boundPV: 'pv-a' })],
+      pvs: [makePV('pv-a', 'wait-sc', { phase: 'Available' })],
+      wantFilter: [null],
+    },
+    {
+      name: 'all bound with local volumes',
+      pod: makePod('pod-a', ['pvc-a', 'pvc-b']),
+      nodes: [makeNode('node-a')],
+      pvcs: [makePVC('pvc-a', 'wait-sc', { boundPV: 'pv-a' }), makePVC('pvc-b', 'wait-sc', { boundPV: 'pv-b' })],
+      pvs: [
+        makePV('pv-a', 'wait-sc', { phase: 'Bound', affinity: host('node-a') }),
+        makePV('pv-b', 'wait-sc', { phase: 'Bound', affinity: host('node-a') }),
+      ],
+      wantFilter: [null],
+    },
+    {
+      name: 'PVC does not exist',
+      pod: makePod('pod-a', ['pvc-a']),
+      nodes: [makeNode('node-a')],
+      wantPreFilter: ['UnschedulableAndUnresolvable', 'persistentvolumeclaim "pvc-a" not found'],
+    },
+    {
+      name: 'Part of PVCs do not exist',
+      pod: makePod('pod-a', ['pvc-a', 'pvc-b']),
+      nodes: [makeNode('node-a')],
+      pvcs: [makePVC('pvc-a', 'wait-sc', { boundPV: 'pv-a' })],
+      wantPreFilter: ['UnschedulableAndUnresolvable', 'persistentvolumeclaim "pvc-b" not found'],
+    },
+    {
+      name: 'immediate claims not bound',
+      pod: makePod('pod-a', ['pvc-a']),
+      nodes: [makeNode('node-a')],
+      pvcs: [makePVC('pvc-a', 'immediate-sc')],
+      wantPreFilter: ['UnschedulableAndUnresolvable', 'pod has unbound immediate PersistentVolumeClaims'],
+    },
+    {
+      name: 'unbound claims no matches',
+      pod: makePod('pod-a', ['pvc-a']),
+      nodes: [makeNode('node-a')],
+      pvcs: [makePVC('pvc-a', 'wait-sc')],
+      wantFilter: [['UnschedulableAndUnresolvable', BIND_CONFLICT]],
+    },
+    {
+      name: 'bound and unbound unsatisfied',
+      pod: makePod('pod-a', ['pvc-a', 'pvc-b']),
+      nodes: [makeNode('node-a', { foo: 'barbar' })],
+      pvcs: [makePVC('pvc-a', 'wait-sc', { boundPV: 'pv-a' }), makePVC('pvc-b', 'wait-sc')],
+      pvs: [makePV('pv-a', 'wait-sc', { phase: 'Available', affinity: { foo: ['bar'] } })],
+      wantFilter: [['UnschedulableAndUnresolvable', NODE_CONFLICT, BIND_CONFLICT]],
+    },
+    {
+      name: 'pvc not found',
+      pod: makePod('pod-a', ['pvc-a']),
+      nodes: [makeNode('node-a')],
+      wantPreFilter: ['UnschedulableAndUnresolvable', 'persistentvolumeclaim "pvc-a" not found'],
+    },
+    {
+      name: 'pv not found',
+      pod: makePod('pod-a', ['pvc-a']),
+      nodes: [makeNode('node-a')],
+      pvcs: [makePVC('pvc-a', 'wait-sc', { boundPV: 'pv-a' })],
+      wantFilter: [
+        ['UnschedulableAndUnresolvable', 'node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)'],
+      ],
+    },
+    {
+      name: 'pv not found claim lost',
+      pod: makePod('pod-a', ['pvc-a']),
+      nodes: [makeNode('node-a')],
+      pvcs: [makePVC('pvc-a', 'wait-sc', { boundPV: 'pv-a', phase: 'Lost' })],
+      wantPreFilter: [
+        'UnschedulableAndUnresolvable',
+        'persistentvolumeclaim "pvc-a" bound to non-existent persistentvolume "pv-a"',
+      ],
+    },
+    {
+      name: 'local volumes with close capacity are preferred',
+      pod: makePod('pod-a', ['pvc-a']),
+      nodes: [makeNode('node-a'), makeNode('node-b'), makeNode('node-c')],
+      pvcs: [makePVC('pvc-a', 'wait-sc', { request: '50Gi' })],
+      pvs: [
+        makePV('pv-a-0', 'wait-sc', { phase: 'Available', capacity: '200Gi', affinity: host('node-a') }),
+        makePV('pv-a-1', 'wait-sc', { phase: 'Available', capacity: '200Gi', affinity: host('node-a') }),
+        makePV('pv-b-0', 'wait-sc', { phase: 'Available', capacity: '100Gi', affinity: host('node-b') }),
+        makePV('pv-b-1', 'wait-sc', { phase: 'Available', capacity: '100Gi', affinity: host('node-b') }),
+      ],
+      wantFilter: [null, null, ['UnschedulableAndUnresolvable', BIND_CONFLICT]],
+      wantScores: [25, 50, 0],
+    },
+    {
+      name: 'local volumes with close capacity are preferred (multiple pvcs)',
+      pod: makePod('pod-a', ['pvc-0', 'pvc-1']),
+      nodes: [makeNode('node-a'), makeNode('node-b'), makeNode('node-c')],
+      pvcs: [makePVC('pvc-0', 'wait-sc', { request: '50Gi' }), makePVC('pvc-1', 'wait-hdd-sc', { request: '100Gi' })],
+      pvs: [
+        makePV('pv-a-0', 'wait-sc', { phase: 'Available', capacity: '200Gi', affinity: host('node-a') }),
+        makePV('pv-a-1', 'wait-sc', { phase: 'Available', capacity: '200Gi', affinity: host('node-a') }),
+        makePV('pv-a-2', 'wait-hdd-sc', { phase: 'Available', capacity: '200Gi', affinity: host('node-a') }),
+        makePV('pv-a-3', 'wait-hdd-sc', { phase: 'Available', capacity: '200Gi', affinity: host('node-a') }),
+        makePV('pv-b-0', 'wait-sc', { phase: 'Available', capacity: '100Gi', affinity: host('node-b') }),
+        makePV('pv-b-1', 'wait-sc', { phase: 'Available', capacity: '100Gi', affinity: host('node-b') }),
+        makePV('pv-b-2', 'wait-hdd-sc', { phase: 'Available', capacity: '100Gi', affinity: host('node-b') }),
+        makePV('pv-b-3', 'wait-hdd-sc', { phase: 'Available', capacity: '100Gi', affinity: host('node-b') }),
+      ],
+      wantFilter: [null, null, ['UnschedulableAndUnresolvable', BIND_CONFLICT]],
+      wantScores: [38, 75, 0],
+    },
+    {
+      name: 'zonal volumes with close capacity are preferred',
+      pod: makePod('pod-a', ['pvc-a']),
+      nodes: zonalNodes,
+      pvcs: [makePVC('pvc-a', 'wait-sc', { request: '50Gi' })],
+      pvs: zonalPVs,
+      wantFilter: [
+        null,
+        null,
+        null,
+        null,
+        ['UnschedulableAndUnresolvable', BIND_CONFLICT],
+        ['UnschedulableAndUnresolvable', BIND_CONFLICT],
+      ],
+      wantScores: [25, 25, 50, 50, 0, 0],
+    },
+    {
+      name: 'zonal volumes with close capacity are preferred (custom shape)',
+      pod: makePod('pod-a', ['pvc-a']),
+      nodes: zonalNodes,
+      pvcs: [makePVC('pvc-a', 'wait-sc', { request: '50Gi' })],
+      pvs: zonalPVs,
+      shape: [
+        { utilization: 0, score: 0 },
+        { utilization: 50, score: 3 },
+        { utilization: 100, score: 5 },
+      ],
+      wantFilter: [
+        null,
+        null,
+        null,
+        null,
+        ['UnschedulableAndUnresolvable', BIND_CONFLICT],
+        ['UnschedulableAndUnresolvable', BIND_CONFLICT],
+      ],
+      wantScores: [15, 15, 30, 30, 0, 0],
+    },
+  ];
+
+  for (const item of table) {
+    it(item.name, () => {
+      const { plugin } = setup([...item.nodes, ...(item.pvcs ?? []), ...(item.pvs ?? [])], item.shape);
+      const state = new CycleState();
+      const pre = plugin.preFilter(state, item.pod);
+      assert.deepEqual([pre.code, ...pre.reasons], item.wantPreFilter ?? ['Success']);
+      if (pre.code !== 'Success') return;
+      item.nodes.forEach((node, i) => {
+        const s = plugin.filter(state, item.pod, nodeInfo(node));
+        assert.deepEqual(
+          s.code === 'Success' ? null : [s.code, ...s.reasons],
+          item.wantFilter?.[i] ?? null,
+          node.metadata.name,
+        );
+      });
+      if (!item.wantScores) return;
+      item.nodes.forEach((node, i) => {
+        assert.equal(
+          plugin.score(state, item.pod, nodeInfo(node)),
+          item.wantScores![i],
+          `score of ${node.metadata.name}`,
+        );
+      });
+    });
+  }
+
+  it('prioritize without a filter in the same cycle scores from the cached (or recomputed) decision', () => {
+    const nodes = [makeNode('node-a'), makeNode('node-b')];
+    const { plugin } = setup([
+      ...nodes,
+      makePVC('pvc-a', 'wait-sc', { request: '50Gi' }),
+      makePV('pv-a', 'wait-sc', { phase: 'Available', capacity: '200Gi', affinity: host('node-a') }),
+      makePV('pv-b', 'wait-sc', { phase: 'Available', capacity: '100Gi', affinity: host('node-b') }),
+    ]);
+    const pod = makePod('pod-a', ['pvc-a']);
+    const state = new CycleState();
+    assert.equal(plugin.preFilter(state, pod).code, 'Success');
+    assert.deepEqual(
+      nodes.map((n) => plugin.score(state, pod, nodeInfo(n))),
+      [25, 50],
+    );
+  });
+});
+
+describe('reserve, preBind and unreserve', () => {
+  const nodeA = makeNode('node-a');
+  const nodeB = makeNode('node-b');
+  const localPV = (name: string, node: string) =>
+    makePV(name, 'wait-sc', { phase: 'Available', capacity: '10Gi', affinity: { 'kubernetes.io/hostname': [node] } });
+
+  /** Completes bindings the way the PV controller does: claim gets volumeName + bind-completed. */
+  function pvController(cluster: TestCluster): () => void {
+    return cluster.store.on('PersistentVolume', (e) => {
+      if (e.type === 'delete') return;
+      const ref = e.obj.spec.claimRef;
+      if (!ref?.name) return;
+      const pvc = cluster.store.get('PersistentVolumeClaim', `${ref.namespace}/${ref.name}`);
+      if (!pvc || pvc.spec.volumeName) return;
+      queueMicrotask(() =>
+        cluster.add({
+          ...pvc,
+          spec: { ...pvc.spec, volumeName: e.obj.metadata.name },
+          metadata: {
+            ...pvc.metadata,
+            annotations: { ...pvc.metadata.annotations, 'pv.kubernetes.io/bind-completed': 'yes' },
+          },
+        }),
+      );
+    });
+  }
+
+  function bindCycle(plugin: VolumeBindingPlugin, pod: Pod, nodeName: string) {
+    const state = new CycleState();
+    plugin.preFilter(state, pod);
+    return { state, reserve: plugin.reserve(state, pod, nodeName) };
+  }
+
+  it('filter → reserve → preBind binds the chosen PV and leaves no assumption behind', async () => {
+    const pod = makePod('pod-1', ['claim-1']);
+    const { cluster, plugin } = setup([
+      nodeA,
+      localPV('pv-1', 'node-a'),
+      makePVC('claim-1', 'wait-sc', { request: '1Gi' }),
+      pod,
+    ]);
+    pvController(cluster);
+    const filterState = new CycleState();
+    plugin.preFilter(filterState, pod);
+    assert.equal(plugin.filter(filterState, pod, nodeInfo(nodeA)).code, 'Success');
+    const { state, reserve } = bindCycle(plugin, pod, 'node-a');
+    assert.equal(reserve.code, 'Success');
+    assert.equal(plugin.binder.pvCache.get('pv-1')?.spec.claimRef?.name, 'claim-1');
+    const s = await plugin.preBind(state, pod, 'node-a', new AbortController().signal);
+    assert.deepEqual([s.code, ...s.reasons], ['Success']);
+    assert.equal(cluster.store.get('PersistentVolumeClaim', 'default/claim-1')?.spec.volumeName, 'pv-1');
+    assert.equal(plugin.binder.pvCache.isAssumed('pv-1'), false);
+    assert.deepEqual(plugin.reservedPods(), []);
+  });
+
+  it('never double-book: the second of two pods racing for one PV fails its reserve cleanly', () => {
+    const p1 = makePod('pod-1', ['claim-1']);
+    const p2 = makePod('pod-2', ['claim-2']);
+    const { plugin } = setup([
+      nodeA,
+      localPV('pv-1', 'node-a'),
+      makePVC('claim-1', 'wait-sc', { request: '1Gi' }),
+      makePVC('claim-2', 'wait-sc', { request: '1Gi' }),
+      p1,
+      p2,
+    ]);
+    // Both filtered before either reserved: both decisions chose pv-1.
+    for (const pod of [p1, p2]) {
+      const st = new CycleState();
+      plugin.preFilter(st, pod);
+      assert.equal(plugin.filter(st, pod, nodeInfo(nodeA)).code, 'Success');
+    }
+    assert.equal(bindCycle(plugin, p1, 'node-a').reserve.code, 'Success');
+    const second = bindCycle(plugin, p2, 'node-a');
+    assert.deepEqual([second.reserve.code, ...second.reserve.reasons], ['UnschedulableAndUnresolvable', BIND_CONFLICT]);
+    assert.equal(plugin.binder.pvCache.get('pv-1')?.spec.claimRef?.name, 'claim-1');
+  });
+
+  it('a stale cached decision is never used: the assumption changed the generation', () => {
+    const p1 = makePod('pod-1', ['claim-1']);
+    const p2 = makePod('pod-2', ['claim-2']);
+    const { plugin } = setup([
+      nodeA,
+      localPV('pv-1', 'node-a'),
+      localPV('pv-2', 'node-a'),
+      makePVC('claim-1', 'wait-sc', { request: '1Gi' }),
+      makePVC('claim-2', 'wait-sc', { request: '1Gi' }),
+      p1,
+      p2,
+    ]);
+    for (const pod of [p1, p2]) {
+      const st = new CycleState();
+      plugin.preFilter(st, pod);
+      plugin.filter(st, pod, nodeInfo(nodeA));
+    }
+    const first = bindCycle(plugin, p1, 'node-a');
+    const second = bindCycle(plugin, p2, 'node-a');
+    assert.equal(first.reserve.code, 'Success');
+    assert.equal(second.reserve.code, 'Success');
+    const chosen = ['pv-1', 'pv-2'].map((n) => plugin.binder.pvCache.get(n)?.spec.claimRef?.name).sort();
+    assert.deepEqual(chosen, ['claim-1', 'claim-2']);
+  });
+
+  it('a reserve for a pod UID already reserved on the same node shares the assumption; unreserve reverts once all let go', () => {
+    const pod = makePod('pod-1', ['claim-1']);
+    const { plugin } = setup([
+      nodeA,
+      localPV('pv-1', 'node-a'),
+      makePVC('claim-1', 'wait-sc', { request: '1Gi' }),
+      pod,
+    ]);
+    const a = bindCycle(plugin, pod, 'node-a');
+    const b = bindCycle(plugin, pod, 'node-a');
+    assert.equal(a.reserve.code, 'Success');
+    assert.equal(b.reserve.code, 'Success');
+    const c = bindCycle(plugin, pod, 'node-b');
+    assert.equal(c.reserve.code, 'Error');
+    plugin.unreserve(a.state, pod, 'node-a');
+    assert.equal(plugin.binder.pvCache.isAssumed('pv-1'), true);
+    plugin.unreserve(b.state, pod, 'node-a');
+    plugin.unreserve(b.state, pod, 'node-a'); // idempotent
+    assert.equal(plugin.binder.pvCache.isAssumed('pv-1'), false);
+    assert.deepEqual(plugin.reservedPods(), []);
+  });
+
+  it('a failed bind reverts every assumption on unreserve', async () => {
+    const pod = makePod('pod-1', ['claim-1', 'claim-2']);
+    const { cluster, plugin } = setup([
+      nodeA,
+      localPV('pv-1', 'node-a'),
+      localPV('pv-2', 'node-a'),
+      makePVC('claim-1', 'wait-sc', { request: '1Gi' }),
+      makePVC('claim-2', 'wait-sc', { request: '2Gi' }),
+      pod,
+    ]);
+    const { state, reserve } = bindCycle(plugin, pod, 'node-a');
+    assert.equal(reserve.code, 'Success');
+    cluster.writer.failUpdates.add('pv-2');
+    const s = await plugin.preBind(state, pod, 'node-a', new AbortController().signal);
+    assert.equal(s.code, 'Error');
+    assert.match(s.reasons[0], /injected failure/);
+    plugin.unreserve(state, pod, 'node-a');
+    for (const name of ['pv-1', 'pv-2']) assert.equal(plugin.binder.pvCache.isAssumed(name), false, name);
+  });
+
+  it('preBind honours the abort signal', async () => {
+    const pod = makePod('pod-1', ['claim-1']);
+    const { plugin } = setup([
+      nodeA,
+      localPV('pv-1', 'node-a'),
+      makePVC('claim-1', 'wait-sc', { request: '1Gi' }),
+      pod,
+    ]);
+    const { state } = bindCycle(plugin, pod, 'node-a');
+    const ac = new AbortController();
+    const pending = plugin.preBind(state, pod, 'node-a', ac.signal);
+    setTimeout(() => ac.abort(), 10);
+    const s = await pending;
+    assert.deepEqual([s.code, ...s.reasons], ['Error', 'binding volumes: context canceled']);
+    plugin.unreserve(state, pod, 'node-a');
+    assert.equal(plugin.binder.pvCache.isAssumed('pv-1'), false);
+  });
+
+  it('all claims bound: reserve and preBind have nothing to do', async () => {
+    const pod = makePod('pod-1', ['claim-1']);
+    const { cluster, plugin } = setup([
+      nodeA,
+      makePV('pv-1', 'wait-sc', { phase: 'Bound', affinity: { 'kubernetes.io/hostname': ['node-a'] } }),
+      makePVC('claim-1', 'wait-sc', { boundPV: 'pv-1' }),
+      pod,
+    ]);
+    const { state, reserve } = bindCycle(plugin, pod, 'node-a');
+    assert.equal(reserve.code, 'Success');
+    const s = await plugin.preBind(state, pod, 'node-a', new AbortController().signal);
+    assert.equal(s.code, 'Success');
+    assert.deepEqual(cluster.writer.updates, []);
+  });
+
+  it('reserve on a node the claims cannot use reports the reasons', () => {
+    const pod = makePod('pod-1', ['claim-1']);
+    const { plugin } = setup([
+      nodeA,
+      nodeB,
+      localPV('pv-1', 'node-a'),
+      makePVC('claim-1', 'wait-sc', { request: '1Gi' }),
+      pod,
+    ]);
+    const { reserve } = bindCycle(plugin, pod, 'node-b');
+    assert.deepEqual([reserve.code, ...reserve.reasons], ['UnschedulableAndUnresolvable', BIND_CONFLICT]);
+  });
+});
