@@ -100,6 +100,8 @@ interface ListSnapshot {
 
 interface FailRule {
   method?: string;
+  /** Only watch requests (true), only non-watch requests (false), or both (undefined). */
+  watch?: boolean;
   path: string | RegExp;
   remaining: number;
   status: number;
@@ -173,6 +175,8 @@ export class FakeApiServer {
   readonly writes: RecordedWrite[] = [];
   /** Every request, in order. */
   readonly requests: RecordedRequest[] = [];
+  /** Called after every write request is answered (tests simulate controllers with it). */
+  onWrite: ((write: RecordedWrite) => void) | undefined;
   url = '';
 
   constructor(options: FakeApiServerOptions = {}) {
@@ -282,9 +286,12 @@ export class FakeApiServer {
     this.#lists.clear();
   }
 
-  /** Answers the next `count` requests matching `path` (substring or RegExp of the path) with `code` (default 500). */
-  failNext(path: string | RegExp, count = 1, code = 500, method?: string): void {
-    this.#fail.push({ path, remaining: count, status: code, method });
+  /**
+   * Answers the next `count` requests matching `path` (substring or RegExp of the path) with `code` (default 500);
+   * `method` narrows to one HTTP method, `watch` to watch requests (true) or everything else (false).
+   */
+  failNext(path: string | RegExp, count = 1, code = 500, method?: string, watch?: boolean): void {
+    this.#fail.push({ path, remaining: count, status: code, method, watch });
   }
 
   /** Delays every response by `ms` (0 turns it off). */
@@ -415,15 +422,10 @@ export class FakeApiServer {
     const isWrite = method !== 'GET';
     const { parsed: body } = isWrite ? await this.#body(req) : { parsed: undefined };
     const record = (code: number) => {
-      if (isWrite) {
-        this.writes.push({
-          method,
-          path: url.pathname,
-          body,
-          contentType: req.headers['content-type'],
-          status: code,
-        });
-      }
+      if (!isWrite) return;
+      const write = { method, path: url.pathname, body, contentType: req.headers['content-type'], status: code };
+      this.writes.push(write);
+      if (this.onWrite) res.once('finish', () => this.onWrite?.(write));
     };
     if (this.#delayMs > 0) await new Promise((r) => setTimeout(r, this.#delayMs));
 
@@ -431,6 +433,7 @@ export class FakeApiServer {
       (r) =>
         r.remaining > 0 &&
         (!r.method || r.method === method) &&
+        (r.watch === undefined || r.watch === watch) &&
         (typeof r.path === 'string' ? url.pathname.includes(r.path) : r.path.test(url.pathname)),
     );
     if (rule) {

@@ -1,0 +1,59 @@
+// Runs the real CLI (`node src/main.ts serve --kubeconfig FILE --port 0`) as a child process with this Node binary,
+// collects its JSON log lines and resolves with the address it logs as "listening".
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface LogLine {
+  level: number;
+  msg: string;
+  [key: string]: unknown;
+}
+
+export interface ExtenderProcess {
+  url: string;
+  logs: LogLine[];
+  child: ChildProcess;
+  stop(): Promise<number | null>;
+}
+
+export async function startExtender(kubeconfig: string, extraArgs: string[] = []): Promise<ExtenderProcess> {
+  const child = spawn(
+    process.execPath,
+    ['src/main.ts', 'serve', '--kubeconfig', kubeconfig, '--port', '0', '--host', '127.0.0.1', ...extraArgs],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '' } },
+  );
+  const logs: LogLine[] = [];
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const listening = new Promise<string>((resolve, reject) => {
+    createInterface(child.stdout!).on('line', (line) => {
+      try {
+        const entry = JSON.parse(line) as LogLine;
+        logs.push(entry);
+        if (entry.msg === 'listening') resolve(String(entry.address));
+      } catch {
+        logs.push({ level: 30, msg: line });
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`extender exited with ${code} before listening: ${stderr}`)));
+  });
+  const url = await listening;
+  return {
+    url,
+    logs,
+    child,
+    async stop() {
+      if (child.exitCode !== null) return child.exitCode;
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      const [code] = (await exited) as [number | null];
+      return code;
+    },
+  };
+}
