@@ -1,0 +1,93 @@
+// volumebinding/scorer_test.go (TestScore). Shapes are given in the configuration's 0..10 score units.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { DEFAULT_VOLUME_PLUGINS_CONFIG } from '../../src/plugins/index.ts';
+import { buildCapacityScorer, type ShapePoint, type StorageResource, shapeError } from '../../src/volumes/scorer.ts';
+
+const classes = (hdd: number, ssd?: number) => {
+  const m = new Map<string, StorageResource>([['hdd', { requested: hdd, capacity: 100 }]]);
+  if (ssd !== undefined) m.set('ssd', { requested: ssd, capacity: 100 });
+  return m;
+};
+
+describe('TestScore', () => {
+  const volumeCapacityPriority: ShapePoint[] = [
+    { utilization: 0, score: 0 },
+    { utilization: 100, score: 10 },
+  ];
+  const tests: { name: string; shape: ShapePoint[]; cases: [Map<string, StorageResource>, number][] }[] = [
+    {
+      name: 'default shape, single class',
+      shape: volumeCapacityPriority,
+      cases: [
+        [classes(0), 0],
+        [classes(30), 30],
+        [classes(50), 50],
+        [classes(100), 100],
+      ],
+    },
+    {
+      name: 'default shape, multiple classes',
+      shape: volumeCapacityPriority,
+      cases: [
+        [classes(0, 0), 0],
+        [classes(0, 30), 15],
+        [classes(30, 30), 30],
+        [classes(30, 60), 45],
+        [classes(50, 50), 50],
+        [classes(50, 100), 75],
+        [classes(100, 100), 100],
+      ],
+    },
+    {
+      name: 'custom shape, multiple classes',
+      shape: [
+        { utilization: 50, score: 0 },
+        { utilization: 80, score: 3 },
+        { utilization: 100, score: 5 },
+      ],
+      cases: [
+        [classes(0, 0), 0],
+        [classes(0, 30), 0],
+        [classes(30, 30), 0],
+        [classes(30, 60), 5],
+        [classes(50, 100), 25],
+        [classes(90, 90), 40],
+        [classes(100, 100), 50],
+      ],
+    },
+  ];
+  for (const t of tests) {
+    it(t.name, () => {
+      const f = buildCapacityScorer(t.shape);
+      for (const [resources, want] of t.cases) assert.equal(f(resources), want);
+    });
+  }
+
+  it('StorageCapacityScoring default shape prefers free space', () => {
+    const f = buildCapacityScorer(DEFAULT_VOLUME_PLUGINS_CONFIG.volumeBinding.shape);
+    assert.equal(f(classes(0)), 100);
+    assert.equal(f(classes(25)), 75);
+    assert.equal(f(classes(100)), 0);
+  });
+
+  it('capacity 0 or exceeded counts as full utilization', () => {
+    const f = buildCapacityScorer(volumeCapacityPriority);
+    assert.equal(f(new Map([['x', { requested: 1, capacity: 0 }]])), 100);
+    assert.equal(f(new Map([['x', { requested: 200, capacity: 100 }]])), 100);
+    assert.equal(f(new Map()), 0);
+  });
+
+  it('shapes are validated as upstream validates them', () => {
+    assert.equal(shapeError(volumeCapacityPriority), undefined);
+    assert.match(shapeError([]) ?? '', /at least one point/);
+    assert.match(
+      shapeError([
+        { utilization: 50, score: 1 },
+        { utilization: 50, score: 2 },
+      ]) ?? '',
+      /increasing/,
+    );
+    assert.match(shapeError([{ utilization: 0, score: 11 }]) ?? '', /0\.\.10/);
+  });
+});
