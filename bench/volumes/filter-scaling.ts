@@ -1,0 +1,160 @@
+// Does the volume filter's cost follow candidates × claims rather than the cluster's PV count?
+// The same pod is filtered against the same 100 candidate nodes (10 local PVs each) in a cluster of 20,000 and of
+// 200,000 PVs (the extra PVs live on other nodes, most already bound). Prints both timings and their ratio (< 1.5 is
+// the goal). Run: ./node_modules/.bin/node bench/volumes/filter-scaling.ts
+import { performance } from 'node:perf_hooks';
+import type { NodeInfo } from '../../src/cache/node-info.ts';
+import { ClusterStore } from '../../src/cluster/store.ts';
+import type { Node, PersistentVolume, PersistentVolumeClaim, Pod } from '../../src/cluster/types.ts';
+import type { ClusterWriter } from '../../src/cluster/writer.ts';
+import { CycleState } from '../../src/framework/cycle-state.ts';
+import { buildVolumePlugins, DEFAULT_VOLUME_PLUGINS_CONFIG } from '../../src/plugins/index.ts';
+
+const PVS_PER_NODE = 10;
+const CANDIDATES = 100;
+const CLAIMS = 3;
+
+const noWrites: ClusterWriter = {
+  bindPod: async () => {},
+  updatePersistentVolume: async (pv) => pv,
+  updatePersistentVolumeClaim: async (pvc) => pvc,
+  getPod: async () => undefined,
+};
+
+function node(i: number): Node {
+  const name = `node-${i}`;
+  return {
+    metadata: {
+      name,
+      uid: name,
+      resourceVersion: '1',
+      labels: { 'kubernetes.io/hostname': name, 'topology.kubernetes.io/zone': `zone-${i % 3}` },
+    },
+  };
+}
+
+function localPV(nodeIndex: number, j: number, boundTo?: string): PersistentVolume {
+  const name = `pv-${nodeIndex}-${j}`;
+  return {
+    metadata: { name, uid: name, resourceVersion: '1' },
+    spec: {
+      capacity: { storage: `${10 + j}Gi` },
+      accessModes: ['ReadWriteOnce'],
+      storageClassName: 'local',
+      local: { path: `/mnt/${name}` },
+      ...(boundTo ? { claimRef: { namespace: 'other', name: boundTo, uid: boundTo } } : {}),
+      nodeAffinity: {
+        required: {
+          nodeSelectorTerms: [
+            { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [`node-${nodeIndex}`] }] },
+          ],
+        },
+      },
+    },
+    status: { phase: boundTo ? 'Bound' : 'Available' },
+  };
+}
+
+function nodeInfoOf(n: Node): NodeInfo {
+  const zero = { milliCPU: 0, memory: 0, ephemeralStorage: 0, pods: 0, scalar: {} };
+  return {
+    name: n.metadata.name,
+    node: n,
+    pods: new Map(),
+    allocatable: zero,
+    requested: zero,
+    nonZeroRequested: zero,
+    usedPorts: new Map(),
+    imageStates: new Map(),
+    pvcRefCounts: new Map(),
+    csiVolumes: new Map(),
+    generation: 0,
+  };
+}
+
+function buildCluster(totalPVs: number) {
+  const store = new ClusterStore();
+  store.upsert('StorageClass', {
+    metadata: { name: 'local', uid: 'local', resourceVersion: '1' },
+    provisioner: 'kubernetes.io/no-provisioner',
+    volumeBindingMode: 'WaitForFirstConsumer',
+  });
+  const nodeCount = totalPVs / PVS_PER_NODE;
+  const nodes: Node[] = [];
+  for (let i = 0; i < nodeCount; i++) {
+    const n = node(i);
+    nodes.push(n);
+    store.upsert('Node', n);
+    for (let j = 0; j < PVS_PER_NODE; j++) {
+      // Candidates keep all their PVs free; elsewhere most PVs are already bound, as in a busy cluster.
+      const bound = i >= CANDIDATES && j < PVS_PER_NODE - 2 ? `c-${i}-${j}` : undefined;
+      store.upsert('PersistentVolume', localPV(i, j, bound));
+    }
+  }
+  const claims: PersistentVolumeClaim[] = [];
+  for (let c = 0; c < CLAIMS; c++) {
+    const claim: PersistentVolumeClaim = {
+      metadata: { name: `data-${c}`, namespace: 'default', uid: `claim-${c}`, resourceVersion: '1' },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        storageClassName: 'local',
+        resources: { requests: { storage: `${5 + c}Gi` } },
+      },
+    };
+    claims.push(claim);
+    store.upsert('PersistentVolumeClaim', claim);
+  }
+  const pod: Pod = {
+    metadata: { name: 'web-0', namespace: 'default', uid: 'web-0', resourceVersion: '1' },
+    spec: {
+      containers: [{ name: 'c' }],
+      volumes: claims.map((c, i) => ({ name: `v${i}`, persistentVolumeClaim: { claimName: c.metadata.name } })),
+    },
+  };
+  const plugins = buildVolumePlugins({ store, writer: noWrites }, DEFAULT_VOLUME_PLUGINS_CONFIG);
+  const candidates = nodes.slice(0, CANDIDATES).map(nodeInfoOf);
+  return { plugins, pod, candidates };
+}
+
+/** One filter request: preFilter once, then every plugin's filter on every candidate. Returns feasible nodes. */
+function filterOnce({ plugins, pod, candidates }: ReturnType<typeof buildCluster>): number {
+  const state = new CycleState();
+  const active = plugins.filter((p) => (p.preFilter ? p.preFilter(state, pod).code === 'Success' : true));
+  let feasible = 0;
+  for (const ni of candidates) {
+    if (active.every((p) => !p.filter || p.filter(state, pod, ni).code === 'Success')) feasible++;
+  }
+  return feasible;
+}
+
+function measure(totalPVs: number): { ms: number; feasible: number; buildMs: number } {
+  const t0 = performance.now();
+  const cluster = buildCluster(totalPVs);
+  const buildMs = performance.now() - t0;
+  let feasible = 0;
+  for (let i = 0; i < 50; i++) feasible = filterOnce(cluster); // warm-up
+  const samples: number[] = [];
+  for (let round = 0; round < 15; round++) {
+    const start = performance.now();
+    for (let i = 0; i < 40; i++) filterOnce(cluster);
+    samples.push((performance.now() - start) / 40);
+  }
+  samples.sort((a, b) => a - b);
+  return { ms: samples[Math.floor(samples.length / 2)], feasible, buildMs };
+}
+
+const small = measure(20_000);
+const large = measure(200_000);
+const ratio = large.ms / small.ms;
+console.log(`candidates=${CANDIDATES} claims=${CLAIMS} (median of 15 rounds × 40 filter requests)`);
+console.log(
+  `  20,000 PVs: ${small.ms.toFixed(3)} ms/request, ${small.feasible} feasible (cluster built in ${small.buildMs.toFixed(0)} ms)`,
+);
+console.log(
+  ` 200,000 PVs: ${large.ms.toFixed(3)} ms/request, ${large.feasible} feasible (cluster built in ${large.buildMs.toFixed(0)} ms)`,
+);
+console.log(`ratio 200k/20k: ${ratio.toFixed(2)}× (goal < 1.5×) ${ratio < 1.5 ? 'OK' : 'OVER'}`);
+if (small.feasible !== CANDIDATES || large.feasible !== CANDIDATES) {
+  console.error('unexpected verdicts: every candidate should fit');
+  process.exitCode = 1;
+}
