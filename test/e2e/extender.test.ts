@@ -146,7 +146,7 @@ describe('extender against an API server', () => {
     const { body } = await readyz();
     assert.deepEqual(body.notSynced, []);
     assert.deepEqual(body.stale, []);
-    assert.ok(extender.logs.some((l) => l.msg === 'cluster state synced'));
+    await waitFor('the sync logged', () => extender.logs.some((l) => l.msg === 'cluster state synced'));
     await waitConsistent();
   });
 
@@ -269,7 +269,7 @@ describe('extender against an API server', () => {
     server.silenceWatches(false);
     const diff = await waitConsistent();
     assert.equal(diff.counts.apiNodes, 2);
-    assert.ok(extender.logs.some((l) => String(l.msg).includes('410 Gone')));
+    await waitFor('the relist logged', () => extender.logs.some((l) => String(l.msg).includes('410 Gone')));
     const metrics = await fetch(`${extender.url}/metrics`).then((r) => r.text());
     assert.match(metrics, /\S/);
   });
