@@ -169,6 +169,7 @@ export class FakeApiServer {
   /** Watches from a resourceVersion below this get 410 Gone. */
   #compactedRv = 1000;
   #delayMs: number;
+  readonly #delays = new Set<NodeJS.Timeout>();
   #silent = false;
   #listSeq = 0;
   /** Every write request, in order. */
@@ -203,6 +204,9 @@ export class FakeApiServer {
   }
 
   async stop(): Promise<void> {
+    // Requests still held by delay() are dropped with their sockets.
+    for (const timer of this.#delays) clearTimeout(timer);
+    this.#delays.clear();
     for (const w of this.#watchers) this.#closeWatcher(w, true);
     for (const s of this.#sockets) s.destroy();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
@@ -427,7 +431,15 @@ export class FakeApiServer {
       this.writes.push(write);
       if (this.onWrite) res.once('finish', () => this.onWrite?.(write));
     };
-    if (this.#delayMs > 0) await new Promise((r) => setTimeout(r, this.#delayMs));
+    if (this.#delayMs > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          this.#delays.delete(timer);
+          resolve();
+        }, this.#delayMs);
+        this.#delays.add(timer);
+      });
+    }
 
     const rule = this.#fail.find(
       (r) =>

@@ -219,6 +219,18 @@ describe('KubeSource', () => {
     await waitFor('node-b delivered', () => h.store.get('Node', 'node-b'));
   });
 
+  test('a watch whose connect hangs is given up by the watchdog, and stop does not wait for it', async () => {
+    h = await harness((s) => s.add(node('node-a')), { kinds: ['Node'], staleAfterMs: 300 });
+    await h.source.start(h.store);
+    await waitFor('watch open', () => h.server.watchCount === 1);
+    const watchRequests = () => h.server.requests.filter((r) => r.watch).length;
+    h.server.delay(60_000); // every answer hangs
+    h.server.endWatches();
+    await waitFor('the hanging connect abandoned and tried again', () => watchRequests() >= 3);
+    assert.ok(h.source.status()[0].watchRestarts >= 2);
+    await h.source.stop(); // would hang here for a minute if stop waited for the pending connect
+  });
+
   test('a continue token that expires between pages restarts the list', async () => {
     h = await harness((s) => s.add(node('n1'), node('n2'), node('n3'), node('n4')), { kinds: ['Node'] });
     // Answers are delayed, so the history can be compacted while the second page request is in flight.

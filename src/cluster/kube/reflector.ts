@@ -7,7 +7,7 @@ import type { KindStatus } from '../source.ts';
 import type { ClusterStore } from '../store.ts';
 import type { KindMap } from '../types.ts';
 import { Backoff, type BackoffOptions, wait } from './backoff.ts';
-import type { KubeClient } from './client.ts';
+import { KubeApiError, type KubeClient } from './client.ts';
 import { listAll } from './list.ts';
 import type { KubeLogger } from './log.ts';
 import { collectionPath, type ResourceInfo } from './resources.ts';
@@ -40,8 +40,11 @@ type WatchEnd =
   | { type: 'stopped' };
 
 interface WatchHandle {
+  /** client-node's controller, once the watch request has been answered. */
   abort: AbortController | undefined;
   reason: 'stop' | 'silent' | undefined;
+  /** Ends this watch now: the loop goes on even while a connect hangs (it is aborted when it returns). */
+  settle: (end: WatchEnd) => void;
 }
 
 const isGone = (code: number | undefined) => code === 410;
@@ -89,9 +92,11 @@ export class Reflector {
 
   async stop(): Promise<void> {
     this.#stop.abort();
-    if (this.#current) {
-      this.#current.reason = 'stop';
-      this.#current.abort?.abort();
+    const current = this.#current;
+    if (current) {
+      current.reason = 'stop';
+      current.abort?.abort();
+      current.settle({ type: 'stopped' });
     }
     this.#firstList.resolve(); // start() callers must not hang on a stopped source
     await this.#loop;
@@ -128,7 +133,9 @@ export class Reflector {
         } catch (err) {
           if (this.#stopped) break;
           const delay = this.#backoff.next();
-          log.warn({ err, kind, retryInMs: delay }, `listing ${kind} failed, retrying: ${(err as Error).message}`);
+          // 401/403/404 will not heal by themselves (credentials, RBAC, a missing API): still retried, but loud.
+          const level = err instanceof KubeApiError && !err.retriable ? 'error' : 'warn';
+          log[level]({ err, kind, retryInMs: delay }, `listing ${kind} failed, retrying: ${(err as Error).message}`);
           await wait(delay, this.#stop.signal);
           continue;
         }
@@ -186,6 +193,7 @@ export class Reflector {
     });
     if (this.#stopped) return;
     store.replace(kind, items);
+    this.#backoff.reset();
     this.#rv = resourceVersion;
     this.#lastHeard = Date.now();
     if (this.#lists++ > 0) this.#relists++;
@@ -198,7 +206,12 @@ export class Reflector {
     const { resource, store, staleAfterMs } = this.#o;
     const kind = resource.kind;
     const { promise, resolve } = Promise.withResolvers<WatchEnd>();
-    const current: WatchHandle = { abort: undefined, reason: undefined };
+    const settle = (end: WatchEnd) => {
+      clearInterval(watchdog);
+      if (this.#current === current) this.#current = undefined;
+      resolve(end);
+    };
+    const current: WatchHandle = { abort: undefined, reason: undefined, settle };
     this.#current = current;
     let delivered = 0;
     let gone: string | undefined;
@@ -210,9 +223,10 @@ export class Reflector {
     const watchdog = setInterval(() => {
       const now = Date.now();
       const heard = Math.max(this.#lastHeard ?? startedAt, startedAt);
-      if (now - heard > staleAfterMs && current.abort && !current.reason) {
+      if (now - heard > staleAfterMs && !current.reason) {
         current.reason = 'silent';
-        current.abort.abort();
+        current.abort?.abort();
+        settle({ type: 'silent' });
       }
     }, period);
     watchdog.unref();
@@ -248,20 +262,18 @@ export class Reflector {
     };
 
     const onDone = (err: unknown) => {
-      clearInterval(watchdog);
-      if (this.#current === current) this.#current = undefined;
-      if (current.reason === 'stop' || this.#stopped) return resolve({ type: 'stopped' });
-      if (gone !== undefined) return resolve({ type: 'gone', message: gone });
-      if (current.reason === 'silent') return resolve({ type: 'silent' });
-      if (failure) return resolve({ type: 'error', err: failure, delivered });
+      if (current.reason === 'stop' || this.#stopped) return settle({ type: 'stopped' });
+      if (gone !== undefined) return settle({ type: 'gone', message: gone });
+      if (current.reason === 'silent') return settle({ type: 'silent' });
+      if (failure) return settle({ type: 'error', err: failure, delivered });
       if (err) {
         const e = err as Error & { statusCode?: number };
-        if (isGone(e.statusCode)) return resolve({ type: 'gone', message: e.message });
-        if (e.name === 'TimeoutError') return resolve({ type: 'silent' });
+        if (isGone(e.statusCode)) return settle({ type: 'gone', message: e.message });
+        if (e.name === 'TimeoutError') return settle({ type: 'silent' });
         const message = e.statusCode ? `HTTP ${e.statusCode} ${e.message}` : e.message;
-        return resolve({ type: 'error', err: new Error(message, { cause: err }), delivered });
+        return settle({ type: 'error', err: new Error(message, { cause: err }), delivered });
       }
-      resolve({ type: 'closed', delivered });
+      settle({ type: 'closed', delivered });
     };
 
     const timeoutSeconds = this.#o.watchTimeoutSeconds?.() ?? Math.floor(300 + Math.random() * 300);
