@@ -1,0 +1,234 @@
+// Conformance harness: a cluster state per case, served by the whole extender (snapshot source, simulated volume
+// controller, cache, plugins, verbs, HTTP), and driven the way kube-scheduler drives it: filter, prioritize, bind.
+// Builders follow upstream's test/integration/volumescheduling/util.go (makePV, makePVC, makePod, storage classes).
+import type {
+  AnyObject,
+  CSIDriver,
+  CSIStorageCapacity,
+  Node,
+  PersistentVolume,
+  PersistentVolumeClaim,
+  Pod,
+  StorageClass,
+} from '../../src/cluster/types.ts';
+import type { Settings } from '../../src/config.ts';
+import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
+
+export const NS = 'volume-scheduling';
+export const PROVISIONER = 'mock-provisioner.kubernetes.io';
+let seq = 0;
+const uid = (s: string) => `${s}-${++seq}`;
+
+export function makeNode(name: string, labels: Record<string, string> = {}): Node {
+  return {
+    kind: 'Node',
+    metadata: { name, uid: uid(name), resourceVersion: '1', labels: { 'kubernetes.io/hostname': name, ...labels } },
+    status: { allocatable: { cpu: '4', memory: '16Gi', pods: '110' } },
+  };
+}
+
+export function makeStorageClass(
+  name: string,
+  mode: string,
+  provisioner = 'kubernetes.io/no-provisioner',
+): StorageClass {
+  return {
+    kind: 'StorageClass',
+    metadata: { name, uid: uid(name), resourceVersion: '1' },
+    provisioner,
+    volumeBindingMode: mode,
+  };
+}
+
+export function makeDynamicProvisionerStorageClass(
+  name: string,
+  mode: string,
+  allowedTopologies?: StorageClass['allowedTopologies'],
+): StorageClass {
+  return { ...makeStorageClass(name, mode, PROVISIONER), ...(allowedTopologies ? { allowedTopologies } : {}) };
+}
+
+/** A local PV on `node` (5Gi, RWO), optionally pre-bound to a claim of NS; `phase` Available unless bound. */
+export function makePV(
+  name: string,
+  scName: string,
+  preboundPVC: string,
+  node: string,
+  opts: { size?: string; boundClaimUID?: string } = {},
+): PersistentVolume {
+  return {
+    kind: 'PersistentVolume',
+    metadata: { name, uid: uid(name), resourceVersion: '1' },
+    spec: {
+      capacity: { storage: opts.size ?? '5Gi' },
+      accessModes: ['ReadWriteOnce'],
+      storageClassName: scName,
+      persistentVolumeReclaimPolicy: 'Retain',
+      local: { path: '/test-path' },
+      ...(preboundPVC
+        ? { claimRef: { name: preboundPVC, namespace: NS, ...(opts.boundClaimUID ? { uid: opts.boundClaimUID } : {}) } }
+        : {}),
+      ...(node
+        ? {
+            nodeAffinity: {
+              required: {
+                nodeSelectorTerms: [
+                  { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] },
+                ],
+              },
+            },
+          }
+        : {}),
+    },
+    status: { phase: preboundPVC && opts.boundClaimUID ? 'Bound' : 'Available' },
+  };
+}
+
+/** A 5Gi RWO claim of NS; `volumeName` pre-binds it; `bound` marks the PV controller's work as done. */
+export function makePVC(
+  name: string,
+  scName: string,
+  volumeName = '',
+  opts: { bound?: boolean; uid?: string; size?: string } = {},
+): PersistentVolumeClaim {
+  return {
+    kind: 'PersistentVolumeClaim',
+    metadata: {
+      name,
+      namespace: NS,
+      uid: opts.uid ?? uid(name),
+      resourceVersion: '1',
+      ...(opts.bound ? { annotations: { 'pv.kubernetes.io/bind-completed': 'yes' } } : {}),
+    },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      resources: { requests: { storage: opts.size ?? '5Gi' } },
+      storageClassName: scName,
+      ...(volumeName ? { volumeName } : {}),
+    },
+    status: { phase: opts.bound ? 'Bound' : 'Pending' },
+  };
+}
+
+/** A claim and its PV as the PV controller leaves them once bound (what an Immediate claim looks like at scheduling). */
+export function boundPair(
+  pvName: string,
+  pvcName: string,
+  scName: string,
+  node: string,
+): [PersistentVolume, PersistentVolumeClaim] {
+  const claimUID = uid(pvcName);
+  return [
+    makePV(pvName, scName, pvcName, node, { boundClaimUID: claimUID }),
+    makePVC(pvcName, scName, pvName, { bound: true, uid: claimUID }),
+  ];
+}
+
+export function makePod(name: string, claims: string[]): Pod {
+  return {
+    kind: 'Pod',
+    metadata: { name, namespace: NS, uid: uid(name), resourceVersion: '1' },
+    spec: {
+      containers: [{ name: 'c', image: 'registry.k8s.io/pause', resources: { requests: { cpu: '10m' } } }],
+      volumes: claims.map((c, i) => ({ name: `vol${i}`, persistentVolumeClaim: { claimName: c } })),
+    },
+    status: { phase: 'Pending' },
+  };
+}
+
+export function makeCSIDriver(name: string, storageCapacity: boolean): CSIDriver {
+  return { kind: 'CSIDriver', metadata: { name, uid: uid(name), resourceVersion: '1' }, spec: { storageCapacity } };
+}
+
+export function makeCapacity(
+  name: string,
+  scName: string,
+  capacity: string,
+  nodeTopology: CSIStorageCapacity['nodeTopology'] = {},
+) {
+  const c: CSIStorageCapacity = {
+    kind: 'CSIStorageCapacity',
+    metadata: { name, namespace: 'default', uid: uid(name), resourceVersion: '1' },
+    storageClassName: scName,
+    nodeTopology,
+    capacity,
+  };
+  return c;
+}
+
+export interface FilterAnswer {
+  NodeNames: string[];
+  FailedNodes: Record<string, string>;
+  FailedAndUnresolvableNodes: Record<string, string>;
+  Error: string;
+}
+
+export class Conformance {
+  readonly t: TestExtender;
+  constructor(t: TestExtender) {
+    this.t = t;
+  }
+
+  static async start(objects: AnyObject[], settings: Partial<Settings> = {}): Promise<Conformance> {
+    return new Conformance(await createTestExtender(objects, settings));
+  }
+
+  /** kube-scheduler's filter request in node-cache mode. */
+  async filter(pod: Pod, nodeNames: string[]): Promise<FilterAnswer> {
+    const res = await this.t.request
+      .post('/scheduler/filter')
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify({ Pod: pod, Nodes: null, NodeNames: nodeNames }));
+    if (res.status !== 200) throw new Error(`filter answered ${res.status}: ${res.text}`);
+    return res.body as FilterAnswer;
+  }
+
+  async prioritize(pod: Pod, nodeNames: string[]): Promise<Record<string, number>> {
+    const res = await this.t.request
+      .post('/scheduler/prioritize')
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify({ Pod: pod, Nodes: null, NodeNames: nodeNames }));
+    if (res.status !== 200) throw new Error(`prioritize answered ${res.status}: ${res.text}`);
+    return Object.fromEntries((res.body as { Host: string; Score: number }[]).map((h) => [h.Host, h.Score]));
+  }
+
+  /** kube-scheduler's bind request; resolves to the answer's Error ('' on success). */
+  async bind(pod: Pod, node: string): Promise<string> {
+    const res = await this.t.request
+      .post('/scheduler/bind')
+      .set('Content-Type', 'application/json')
+      .send(
+        JSON.stringify({
+          PodName: pod.metadata.name,
+          PodNamespace: pod.metadata.namespace,
+          PodUID: pod.metadata.uid,
+          Node: node,
+        }),
+      );
+    if (res.status !== 200) throw new Error(`bind answered ${res.status}: ${res.text}`);
+    return (res.body as { Error: string }).Error;
+  }
+
+  claim(name: string): PersistentVolumeClaim | undefined {
+    return this.t.store.get('PersistentVolumeClaim', `${NS}/${name}`);
+  }
+
+  volume(name: string): PersistentVolume | undefined {
+    return this.t.store.get('PersistentVolume', name);
+  }
+
+  /** Waits until the (simulated) PV controller has bound these claims. */
+  async claimsBound(names: string[]): Promise<void> {
+    await this.t.waitFor(() =>
+      names.every(
+        (n) =>
+          !!this.claim(n)?.spec.volumeName &&
+          !!this.claim(n)?.metadata.annotations?.['pv.kubernetes.io/bind-completed'],
+      ),
+    );
+  }
+
+  close(): Promise<void> {
+    return this.t.close();
+  }
+}
