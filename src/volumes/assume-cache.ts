@@ -141,7 +141,8 @@ interface ClassIndex {
   /** Label keys used by byTopology, with how many PVs use each (a node is looked up once per key). */
   readonly keys: Map<string, number>;
   readonly unindexed: Set<AssumeEntry<PersistentVolume>>;
-  size: number;
+  /** Every PV of the class (ListPVs), in insertion order. */
+  readonly all: Set<AssumeEntry<PersistentVolume>>;
 }
 
 interface IndexedAs {
@@ -190,22 +191,11 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
 
   /** Every PV of a class (ListPVs). */
   *listByClass(className: string): Generator<PersistentVolume> {
-    const index = this.#classes.get(className);
-    if (!index) return;
-    const seen = new Set<AssumeEntry<PersistentVolume>>();
-    for (const bucket of index.byTopology.values()) {
-      for (const e of bucket) {
-        if (!seen.has(e)) {
-          seen.add(e);
-          yield e.latest;
-        }
-      }
-    }
-    for (const e of index.unindexed) yield e.latest;
+    for (const e of this.#classes.get(className)?.all ?? []) yield e.latest;
   }
 
   classSize(className: string): number {
-    return this.#classes.get(className)?.size ?? 0;
+    return this.#classes.get(className)?.all.size ?? 0;
   }
 
   #reindex(entry: AssumeEntry<PersistentVolume>, deleted: boolean): void {
@@ -240,10 +230,10 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
   #index(entry: AssumeEntry<PersistentVolume>, as: IndexedAs): void {
     let index = this.#classes.get(as.className);
     if (!index) {
-      index = { byTopology: new Map(), keys: new Map(), unindexed: new Set(), size: 0 };
+      index = { byTopology: new Map(), keys: new Map(), unindexed: new Set(), all: new Set() };
       this.#classes.set(as.className, index);
     }
-    index.size++;
+    index.all.add(entry);
     if (as.entries === undefined) {
       index.unindexed.add(entry);
     } else {
@@ -271,7 +261,7 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
   #unindex(entry: AssumeEntry<PersistentVolume>, as: IndexedAs): void {
     const index = this.#classes.get(as.className);
     if (index) {
-      index.size--;
+      index.all.delete(entry);
       if (as.entries === undefined) {
         index.unindexed.delete(entry);
       } else {
@@ -284,7 +274,7 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
           else index.keys.set(key, n);
         }
       }
-      if (index.size === 0) this.#classes.delete(as.className);
+      if (index.all.size === 0) this.#classes.delete(as.className);
     }
     if (as.claim !== undefined) {
       const set = this.#byClaim.get(as.claim);

@@ -1,39 +1,41 @@
 // Binding decisions that filter computed, kept per (pod UID, node) for the prioritize and bind that follow.
 // A decision is valid only while the binder's generation is unchanged: any PV/PVC/class/capacity/CSINode/label
-// change (an assumption included) makes the next reader recompute from current state.
+// change (an assumption included) makes the next reader recompute from current state. Only one generation is kept
+// per pod, and only the most recent pods, so the cache stays small however long pods stay pending.
 import type { PodVolumes } from './binder.ts';
 
-interface Entry {
+interface PodDecisions {
   generation: number;
-  podVolumes: PodVolumes;
+  byNode: Map<string, PodVolumes>;
 }
 
 export class DecisionCache {
-  readonly #byPod = new Map<string, Map<string, Entry>>();
+  readonly #byPod = new Map<string, PodDecisions>();
   readonly #maxPods: number;
 
-  constructor(maxPods = 10_000) {
+  constructor(maxPods = 2_000) {
     this.#maxPods = maxPods;
   }
 
   remember(podUID: string, nodeName: string, generation: number, podVolumes: PodVolumes): void {
-    let nodes = this.#byPod.get(podUID);
-    if (!nodes) {
+    let pod = this.#byPod.get(podUID);
+    if (!pod || pod.generation !== generation) {
+      // Re-inserting moves the pod to the young end; the oldest pod goes when the cache is full.
+      this.#byPod.delete(podUID);
       if (this.#byPod.size >= this.#maxPods) {
-        // Oldest pod first: Map iteration follows insertion order.
         const oldest = this.#byPod.keys().next().value;
         if (oldest !== undefined) this.#byPod.delete(oldest);
       }
-      nodes = new Map();
-      this.#byPod.set(podUID, nodes);
+      pod = { generation, byNode: new Map() };
+      this.#byPod.set(podUID, pod);
     }
-    nodes.set(nodeName, { generation, podVolumes });
+    pod.byNode.set(nodeName, podVolumes);
   }
 
   /** The decision for (pod, node) if it was computed at this generation. */
   get(podUID: string, nodeName: string, generation: number): PodVolumes | undefined {
-    const entry = this.#byPod.get(podUID)?.get(nodeName);
-    return entry && entry.generation === generation ? entry.podVolumes : undefined;
+    const pod = this.#byPod.get(podUID);
+    return pod && pod.generation === generation ? pod.byNode.get(nodeName) : undefined;
   }
 
   forgetPod(podUID: string): void {
