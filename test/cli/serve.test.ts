@@ -1,0 +1,134 @@
+// The CLI as operators and tooling run it: `node src/main.ts serve ...` and `npm run serve -- ...`.
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+
+interface Running {
+  proc: ChildProcess;
+  address: Promise<string>;
+  exited: Promise<{ code: number | null; stdout: string; stderr: string }>;
+}
+
+const running: ChildProcess[] = [];
+after(() => {
+  for (const p of running) {
+    if (p.exitCode !== null || p.signalCode !== null) continue;
+    try {
+      process.kill(p.spawnargs.includes('run') ? -p.pid! : p.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+});
+
+function start(command: string, args: string[], detached = false): Running {
+  const proc = spawn(command, args, {
+    detached,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, TOPOLOGY_EXTENDER_LOG_LEVEL: 'info' },
+  });
+  running.push(proc);
+  let stdout = '';
+  let stderr = '';
+  let resolveAddress: (a: string) => void;
+  const address = new Promise<string>((resolve) => {
+    resolveAddress = resolve;
+  });
+  proc.stdout!.on('data', (chunk: Buffer) => {
+    stdout += chunk;
+    for (const line of stdout.split('\n')) {
+      if (line.includes('"msg":"listening"')) resolveAddress(JSON.parse(line).address);
+    }
+  });
+  proc.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    proc.on('exit', (code) => resolve({ code, stdout, stderr })),
+  );
+  return { proc, address, exited };
+}
+
+const serve = (...args: string[]) => start(process.execPath, ['src/main.ts', 'serve', ...args]);
+
+async function readyz(address: string): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const res = await fetch(`${address}/readyz`);
+    if (res.status === 200) return 200;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return 503;
+}
+
+describe('serve', () => {
+  it('serves a snapshot on the given host and port, is ready, and exits 0 on SIGTERM', async () => {
+    const cli = serve('--cluster-state', 'examples/cluster.yaml', '--port', '0', '--host', '127.0.0.1');
+    const address = await cli.address;
+    assert.match(address, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.equal(await readyz(address), 200);
+    const res = await fetch(`${address}/scheduler/filter`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ Pod: { metadata: { name: 'x', uid: 'x' } }, Nodes: null, NodeNames: ['node-a1'] }),
+    });
+    assert.deepEqual((await res.json()).NodeNames, ['node-a1']);
+    cli.proc.kill('SIGTERM');
+    const { code, stdout } = await cli.exited;
+    assert.equal(code, 0);
+    assert.match(stdout, /"msg":"shutting down"/);
+  });
+
+  it('runs in the exact form `npm run serve -- --cluster-state FILE --port N --host H`', async () => {
+    const npm = process.env.npm_execpath;
+    const args = [
+      'run',
+      'serve',
+      '--',
+      '--cluster-state',
+      'examples/cluster.yaml',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+    ];
+    const cli = npm ? start(process.execPath, [npm, ...args], true) : start('npm', args, true);
+    const address = await cli.address;
+    assert.equal(await readyz(address), 200);
+    // npm does not forward signals to its script: stop the whole process group, as a terminal's Ctrl-C would.
+    process.kill(-cli.proc.pid!, 'SIGTERM');
+    await cli.exited;
+  });
+
+  it('exits 1 naming the file and the object when the snapshot is malformed', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cli-'));
+    const file = join(dir, 'broken.yaml');
+    await writeFile(file, 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers: "not a list"\n');
+    const { code, stderr } = await serve('--cluster-state', file, '--port', '0').exited;
+    assert.equal(code, 1);
+    assert.ok(stderr.includes(file), stderr);
+    assert.match(stderr, /web/);
+    assert.match(stderr, /containers/);
+  });
+
+  it('exits 1 naming the setting and its allowed values when a setting is invalid', async () => {
+    const { code, stderr } = await serve('--log-level', 'chatty').exited;
+    assert.equal(code, 1);
+    assert.match(stderr, /--log-level="chatty".*allowed values are fatal, error, warn, info, debug, trace, silent/);
+  });
+
+  it('exits 1 naming the file when the snapshot does not exist', async () => {
+    const { code, stderr } = await serve('--cluster-state', '/nonexistent/cluster.yaml', '--port', '0').exited;
+    assert.equal(code, 1);
+    assert.match(stderr, /\/nonexistent\/cluster\.yaml/);
+  });
+
+  it('prints every setting with its flag and environment variable for --help', async () => {
+    const { code, stdout } = await start(process.execPath, ['src/main.ts', '--help']).exited;
+    assert.equal(code, 0);
+    assert.match(stdout, /--cluster-state\s+TOPOLOGY_EXTENDER_CLUSTER_STATE/);
+    assert.match(stdout, /--bind-timeout-seconds\s+TOPOLOGY_EXTENDER_BIND_TIMEOUT_SECONDS/);
+  });
+});
