@@ -74,7 +74,7 @@ describe('serve', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ Pod: { metadata: { name: 'x', uid: 'x' } }, Nodes: null, NodeNames: ['node-a1'] }),
     });
-    assert.deepEqual((await res.json()).NodeNames, ['node-a1']);
+    assert.deepEqual(((await res.json()) as { NodeNames: string[] }).NodeNames, ['node-a1']);
     cli.proc.kill('SIGTERM');
     const { code, stdout } = await cli.exited;
     assert.equal(code, 0);

@@ -50,6 +50,16 @@ const AssumedPod = Type.Object({
   finishedAt: Type.Optional(Type.String({ description: 'RFC 3339' })),
 });
 
+const ClaimView = Type.Object({
+  phase: Type.String(),
+  volumeName: Type.String(),
+  selectedNode: Type.String({ description: 'volume.kubernetes.io/selected-node, "" when unset' }),
+  claim: Type.Object({}, { additionalProperties: true, description: 'The PersistentVolumeClaim as stored (trimmed)' }),
+  volume: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], {
+    description: 'The PersistentVolume named by volumeName, null when unbound or missing',
+  }),
+});
+
 const NotFound = Type.Object({ statusCode: Type.Literal(404), error: Type.String(), message: Type.String() });
 
 function resource(r: Readonly<Resource>): Static<typeof ResourceView> {
@@ -157,6 +167,40 @@ export function opsRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           ...(finishedAt === undefined ? {} : { finishedAt: new Date(finishedAt).toISOString() }),
         })),
       }),
+    );
+
+    app.get(
+      '/persistentvolumeclaims/:namespace/:name',
+      {
+        schema: {
+          tags: ['ops'],
+          summary: 'A claim as the extender sees it, with the PersistentVolume it is bound to (if any)',
+          params: Type.Object({ namespace: Type.String(), name: Type.String() }),
+          response: { 200: ClaimView, 404: NotFound },
+        },
+      },
+      async (request, reply) => {
+        const { namespace, name } = request.params;
+        const claim = deps.extender.store.get('PersistentVolumeClaim', `${namespace}/${name}`);
+        if (!claim) {
+          return reply
+            .code(404)
+            .send({
+              statusCode: 404,
+              error: 'Not Found',
+              message: `persistentvolumeclaim "${namespace}/${name}" not found`,
+            });
+        }
+        const pvName = claim.spec.volumeName;
+        const volume = pvName ? deps.extender.store.get('PersistentVolume', pvName) : undefined;
+        return {
+          phase: claim.status?.phase ?? 'Pending',
+          volumeName: pvName ?? '',
+          selectedNode: claim.metadata.annotations?.['volume.kubernetes.io/selected-node'] ?? '',
+          claim,
+          volume: volume ?? null,
+        };
+      },
     );
 
     app.get(
