@@ -100,7 +100,9 @@ export class VolumeBindingPlugin implements PreFilterPlugin, FilterPlugin, Score
     const data = this.#state(state, pod);
     if (data.skip || !data.claims) return SUCCESS;
     const node = nodeInfo.node;
-    if (!node) return status('Error', 'node not found');
+    // A node deleted while pods still reference it has no labels to match volumes against: it cannot host them.
+    // (An Error would fail the whole request; upstream never filters such nodes.)
+    if (!node) return status('UnschedulableAndUnresolvable', 'node(s) were unknown');
     const generation = this.binder.generation();
     let found: ReturnType<VolumeBinder['findPodVolumes']>;
     try {

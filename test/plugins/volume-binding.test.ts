@@ -91,6 +91,7 @@ function setup(objects: (PersistentVolume | PersistentVolumeClaim | Node | Pod)[
   return { cluster, plugin };
 }
 
+const view = (s: { code: string; reasons: readonly string[] }) => [s.code, ...s.reasons];
 const BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind";
 const NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity";
 
@@ -319,6 +320,15 @@ describe('TestVolumeBinding', () => {
       });
     });
   }
+
+  it('a ghost node (deleted while pods remain) cannot host claims, without failing the request', () => {
+    const { plugin } = setup([makePVC('pvc-a', 'wait-sc')]);
+    const pod = makePod('pod-a', ['pvc-a']);
+    const state = new CycleState();
+    plugin.preFilter(state, pod);
+    const ghost = { ...nodeInfo(makeNode('gone')), node: undefined };
+    assert.deepEqual(view(plugin.filter(state, pod, ghost)), ['UnschedulableAndUnresolvable', 'node(s) were unknown']);
+  });
 
   it('prioritize without a filter in the same cycle scores from the cached (or recomputed) decision', () => {
     const nodes = [makeNode('node-a'), makeNode('node-b')];
