@@ -181,7 +181,9 @@ export function envName(key: string): string {
 }
 
 export function defaultSettings(): Settings {
-  return structuredClone(Object.fromEntries(SETTING_NAMES.map((k) => [k, DEFINITIONS[k].default]))) as unknown as Settings;
+  return structuredClone(
+    Object.fromEntries(SETTING_NAMES.map((k) => [k, DEFINITIONS[k].default])),
+  ) as unknown as Settings;
 }
 
 /** Validates partial raw settings (from YAML, env or flags) on top of a base. `origin` names where they came from. */
@@ -247,11 +249,25 @@ export function loadSettings(argv: string[], env: NodeJS.ProcessEnv = process.en
   return settings;
 }
 
-export function settingsHelp(): string {
-  const rows = SETTING_NAMES.map((k) => {
+/** One row per setting, for --help and the README's table. */
+export function settingsReference(): { key: string; flag: string; env: string; default: string; help: string }[] {
+  return SETTING_NAMES.map((k) => {
     const def = DEFINITIONS[k];
-    const shown = def.default === undefined ? '' : ` (default ${JSON.stringify(def.default)})`;
-    return `  --${flagName(k)}  ${envName(k)}\n      ${def.help}${shown}`;
+    const shown =
+      k === 'storageScoringShape'
+        ? (def.default as ShapePoint[]).map((p) => `${p.utilization}:${p.score}`).join(',')
+        : def.default === undefined
+          ? ''
+          : Array.isArray(def.default)
+            ? def.default.join(',')
+            : String(def.default);
+    return { key: k, flag: `--${flagName(k)}`, env: envName(k), default: shown, help: def.help };
   });
+}
+
+export function settingsHelp(): string {
+  const rows = settingsReference().map(
+    (r) => `  ${r.flag}  ${r.env}\n      ${r.help}${r.default === '' ? '' : ` (default ${r.default})`}`,
+  );
   return ['  --config FILE  YAML file with any of the settings below (camelCase keys)', ...rows].join('\n');
 }
