@@ -5,7 +5,7 @@
 import type { Pod } from '../cluster/types.ts';
 import { CycleState } from '../framework/cycle-state.ts';
 import { isSuccess, type Status } from '../framework/interfaces.ts';
-import type { ExtenderDeps } from './deps.ts';
+import type { ExtenderDeps, VerbLogger } from './deps.ts';
 import type { ExtenderBindingArgs, ExtenderBindingResult } from './wire.ts';
 
 interface InFlight {
@@ -30,7 +30,8 @@ export class PodBinder {
     return this.#inFlight.size;
   }
 
-  async bind(args: ExtenderBindingArgs): Promise<ExtenderBindingResult> {
+  /** `log` is the request's logger, so that the bind's lines carry the request id. */
+  async bind(args: ExtenderBindingArgs, log: VerbLogger = this.#deps.logger): Promise<ExtenderBindingResult> {
     const { PodNamespace: ns, PodName: name, PodUID: uid, Node: node } = args;
     const key = `${ns}/${name}`;
     const running = this.#inFlight.get(uid);
@@ -44,7 +45,7 @@ export class PodBinder {
     if (settled !== undefined) return { Error: settled };
 
     const pod = this.#deps.store.get('Pod', key)!;
-    const result = this.#run(pod, node).finally(() => this.#inFlight.delete(uid));
+    const result = this.#run(pod, node, log).finally(() => this.#inFlight.delete(uid));
     this.#inFlight.set(uid, { node, result });
     return { Error: await result };
   }
@@ -68,8 +69,8 @@ export class PodBinder {
     return boundTo === node ? '' : `pod "${key}" is already bound to node "${boundTo}"`;
   }
 
-  async #run(pod: Pod, node: string): Promise<string> {
-    const { cache, framework, writer, logger } = this.#deps;
+  async #run(pod: Pod, node: string, logger: VerbLogger): Promise<string> {
+    const { cache, framework, writer } = this.#deps;
     const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
     const log = logger.child({ pod: key, uid: pod.metadata.uid, node });
     const started = performance.now();

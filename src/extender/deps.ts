@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import type { BaseLogger } from 'pino';
 import type { SchedulerCache } from '../cache/interface.ts';
 import type { NodeInfo } from '../cache/node-info.ts';
 import type { ClusterStore } from '../cluster/store.ts';
@@ -6,13 +6,18 @@ import type { Node } from '../cluster/types.ts';
 import type { ClusterWriter } from '../cluster/writer.ts';
 import type { Framework } from '../framework/runner.ts';
 
+/** pino, or the request's child of it (so verb logs carry the request id). */
+export type VerbLogger = Pick<BaseLogger, 'debug' | 'info' | 'warn' | 'error'> & {
+  child(bindings: Record<string, unknown>): VerbLogger;
+};
+
 /** What the verbs need; the HTTP layer and tests build it once. */
 export interface ExtenderDeps {
   framework: Framework;
   cache: SchedulerCache;
   store: ClusterStore;
   writer: ClusterWriter;
-  logger: Logger;
+  logger: VerbLogger;
   /** NodeInfo for a node the cache does not know (non-cache mode): the node as sent, with no pods. */
   nodeInfoForUnknownNode: (node: Node) => NodeInfo;
 }

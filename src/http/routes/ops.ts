@@ -183,13 +183,11 @@ export function opsRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
         const { namespace, name } = request.params;
         const claim = deps.extender.store.get('PersistentVolumeClaim', `${namespace}/${name}`);
         if (!claim) {
-          return reply
-            .code(404)
-            .send({
-              statusCode: 404,
-              error: 'Not Found',
-              message: `persistentvolumeclaim "${namespace}/${name}" not found`,
-            });
+          return reply.code(404).send({
+            statusCode: 404,
+            error: 'Not Found',
+            message: `persistentvolumeclaim "${namespace}/${name}" not found`,
+          });
         }
         const pvName = claim.spec.volumeName;
         const volume = pvName ? deps.extender.store.get('PersistentVolume', pvName) : undefined;

@@ -40,7 +40,7 @@ export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
-        const result = filter(request.body, deps.extender);
+        const result = filter(request.body, { ...deps.extender, logger: request.log });
         if (result.Error) request.verbError = true;
         return result;
       },
@@ -86,7 +86,7 @@ export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
-        const result = await deps.binder.bind(request.body);
+        const result = await deps.binder.bind(request.body, request.log);
         if (result.Error) request.verbError = true;
         return result;
       },
