@@ -45,7 +45,13 @@ export function volumePluginsConfig(settings: Settings): VolumePluginsConfig {
 
 export async function createExtender(parts: ExtenderParts) {
   const { settings, source, writer, logger } = parts;
-  const store = new ClusterStore();
+  const store = new ClusterStore({
+    onHandlerError: (err, event) =>
+      logger.error(
+        { err, kind: event.kind, type: event.type, name: event.obj.metadata.name },
+        'store subscriber failed',
+      ),
+  });
   const cache = new NodeInfoCache({ assumedPodTTLms: settings.assumedPodTtlSeconds * 1000, logger });
   cache.attach(store);
   parts.onStore?.(store);

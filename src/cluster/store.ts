@@ -16,6 +16,19 @@ export class ClusterStore {
   readonly #synced = new Set<Kind>();
   /** Wall-clock time (ms) of the last change per kind; the readiness probe and metrics read it. */
   readonly lastChange = new Map<Kind, number>();
+  readonly #onHandlerError: (err: unknown, event: StoreEvent) => void;
+
+  /**
+   * A subscriber that throws must not starve the others or break the source that delivered the event:
+   * the error goes to `onHandlerError` (the log) and delivery goes on.
+   */
+  constructor(options: { onHandlerError?: (err: unknown, event: StoreEvent) => void } = {}) {
+    this.#onHandlerError =
+      options.onHandlerError ??
+      ((err) => {
+        throw err;
+      });
+  }
 
   get<K extends Kind>(kind: K, key: string): KindMap[K] | undefined {
     return this.#map(kind).get(key);
@@ -91,6 +104,12 @@ export class ClusterStore {
 
   #emit(event: StoreEvent): void {
     this.lastChange.set(event.kind, Date.now());
-    for (const handler of this.#handlers.get(event.kind)!) handler(event);
+    for (const handler of this.#handlers.get(event.kind)!) {
+      try {
+        handler(event);
+      } catch (err) {
+        this.#onHandlerError(err, event);
+      }
+    }
   }
 }

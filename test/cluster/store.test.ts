@@ -1,0 +1,137 @@
+// The store delivers changes as a watch would, and keeps only what scheduling reads.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ClusterStore, type StoreEvent } from '../../src/cluster/store.ts';
+import { trimObject } from '../../src/cluster/trim.ts';
+import type { Node, Pod } from '../../src/cluster/types.ts';
+import { node, pod } from '../helpers/objects.ts';
+
+function recorder(store: ClusterStore) {
+  const events: string[] = [];
+  store.on('Node', (e: StoreEvent<'Node'>) =>
+    events.push(`${e.type} ${e.obj.metadata.name}@${e.obj.metadata.resourceVersion}`),
+  );
+  return events;
+}
+
+const withRV = (n: Node, rv: string): Node => ({ ...n, metadata: { ...n.metadata, resourceVersion: rv } });
+
+describe('store events', () => {
+  it('emits add, then update with the old object, then delete with the last state', () => {
+    const store = new ClusterStore();
+    const seen: StoreEvent<'Node'>[] = [];
+    store.on('Node', (e) => seen.push(e));
+    const a = node('a');
+    store.upsert('Node', a);
+    store.upsert('Node', withRV(a, '2'));
+    store.delete('Node', a);
+    assert.deepEqual(
+      seen.map((e) => e.type),
+      ['add', 'update', 'delete'],
+    );
+    assert.equal(seen[1].type === 'update' && seen[1].old.metadata.resourceVersion, '1');
+    assert.equal(seen[2].obj.metadata.resourceVersion, '2');
+    assert.equal(store.get('Node', 'a'), undefined);
+  });
+
+  it('treats an unchanged resourceVersion as a resync: no event', () => {
+    const store = new ClusterStore();
+    const events = recorder(store);
+    store.upsert('Node', node('a'));
+    store.upsert('Node', node('a'));
+    assert.deepEqual(events, ['add a@1']);
+  });
+
+  it('replace (a relist) deletes what vanished, adds what is new, updates what changed, and marks the kind synced', () => {
+    const store = new ClusterStore();
+    const events = recorder(store);
+    const [a, b, c] = [node('a'), node('b'), node('c')];
+    store.replace('Node', [a, b]);
+    events.length = 0;
+    assert.ok(store.isSynced('Node'));
+    store.replace('Node', [withRV(b, '5'), c]);
+    assert.deepEqual(events.sort(), ['add c@1', 'delete a@1', 'update b@5']);
+    assert.deepEqual([...store.list('Node')].map((n) => n.metadata.name).sort(), ['b', 'c']);
+  });
+
+  it('keys namespaced kinds by namespace/name', () => {
+    const store = new ClusterStore();
+    store.upsert('Pod', pod('p', { namespace: 'team' }));
+    assert.ok(store.get('Pod', 'team/p'));
+    assert.equal(store.get('Pod', 'p'), undefined);
+  });
+
+  it('keeps delivering to other subscribers when one throws, and reports the error', () => {
+    const errors: unknown[] = [];
+    const store = new ClusterStore({ onHandlerError: (err) => errors.push(err) });
+    store.on('Node', () => {
+      throw new Error('subscriber bug');
+    });
+    const events = recorder(store);
+    store.upsert('Node', node('a'));
+    assert.deepEqual(events, ['add a@1']);
+    assert.equal((errors[0] as Error).message, 'subscriber bug');
+  });
+});
+
+describe('trimming', () => {
+  it('drops managedFields, the last-applied annotation and status that scheduling does not read', () => {
+    const raw = {
+      ...pod('p', { nodeName: 'a' }),
+      metadata: {
+        ...pod('p').metadata,
+        managedFields: [{ manager: 'kubectl' }],
+        annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{...}', keep: 'me' },
+      },
+      status: {
+        phase: 'Running',
+        startTime: '2026-11-01T10:00:00Z',
+        containerStatuses: [{ name: 'c', ready: true }],
+        conditions: [{ type: 'Ready', status: 'True' }],
+      },
+    } as unknown as Pod;
+    const trimmed = trimObject('Pod', raw) as Pod & { metadata: { managedFields?: unknown } };
+    assert.equal(trimmed.metadata.managedFields, undefined);
+    assert.deepEqual(trimmed.metadata.annotations, { keep: 'me' });
+    assert.deepEqual(trimmed.status, { phase: 'Running', startTime: '2026-11-01T10:00:00Z' });
+  });
+
+  it('normalises Date timestamps from lists to the RFC 3339 strings watches carry', () => {
+    const raw = {
+      ...pod('p'),
+      metadata: { ...pod('p').metadata, creationTimestamp: new Date('2026-11-01T10:00:00.000Z') },
+      status: { phase: 'Running', startTime: new Date('2026-11-01T10:00:05.000Z') },
+    } as unknown as Pod;
+    const trimmed = trimObject('Pod', raw);
+    assert.equal(trimmed.metadata.creationTimestamp, '2026-11-01T10:00:00Z');
+    assert.equal(trimmed.status?.startTime, '2026-11-01T10:00:05Z');
+  });
+
+  it('keeps what the plugins read: requests, host ports, claims, inline CSI volumes, priority', () => {
+    const raw: Pod = {
+      metadata: { name: 'p', namespace: 'd', uid: 'u', resourceVersion: '1' },
+      spec: {
+        priority: 7,
+        containers: [
+          {
+            name: 'c',
+            resources: { requests: { cpu: '1' } },
+            ports: [{ containerPort: 80 }, { containerPort: 9100, hostPort: 9100, protocol: 'TCP' }],
+          },
+        ],
+        volumes: [
+          { name: 'cfg', configMap: { name: 'x' } },
+          { name: 'data', persistentVolumeClaim: { claimName: 'data-p' } },
+          { name: 'scratch', csi: { driver: 'inline.csi', volumeHandle: 'h1' } },
+        ],
+      },
+    };
+    const trimmed = trimObject('Pod', raw);
+    assert.equal(trimmed.spec.priority, 7);
+    assert.deepEqual(trimmed.spec.containers[0].ports, [{ containerPort: 9100, hostPort: 9100, protocol: 'TCP' }]);
+    assert.deepEqual(
+      trimmed.spec.volumes?.map((v) => v.name),
+      ['data', 'scratch'],
+    );
+  });
+});
