@@ -63,7 +63,7 @@ export function buildVolumePlugins(
       logger: deps.logger,
       bindTimeoutSeconds: config.volumeBinding.bindTimeoutSeconds,
     });
-    plugins.push(new VolumeBindingPlugin(binder, buildCapacityScorer(config.volumeBinding.shape)));
+    plugins.push(new VolumeBindingPlugin(binder, buildCapacityScorer(config.volumeBinding.shape), deps.now));
   }
   if (config.volumeZone.enabled) plugins.push(new VolumeZonePlugin(deps.store));
   return plugins;

@@ -35,7 +35,11 @@ interface Reservation {
   /** Cycles currently holding it; the assumption is reverted when the last one lets go without binding. */
   holders: number;
   binding?: Promise<void>;
+  /** Settled binding (success or failure): nothing is waiting on it any more. */
+  settled: boolean;
   bound: boolean;
+  /** When reserve assumed the volumes (ms, from `now`). */
+  reservedAt: number;
 }
 
 interface StateData {
@@ -55,10 +59,12 @@ export class VolumeBindingPlugin implements PreFilterPlugin, FilterPlugin, Score
   readonly decisions = new DecisionCache();
   readonly #scorer: CapacityScorer | undefined;
   readonly #reservations = new Map<string, Reservation>();
+  readonly #now: () => number;
 
-  constructor(binder: VolumeBinder, scorer?: CapacityScorer) {
+  constructor(binder: VolumeBinder, scorer?: CapacityScorer, now: () => number = Date.now) {
     this.binder = binder;
     this.#scorer = scorer;
+    this.#now = now;
   }
 
   preFilter(state: CycleState, pod: Pod): Status {
@@ -167,6 +173,7 @@ export class VolumeBindingPlugin implements PreFilterPlugin, FilterPlugin, Score
     const data = this.#state(state, pod);
     if (data.reservation) return SUCCESS; // this cycle already holds it
     if (data.skip) return SUCCESS; // no claims: nothing to assume (upstream allBound = true)
+    this.expireStaleReservations();
     const uid = pod.metadata.uid;
     const existing = this.#reservations.get(uid);
     if (existing) {
@@ -192,7 +199,9 @@ export class VolumeBindingPlugin implements PreFilterPlugin, FilterPlugin, Score
       allBound: result.allBound,
       assumed: result.assumed,
       holders: 1,
+      settled: false,
       bound: false,
+      reservedAt: this.#now(),
     };
     this.#reservations.set(uid, reservation);
     data.reservation = reservation;
@@ -214,8 +223,13 @@ export class VolumeBindingPlugin implements PreFilterPlugin, FilterPlugin, Score
     const data = this.#state(state, pod);
     const r = data.reservation;
     if (!r) return data.skip ? SUCCESS : status('Error', `no pod volumes found for node "${nodeName}"`);
-    if (r.allBound || r.bound) return SUCCESS;
-    r.binding ??= this.binder.bindPodVolumes(pod, nodeName, r.assumed, signal);
+    if (r.allBound || r.bound) {
+      if (this.#reservations.get(r.podUID) === r) this.#reservations.delete(r.podUID);
+      return SUCCESS;
+    }
+    r.binding ??= this.binder.bindPodVolumes(pod, nodeName, r.assumed, signal).finally(() => {
+      r.settled = true;
+    });
     try {
       await r.binding;
     } catch (err) {
@@ -226,6 +240,24 @@ export class VolumeBindingPlugin implements PreFilterPlugin, FilterPlugin, Score
     if (this.#reservations.get(r.podUID) === r) this.#reservations.delete(r.podUID);
     this.decisions.forgetPod(r.podUID);
     return SUCCESS;
+  }
+
+  /**
+   * Reverts reservations whose bind never came back (no unreserve, no preBind in progress) once they are older than
+   * the bind timeout plus a minute: an assumption must not outlive the bind that made it. Runs lazily on reserve.
+   */
+  expireStaleReservations(): string[] {
+    const ttl = (this.binder.bindTimeoutSeconds + 60) * 1000;
+    const now = this.#now();
+    const expired: string[] = [];
+    for (const [uid, r] of this.#reservations) {
+      const waiting = r.binding !== undefined && !r.settled;
+      if (waiting || now - r.reservedAt <= ttl) continue;
+      this.binder.revertAssumedPodVolumes(r.assumed);
+      this.#reservations.delete(uid);
+      expired.push(uid);
+    }
+    return expired;
   }
 
   /** Pod UIDs with volumes currently assumed (for tests and the ops API). */

@@ -14,14 +14,7 @@ import type {
 } from '../cluster/types.ts';
 import type { ClusterWriter } from '../cluster/writer.ts';
 import { feedAssumeCaches, PVAssumeCache, PVCAssumeCache } from './assume-cache.ts';
-import {
-  ClaimError,
-  getPodVolumeClaims,
-  isClaimFullyBound,
-  type PodVolumeClaims,
-  podClaimRefs,
-  podClaimsError,
-} from './claims.ts';
+import { getPodVolumeClaims, isClaimFullyBound, type PodVolumeClaims, podClaimRefs, podClaimsError } from './claims.ts';
 import {
   ANN_SELECTED_NODE,
   ERR_REASON_BIND_CONFLICT,
@@ -492,5 +485,3 @@ export class VolumeBinder implements ProvisioningSources {
     for (const waiter of [...this.#waiters]) waiter();
   }
 }
-
-export { ClaimError };

@@ -511,6 +511,27 @@ describe('reserve, preBind and unreserve', () => {
     assert.equal(plugin.binder.pvCache.isAssumed('pv-1'), false);
   });
 
+  it('a reservation whose bind never came back expires after the bind timeout', () => {
+    let now = 0;
+    const pod = makePod('pod-1', ['claim-1']);
+    const cluster = new TestCluster([
+      immediateSC,
+      waitSC,
+      nodeA,
+      localPV('pv-1', 'node-a'),
+      makePVC('claim-1', 'wait-sc', { request: '1Gi' }),
+      pod,
+    ]);
+    const plugin = new VolumeBindingPlugin(cluster.binder(5), undefined, () => now);
+    assert.equal(bindCycle(plugin, pod, 'node-a').reserve.code, 'Success');
+    now = 60_000;
+    assert.deepEqual(plugin.expireStaleReservations(), []);
+    assert.equal(plugin.binder.pvCache.isAssumed('pv-1'), true);
+    now = 66_000;
+    assert.deepEqual(plugin.expireStaleReservations(), ['uid-pod-1']);
+    assert.equal(plugin.binder.pvCache.isAssumed('pv-1'), false);
+  });
+
   it('all claims bound: reserve and preBind have nothing to do', async () => {
     const pod = makePod('pod-1', ['claim-1']);
     const { cluster, plugin } = setup([
