@@ -670,6 +670,7 @@ export class FakeApiServer {
 
   #watch(route: { type: ResourceType; namespace?: string }, query: Record<string, string>, res: ServerResponse): void {
     res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
+    res.flushHeaders(); // the real server answers at once, before any event
     const w: Watcher = {
       resource: route.type,
       namespace: route.namespace,
