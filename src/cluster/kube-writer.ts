@@ -28,6 +28,8 @@ export interface KubeWriterOptions {
   backoff?: BackoffOptions;
   /** Aborts waits between retries at shutdown. */
   signal?: AbortSignal;
+  /** Deadline of each API request. Default 30 s. */
+  requestTimeoutMs?: number;
 }
 
 type VolumeKind = 'PersistentVolume' | 'PersistentVolumeClaim';
@@ -62,7 +64,7 @@ export class KubeWriter implements ClusterWriter {
   readonly #signal: AbortSignal;
 
   constructor(options: KubeWriterOptions) {
-    this.#client = new KubeClient(options.kubeConfig);
+    this.#client = new KubeClient(options.kubeConfig, { timeoutMs: options.requestTimeoutMs ?? 30_000 });
     this.#logger = options.logger ?? silentKubeLogger;
     this.#retries = options.retries ?? 3;
     this.#backoff = { initialMs: 100, maxMs: 2_000, ...options.backoff };

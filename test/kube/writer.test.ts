@@ -250,6 +250,24 @@ describe('KubeWriter.getPod', () => {
     assert.equal(await writer.getPod('default', 'ghost'), undefined);
   });
 
+  test('an API server that does not answer is a Timeout after the retries', async () => {
+    const slow = new KubeWriter({
+      kubeConfig: loadKubeConfig({ kubeconfig: await writeKubeconfig(server.url) }),
+      backoff: { initialMs: 1, maxMs: 2 },
+      retries: 1,
+      requestTimeoutMs: 50,
+    });
+    server.delay(5_000);
+    try {
+      const err = await rejects(slow.getPod('default', 'web'));
+      assert.equal(err.code, 0);
+      assert.equal(err.reason, 'Timeout');
+      assert.match(err.message, /no answer within 50 ms/);
+    } finally {
+      server.delay(0);
+    }
+  });
+
   test('a network failure becomes a WriteError after the retries', async () => {
     const dead = new KubeWriter({
       kubeConfig: loadKubeConfig({ kubeconfig: await writeKubeconfig('http://127.0.0.1:1') }),

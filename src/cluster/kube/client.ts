@@ -65,15 +65,26 @@ const METHODS: Record<HttpVerb, HttpMethod> = {
   DELETE: HttpMethod.DELETE,
 };
 
+export interface KubeClientOptions {
+  /** Per-request deadline (a hung API server must not hang a list or a bind forever). Default 60 s. */
+  timeoutMs?: number;
+}
+
+/** How long one connection pool (TLS settings, client certificate) is reused before it is built again from the kubeconfig. */
+const DISPATCHER_MAX_AGE_MS = 10 * 60_000;
+
 export class KubeClient {
   readonly #kc: KubeConfig;
   readonly #http = new IsomorphicFetchHttpLibrary();
+  readonly #timeoutMs: number;
+  #dispatcher: { value: NonNullable<ReturnType<RequestContext['getDispatcher']>>; at: number } | undefined;
   readonly server: string;
 
-  constructor(kc: KubeConfig) {
+  constructor(kc: KubeConfig, options: KubeClientOptions = {}) {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     this.#kc = kc;
+    this.#timeoutMs = options.timeoutMs ?? 60_000;
     this.server = cluster.server.replace(/\/+$/, '');
   }
 
@@ -93,16 +104,32 @@ export class KubeClient {
       ctx.setHeaderParam('Content-Type', opts.contentType ?? 'application/json');
       ctx.setBody(JSON.stringify(opts.body));
     }
-    if (opts.signal) ctx.setSignal(opts.signal);
+    const deadline = AbortSignal.timeout(this.#timeoutMs);
+    ctx.setSignal(opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline);
     let text: string;
     let code: number;
     try {
+      // Headers (tokens, exec plugins) are applied to every request; the connection pool is kept, so list pages
+      // and writes reuse connections instead of a TLS handshake each (client-node builds a new pool per call).
       await this.#kc.applySecurityAuthentication(ctx);
+      const now = Date.now();
+      const built = ctx.getDispatcher();
+      if (built) {
+        if (!this.#dispatcher || now - this.#dispatcher.at > DISPATCHER_MAX_AGE_MS) {
+          this.#dispatcher = { value: built, at: now };
+        } else if (built !== this.#dispatcher.value) {
+          ctx.setDispatcher(this.#dispatcher.value);
+          void built.close().catch(() => {});
+        }
+      }
       const response = await this.#http.send(ctx).toPromise();
       code = response.httpStatusCode;
       text = await response.body.text();
     } catch (err) {
       if (opts.signal?.aborted) throw err;
+      if (deadline.aborted) {
+        throw new KubeApiError(0, 'Timeout', `${verb} ${path}: no answer within ${this.#timeoutMs} ms`);
+      }
       const e = err as Error & { cause?: Error };
       const detail = e.cause?.message ? `${e.message} (${e.cause.message})` : e.message;
       throw new KubeApiError(0, 'NetworkError', `${verb} ${path}: ${detail}`);

@@ -23,6 +23,8 @@ export interface KubeSourceOptions {
   kinds?: readonly Kind[];
   /** Server-side watch timeout (seconds) per watch request; default random 300–600 s. */
   watchTimeoutSeconds?: () => number;
+  /** Deadline of each list page request. Default 60 s. */
+  requestTimeoutMs?: number;
 }
 
 export class KubeSource implements Source {
@@ -34,7 +36,7 @@ export class KubeSource implements Source {
 
   constructor(options: KubeSourceOptions) {
     this.#options = options;
-    this.#client = new KubeClient(options.kubeConfig);
+    this.#client = new KubeClient(options.kubeConfig, { timeoutMs: options.requestTimeoutMs ?? 60_000 });
     this.#logger = options.logger ?? silentKubeLogger;
     this.description = `kube ${this.#client.server}`;
   }
