@@ -67,9 +67,59 @@ async function readyz() {
   return call<{ ready: boolean; notSynced: string[]; stale: string[] }>('GET', '/readyz');
 }
 
+/**
+ * An external provisioner, as far as these tests need it: a claim annotated with a selected node gets a new PV with
+ * that node's zone as affinity, and both are bound.
+ */
+function provision(namespace: string, name: string): void {
+  const claim = server.get('PersistentVolumeClaim', name, namespace);
+  const selected = (claim?.metadata.annotations as Record<string, string> | undefined)?.[
+    'volume.kubernetes.io/selected-node'
+  ];
+  if (!claim || !selected || (claim.spec as { volumeName?: string }).volumeName) return;
+  const zone = (server.get('Node', selected)!.metadata.labels as Record<string, string>)['topology.kubernetes.io/zone'];
+  const pvName = `pvc-${claim.metadata.uid}`;
+  server.add({
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: { name: pvName, annotations: { 'pv.kubernetes.io/provisioned-by': 'ebs.csi.aws.com' } },
+    spec: {
+      capacity: { storage: '5Gi' },
+      accessModes: ['ReadWriteOnce'],
+      storageClassName: (claim.spec as { storageClassName: string }).storageClassName,
+      persistentVolumeReclaimPolicy: 'Delete',
+      csi: { driver: 'ebs.csi.aws.com', volumeHandle: `vol-${claim.metadata.uid}` },
+      claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace, name, uid: claim.metadata.uid },
+      nodeAffinity: {
+        required: {
+          nodeSelectorTerms: [
+            { matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: [zone] }] },
+          ],
+        },
+      },
+    },
+    status: { phase: 'Bound' },
+  });
+  server.update({
+    ...claim,
+    metadata: {
+      ...claim.metadata,
+      annotations: {
+        ...(claim.metadata.annotations as Record<string, string>),
+        'pv.kubernetes.io/bind-completed': 'yes',
+        'pv.kubernetes.io/bound-by-controller': 'yes',
+      },
+    },
+    spec: { ...(claim.spec as object), volumeName: pvName },
+    status: { phase: 'Bound', accessModes: ['ReadWriteOnce'], capacity: { storage: '5Gi' } },
+  });
+}
+
 /** The PV controller, as far as these tests need it: a PV given a claimRef binds its claim. */
 function simulatePvController(): void {
   server.onWrite = (write) => {
+    const claim = /^\/api\/v1\/namespaces\/([^/]+)\/persistentvolumeclaims\/([^/]+)$/.exec(write.path);
+    if (claim && write.status < 300) setTimeout(() => provision(claim[1], claim[2]), 5);
     const m = /^\/api\/v1\/persistentvolumes\/([^/]+)$/.exec(write.path);
     if (!m || write.status >= 300) return;
     setTimeout(() => {
@@ -120,6 +170,15 @@ before(async () => {
     pvc('data2', { storageClassName: 'local-b' }),
   );
   server.add(pod('web', { claims: ['data'] }), pod('web2', { claims: ['data2'] }));
+  // A CSI class that provisions on demand, in the zone of the node the pod goes to.
+  server.add({
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: { name: 'ebs' },
+    provisioner: 'ebs.csi.aws.com',
+    volumeBindingMode: 'WaitForFirstConsumer',
+  });
+  server.add(pvc('dyn-data', { storageClassName: 'ebs' }), pod('dyn', { claims: ['dyn-data'] }));
   server.add(pod('plain'), pod('retry'), pod('running', { nodeName: 'node-a' }));
   simulatePvController();
   // Lists are slow at first, so the extender is seen listening but not ready.
@@ -187,6 +246,25 @@ describe('extender against an API server', () => {
     assert.equal((podObject('web').spec as { nodeName?: string }).nodeName, 'node-a');
     const diff = await waitConsistent();
     assert.deepEqual(diff.cache.assumed, []);
+  });
+
+  test('a claim to provision: bind annotates the PVC with the node, waits for the provisioner, then binds the pod', async () => {
+    await waitFor('ready', async () => (await readyz()).status === 200);
+    assert.deepEqual((await filter('dyn', ['node-a', 'node-b'])).NodeNames, ['node-a', 'node-b']);
+    const from = server.writes.length;
+    assert.equal(await bind('dyn', 'node-b'), '');
+    const writes = server.writes.slice(from).filter((w) => w.status < 300);
+    const pvcWrite = writes.findIndex((w) => w.path === '/api/v1/namespaces/default/persistentvolumeclaims/dyn-data');
+    const binding = writes.findIndex((w) => w.path === '/api/v1/namespaces/default/pods/dyn/binding');
+    assert.ok(pvcWrite >= 0, 'the PVC was written');
+    assert.ok(binding > pvcWrite, 'the Binding comes after the claim is provisioned');
+    const annotations = (writes[pvcWrite].body as { metadata: { annotations: Record<string, string> } }).metadata
+      .annotations;
+    assert.equal(annotations['volume.kubernetes.io/selected-node'], 'node-b');
+    assert.equal(writes[pvcWrite].contentType, 'application/merge-patch+json');
+    const claim = server.get('PersistentVolumeClaim', 'dyn-data', 'default')!;
+    assert.deepEqual(claim.metadata.finalizers, ['kubernetes.io/pvc-protection'], 'the write kept the finalizer');
+    await waitConsistent();
   });
 
   test('a pod is assumed at bind and confirmed by the watch', async () => {
