@@ -1,6 +1,9 @@
 // A paginated list, as client-go's pager: `limit` per page, follow `continue`; when the continue token expires between
 // pages (410 after compaction), start the list over. Items are trimmed page by page, so a 150,000-pod list never holds
 // more than one page of full objects.
+// Unlike client-go's reflector we never list with resourceVersion=0: API servers answer that from the watch cache and
+// (before list-from-cache pagination) ignore `limit`, so 150,000 pods would arrive as one ~900 MB body, past V8's
+// largest string. A list without resourceVersion is consistent and paginated (and served from the cache on 1.31+).
 import { trimObject } from '../trim.ts';
 import type { Kind, KindMap } from '../types.ts';
 import { KubeApiError, type KubeClient } from './client.ts';
