@@ -298,6 +298,11 @@ export class FakeApiServer {
     this.#fail.push({ path, remaining: count, status: code, method, watch });
   }
 
+  /** Forgets every pending failNext rule. */
+  clearFailures(): void {
+    this.#fail.length = 0;
+  }
+
   /** Delays every response by `ms` (0 turns it off). */
   delay(ms: number): void {
     this.#delayMs = ms;

@@ -198,11 +198,26 @@ describe('KubeSource', () => {
     h.server.remove('Node', 'node-a');
     await waitFor('node-b replayed', () => h.store.get('Node', 'node-b'));
     await waitFor('node-a deletion replayed', () => !h.store.get('Node', 'node-a'));
+    await waitFor('fresh after the errors', () => !h.source.status()[0].stale);
     const status = h.source.status()[0];
     assert.equal(status.relists, 0);
     assert.ok(status.watchRestarts >= 1);
     const failures = h.logger.at('warn').filter((r) => r.msg.startsWith('Node watch failed'));
     assert.ok(failures.length >= 2, `expected the drop and the injected 500s to be logged, got ${failures.length}`);
+  });
+
+  test('a watch failing again and again is stale before the silence threshold, and fresh once it delivers', async () => {
+    h = await harness((s) => s.add(node('node-a')), { kinds: ['Node'], staleAfterMs: 60_000 });
+    await h.source.start(h.store);
+    await waitFor('watch open', () => h.server.watchCount === 1);
+    h.server.failNext('/api/v1/nodes', 1_000, 503, 'GET', true);
+    h.server.dropWatches();
+    await waitFor('stale after repeated failures', () => h.source.status()[0].stale);
+    assert.ok(h.source.status()[0].silentForMs! < 60_000);
+    h.server.clearFailures();
+    h.server.add(node('node-b'));
+    await waitFor('node-b delivered', () => h.store.get('Node', 'node-b'));
+    assert.equal(h.source.status()[0].stale, false);
   });
 
   test('a silent watch turns stale, is restarted by the watchdog, and recovers', async () => {

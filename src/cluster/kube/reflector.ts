@@ -47,6 +47,9 @@ interface WatchHandle {
   settle: (end: WatchEnd) => void;
 }
 
+/** Consecutive list or watch failures after which the kind counts as stale before the silence threshold is reached. */
+export const STALE_AFTER_FAILURES = 3;
+
 const isGone = (code: number | undefined) => code === 410;
 
 export class Reflector {
@@ -58,6 +61,8 @@ export class Reflector {
   #synced = false;
   #lastHeard: number | undefined;
   #relists = 0;
+  /** Consecutive failed lists or watches; reset by a good list or any delivered event. */
+  #failures = 0;
   #watchRestarts = 0;
   #lists = 0;
   #loop: Promise<void> | undefined;
@@ -108,7 +113,9 @@ export class Reflector {
       kind: this.kind,
       synced: this.#synced,
       silentForMs,
-      stale: silentForMs !== undefined && silentForMs > this.#o.staleAfterMs,
+      // Silent too long, or restarting after repeated errors (one blip does not flap readiness).
+      stale:
+        (silentForMs !== undefined && silentForMs > this.#o.staleAfterMs) || this.#failures >= STALE_AFTER_FAILURES,
       relists: this.#relists,
       watchRestarts: this.#watchRestarts,
     };
@@ -132,6 +139,7 @@ export class Reflector {
           await this.#list();
         } catch (err) {
           if (this.#stopped) break;
+          this.#failures++;
           const delay = this.#backoff.next();
           // 401/403/404 will not heal by themselves (credentials, RBAC, a missing API): still retried, but loud.
           const level = err instanceof KubeApiError && !err.retriable ? 'error' : 'warn';
@@ -170,6 +178,7 @@ export class Reflector {
           break;
         case 'error': {
           if (end.delivered > 0) this.#backoff.reset();
+          this.#failures++;
           const delay = this.#backoff.next();
           log.warn(
             { err: end.err, kind, resourceVersion: this.#rv, retryInMs: delay },
@@ -194,6 +203,7 @@ export class Reflector {
     if (this.#stopped) return;
     store.replace(kind, items);
     this.#backoff.reset();
+    this.#failures = 0;
     this.#rv = resourceVersion;
     this.#lastHeard = Date.now();
     if (this.#lists++ > 0) this.#relists++;
@@ -234,6 +244,7 @@ export class Reflector {
     const onEvent = (type: string, obj: WatchObject) => {
       if (current.reason) return; // events racing our own abort are dropped; the next watch replays them
       this.#lastHeard = Date.now();
+      this.#failures = 0;
       delivered++;
       switch (type) {
         case 'ADDED':
