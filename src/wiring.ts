@@ -87,6 +87,8 @@ export async function createExtender(parts: ExtenderParts) {
     app,
     store,
     cache,
+    /** What the verbs read: call filter()/prioritize() directly with it (benchmarks, what-if tools). */
+    verbs: extender,
     binder,
     source,
     /** Fills the store from the source; rejects only for a source that cannot start at all (bad snapshot file). */
