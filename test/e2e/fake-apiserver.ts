@@ -66,6 +66,8 @@ export interface RecordedRequest {
   path: string;
   query: Record<string, string>;
   watch: boolean;
+  /** The Authorization header as sent (the kubeconfig's credentials). */
+  authorization?: string;
 }
 
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -427,7 +429,7 @@ export class FakeApiServer {
     const method = req.method ?? 'GET';
     const query = Object.fromEntries(url.searchParams);
     const watch = query.watch === 'true' || query.watch === '1';
-    this.requests.push({ method, path: url.pathname, query, watch });
+    this.requests.push({ method, path: url.pathname, query, watch, authorization: req.headers.authorization });
     const isWrite = method !== 'GET';
     const { parsed: body } = isWrite ? await this.#body(req) : { parsed: undefined };
     const record = (code: number) => {

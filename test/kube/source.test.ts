@@ -106,6 +106,11 @@ describe('KubeSource', () => {
       assert.ok(Number(watch.query.timeoutSeconds) >= 300);
     });
 
+    test("lists and watches carry the kubeconfig's credentials", () => {
+      assert.ok(h.server.requests.length > 0);
+      assert.ok(h.server.requests.every((r) => r.authorization === 'Bearer fake-token'));
+    });
+
     test('stored objects are trimmed and their timestamps are RFC 3339 strings', () => {
       const p = h.store.get('Pod', 'default/web-1')!;
       assert.equal(typeof p.metadata.creationTimestamp, 'string');

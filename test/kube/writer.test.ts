@@ -51,6 +51,7 @@ describe('KubeWriter.bindPod', () => {
     const p = server.get('Pod', 'web', 'default')!;
     await writer.bindPod(podRef(p), 'node-a');
     assert.equal((server.get('Pod', 'web', 'default')!.spec as { nodeName?: string }).nodeName, 'node-a');
+    assert.equal(server.requests.at(-1)?.authorization, 'Bearer fake-token');
     const [write] = server.writes;
     assert.equal(write.method, 'POST');
     assert.equal(write.path, '/api/v1/namespaces/default/pods/web/binding');
