@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -116,6 +117,8 @@ export interface FakeApiServerOptions {
   historyLimit?: number;
   /** Answer every request after this many ms (see also delay()). */
   delayMs?: number;
+  /** Serve HTTPS with this key and certificate (PEM) instead of plain HTTP. */
+  tls?: { key: string; cert: string };
 }
 
 const status = (code: number, reason: string, message: string, details?: object) => ({
@@ -158,6 +161,7 @@ function mergePatch(target: unknown, patch: unknown): unknown {
 
 export class FakeApiServer {
   readonly #server: Server;
+  readonly #tls: boolean;
   readonly #sockets = new Set<Socket>();
   readonly #objects = new Map<ResourceType, Map<string, Entry>>(TYPES.map((t) => [t, new Map()]));
   readonly #history: HistoryEvent[] = [];
@@ -186,13 +190,15 @@ export class FakeApiServer {
     this.#bookmarkIntervalMs = options.bookmarkIntervalMs ?? 100;
     this.#historyLimit = options.historyLimit ?? 10_000;
     this.#delayMs = options.delayMs ?? 0;
-    this.#server = createServer((req, res) => {
+    const handler = (req: IncomingMessage, res: ServerResponse) => {
       this.#handle(req, res).catch((err: unknown) => {
         if (!res.headersSent) this.#send(res, 500, status(500, 'InternalError', String(err)));
         else res.destroy();
       });
-    });
-    this.#server.on('connection', (socket) => {
+    };
+    this.#tls = !!options.tls;
+    this.#server = options.tls ? createTlsServer(options.tls, handler) : createServer(handler);
+    this.#server.on(options.tls ? 'secureConnection' : 'connection', (socket: Socket) => {
       this.#sockets.add(socket);
       socket.on('close', () => this.#sockets.delete(socket));
     });
@@ -201,7 +207,7 @@ export class FakeApiServer {
   async start(): Promise<string> {
     await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
     const { port } = this.#server.address() as AddressInfo;
-    this.url = `http://127.0.0.1:${port}`;
+    this.url = `${this.#tls ? 'https' : 'http'}://127.0.0.1:${port}`;
     return this.url;
   }
 
@@ -747,11 +753,16 @@ class RawList {
   }
 }
 
-/** Writes a kubeconfig for the fake server into a fresh temp dir; returns the file path. */
-export async function writeKubeconfig(url: string, dir?: string): Promise<string> {
+/**
+ * Writes a kubeconfig for the fake server into a fresh temp dir; returns the file path. With `caPem` the server's
+ * certificate is verified against it; without, TLS verification is skipped (client-node refuses plain http otherwise).
+ */
+export async function writeKubeconfig(url: string, dir?: string, caPem?: string): Promise<string> {
   const target = dir ?? (await mkdtemp(join(tmpdir(), 'fake-kube-')));
   const file = join(target, 'kubeconfig');
-  // client-node refuses a plain http server unless TLS verification is explicitly skipped.
+  const trust = caPem
+    ? `    certificate-authority-data: ${Buffer.from(caPem).toString('base64')}`
+    : '    insecure-skip-tls-verify: true';
   const text = [
     'apiVersion: v1',
     'kind: Config',
@@ -759,7 +770,7 @@ export async function writeKubeconfig(url: string, dir?: string): Promise<string
     '- name: fake',
     '  cluster:',
     `    server: ${url}`,
-    '    insecure-skip-tls-verify: true',
+    trust,
     'users:',
     '- name: fake',
     '  user:',
