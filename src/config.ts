@@ -149,7 +149,8 @@ const DEFINITIONS: { [K in keyof Settings]: Definition<Settings[K]> } = {
     help: 'after our bind finished, how long an assumed pod may stay unconfirmed before it is reconciled with the API',
   },
   watchStaleSeconds: {
-    default: 60,
+    // API servers send a bookmark on a quiet watch about once a minute: 60 s would flap a quiet kind's readiness.
+    default: 120,
     parse: positiveNumber,
     help: 'a watch silent this long is restarted and the extender reports not ready until it recovers',
   },

@@ -4,6 +4,24 @@ import type { Container, Kind, KindMap, ObjectMeta, Pod, Volume } from './types.
 
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
+// Values repeated across thousands of pods (namespaces, label keys and values, scheduler names, quantities) are kept
+// once: a parsed JSON string is a fresh copy per object, an interned one is shared. Short strings only; bounded pool.
+const INTERN_MAX_LENGTH = 64;
+const INTERN_MAX_ENTRIES = 100_000;
+const pool = new Map<string, string>();
+function intern<T extends string | undefined>(s: T): T {
+  if (s === undefined || s.length > INTERN_MAX_LENGTH) return s;
+  const hit = pool.get(s);
+  if (hit !== undefined) return hit as T;
+  if (pool.size < INTERN_MAX_ENTRIES) pool.set(s, s);
+  return s;
+}
+function internRecord<V extends string | number>(r: Record<string, V>): Record<string, V> {
+  const out: Record<string, V> = {};
+  for (const [k, v] of Object.entries(r)) out[intern(k)] = (typeof v === 'string' ? intern(v) : v) as V;
+  return out;
+}
+
 function timestamp(value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (value instanceof Date) return value.toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -30,13 +48,25 @@ function trimMeta(meta: ObjectMeta): ObjectMeta {
   return out;
 }
 
+/** Pods: scheduling reads no pod annotation and no pod ownerReference, and there are 150,000 of them. */
+function trimPodMeta(meta: ObjectMeta): ObjectMeta {
+  const out: ObjectMeta = { name: meta.name, uid: meta.uid, resourceVersion: meta.resourceVersion };
+  if (meta.namespace !== undefined) out.namespace = intern(meta.namespace);
+  if (meta.labels && Object.keys(meta.labels).length > 0) out.labels = internRecord(meta.labels);
+  const created = timestamp(meta.creationTimestamp);
+  if (created) out.creationTimestamp = created;
+  const deleted = timestamp(meta.deletionTimestamp);
+  if (deleted) out.deletionTimestamp = deleted;
+  return out;
+}
+
 function trimContainer(c: Container): Container {
-  const out: Container = { name: c.name };
-  if (c.image !== undefined) out.image = c.image;
+  const out: Container = { name: intern(c.name) };
+  if (c.image !== undefined) out.image = intern(c.image);
   if (c.resources && (c.resources.requests || c.resources.limits)) {
     out.resources = {};
-    if (c.resources.requests) out.resources.requests = c.resources.requests;
-    if (c.resources.limits) out.resources.limits = c.resources.limits;
+    if (c.resources.requests) out.resources.requests = internRecord(c.resources.requests);
+    if (c.resources.limits) out.resources.limits = internRecord(c.resources.limits);
   }
   const hostPorts = c.ports?.filter((p) => p.hostPort);
   if (hostPorts?.length) {
@@ -68,21 +98,21 @@ function trimVolume(v: Volume): Volume {
 function trimPod(pod: Pod): Pod {
   const s = pod.spec ?? { containers: [] };
   const spec: Pod['spec'] = { containers: (s.containers ?? []).map(trimContainer) };
-  if (s.nodeName) spec.nodeName = s.nodeName;
-  if (s.schedulerName) spec.schedulerName = s.schedulerName;
+  if (s.nodeName) spec.nodeName = intern(s.nodeName);
+  if (s.schedulerName) spec.schedulerName = intern(s.schedulerName);
   if (s.priority !== undefined) spec.priority = s.priority;
-  if (s.priorityClassName) spec.priorityClassName = s.priorityClassName;
-  if (s.preemptionPolicy) spec.preemptionPolicy = s.preemptionPolicy;
+  if (s.priorityClassName) spec.priorityClassName = intern(s.priorityClassName);
+  if (s.preemptionPolicy) spec.preemptionPolicy = intern(s.preemptionPolicy);
   if (s.initContainers?.length) spec.initContainers = s.initContainers.map(trimContainer);
   if (s.overhead) spec.overhead = s.overhead;
   const volumes = s.volumes?.filter((v) => !v.configMap && !v.secret && !v.emptyDir && !v.projected && !v.downwardAPI);
   if (volumes?.length) spec.volumes = volumes.map(trimVolume);
   if (s.nodeSelector) spec.nodeSelector = s.nodeSelector;
-  const out: Pod = { metadata: trimMeta(pod.metadata), spec };
+  const out: Pod = { metadata: trimPodMeta(pod.metadata), spec };
   const st = pod.status;
   if (st) {
     out.status = {};
-    if (st.phase) out.status.phase = st.phase;
+    if (st.phase) out.status.phase = intern(st.phase);
     if (st.nominatedNodeName) out.status.nominatedNodeName = st.nominatedNodeName;
     const start = timestamp(st.startTime);
     if (start) out.status.startTime = start;

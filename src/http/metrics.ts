@@ -74,7 +74,11 @@ export function createMetrics(deps: { cache: SchedulerCache; source: Source; sto
         for (const s of deps.source.status()) this.set({ kind: s.kind }, pick(s));
       },
     });
-  perKind('topology_extender_watch_relists', 'Full relists (initial list, 410 Gone), by kind', (s) => s.relists);
+  perKind(
+    'topology_extender_watch_relists',
+    'Full relists after the initial list (410 Gone, watch errors), by kind',
+    (s) => s.relists,
+  );
   perKind('topology_extender_watch_restarts', 'Watch restarts (errors, silence), by kind', (s) => s.watchRestarts);
   perKind('topology_extender_watch_last_event_age_seconds', 'Seconds since the watch last spoke, by kind', (s) =>
     s.silentForMs === undefined ? -1 : s.silentForMs / 1000,

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ClusterStore, type StoreEvent } from '../../src/cluster/store.ts';
 import { trimObject } from '../../src/cluster/trim.ts';
-import type { Node, Pod } from '../../src/cluster/types.ts';
-import { node, pod } from '../helpers/objects.ts';
+import type { Node, PersistentVolumeClaim, Pod } from '../../src/cluster/types.ts';
+import { claim, node, pod } from '../helpers/objects.ts';
 
 function recorder(store: ClusterStore) {
   const events: string[] = [];
@@ -75,13 +75,14 @@ describe('store events', () => {
 });
 
 describe('trimming', () => {
-  it('drops managedFields, the last-applied annotation and status that scheduling does not read', () => {
+  it('drops managedFields, pod annotations and owner references, and status that scheduling does not read', () => {
     const raw = {
       ...pod('p', { nodeName: 'a' }),
       metadata: {
         ...pod('p').metadata,
         managedFields: [{ manager: 'kubectl' }],
-        annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{...}', keep: 'me' },
+        annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{...}', 'prometheus.io/scrape': 'true' },
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'web', uid: 'sts' }],
       },
       status: {
         phase: 'Running',
@@ -92,8 +93,26 @@ describe('trimming', () => {
     } as unknown as Pod;
     const trimmed = trimObject('Pod', raw) as Pod & { metadata: { managedFields?: unknown } };
     assert.equal(trimmed.metadata.managedFields, undefined);
-    assert.deepEqual(trimmed.metadata.annotations, { keep: 'me' });
+    assert.equal(trimmed.metadata.annotations, undefined);
+    assert.equal(trimmed.metadata.ownerReferences, undefined);
     assert.deepEqual(trimmed.status, { phase: 'Running', startTime: '2026-11-01T10:00:00Z' });
+  });
+
+  it('keeps the annotations and owner references of claims, dropping only last-applied', () => {
+    const pvc = {
+      ...claim('data'),
+      metadata: {
+        ...claim('data').metadata,
+        annotations: {
+          'kubectl.kubernetes.io/last-applied-configuration': '{...}',
+          'volume.kubernetes.io/selected-node': 'a',
+        },
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'pod-uid', controller: true }],
+      },
+    } as PersistentVolumeClaim;
+    const trimmed = trimObject('PersistentVolumeClaim', pvc);
+    assert.deepEqual(trimmed.metadata.annotations, { 'volume.kubernetes.io/selected-node': 'a' });
+    assert.equal(trimmed.metadata.ownerReferences?.[0].uid, 'pod-uid');
   });
 
   it('normalises Date timestamps from lists to the RFC 3339 strings watches carry', () => {
