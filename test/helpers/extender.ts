@@ -50,7 +50,8 @@ export async function createTestExtender(
   await extender.start();
   await extender.app.ready();
   const request = supertest.agent(extender.app.server);
-  const waitFor = async (predicate: () => boolean, timeoutMs = 10_000) => {
+  // Generous: CI machines are shared, and a deadline here only bounds a hang, it measures nothing.
+  const waitFor = async (predicate: () => boolean, timeoutMs = 30_000) => {
     const deadline = Date.now() + timeoutMs;
     while (!predicate()) {
       if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
