@@ -175,7 +175,7 @@ describe('preempt', () => {
 });
 
 describe('bind', () => {
-  it('binds a pod without claims, and a retry to the same node succeeds again', async () => {
+  it("binds a pod without claims (assumed, then confirmed by the write's event), and a retry to the same node succeeds again", async () => {
     const p = pod('plain-0');
     await t.add(p);
     const args = { PodName: 'plain-0', PodNamespace: 'default', PodUID: p.metadata.uid, Node: 'node-b' };
@@ -183,6 +183,10 @@ describe('bind', () => {
     assert.equal(res.status, 200);
     assert.deepEqual(res.body, { Error: '' });
     await t.waitFor(() => t.store.get('Pod', 'default/plain-0')?.spec.nodeName === 'node-b');
+    // The cache assumed the pod at bind; the update event that the write produced confirms it there.
+    await t.waitFor(() => !t.cache.isAssumed(p.metadata.uid));
+    assert.equal(t.cache.getPod(p.metadata.uid)?.spec.nodeName, 'node-b');
+    assert.ok(t.cache.nodeInfo('node-b')!.pods.has(p.metadata.uid));
     const retry = await post('/scheduler/bind', JSON.stringify(args));
     assert.deepEqual(retry.body, { Error: '' });
   });
