@@ -21,19 +21,15 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { newNodeInfo } from '../src/cache/node-info.ts';
 import { SnapshotWriter } from '../src/cluster/snapshot-writer.ts';
 import { SnapshotSource } from '../src/cluster/sources/snapshot.ts';
 import type { Pod } from '../src/cluster/types.ts';
 import { VolumeController } from '../src/cluster/volume-controller.ts';
 import { applySettings, defaultSettings } from '../src/config.ts';
-import type { ExtenderDeps } from '../src/extender/deps.ts';
 import { filter } from '../src/extender/filter.ts';
 import { prioritize } from '../src/extender/prioritize.ts';
 import type { ExtenderArgs, ExtenderFilterResult } from '../src/extender/wire.ts';
-import { Framework } from '../src/framework/runner.ts';
-import { buildVolumePlugins } from '../src/plugins/index.ts';
-import { createExtender, volumePluginsConfig } from '../src/wiring.ts';
+import { createExtender } from '../src/wiring.ts';
 import { candidateNames, generateCluster } from './synthetic.ts';
 
 // ------------------------------------------------------------------------------------------- autocannon typing
@@ -225,19 +221,8 @@ log(
 );
 
 // ------------------------------------------------------------------------------------------ in-process timing
-// createExtender keeps the verbs' deps private, so the direct calls get their own framework built as wiring.ts builds
-// it (same plugins, same config, over the same store and cache): the same decision code on the same state.
-const settings = applySettings(defaultSettings(), {}, (k) => k);
-const verbDeps: ExtenderDeps = {
-  framework: new Framework(
-    buildVolumePlugins({ store: extender.store, writer, logger }, volumePluginsConfig(settings)),
-  ),
-  cache: extender.cache,
-  store: extender.store,
-  writer,
-  logger,
-  nodeInfoForUnknownNode: (node) => newNodeInfo(node),
-};
+// The verbs' own dependencies: the same plugins and decision state the HTTP routes use.
+const verbDeps = extender.verbs;
 
 interface Timing {
   opsPerSec: number;
