@@ -4,7 +4,17 @@
 import type { ClusterStore } from '../cluster/store.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from '../cluster/types.ts';
 import { affinityIndexEntries } from './node-affinity.ts';
-import { claimKey, pvClass } from './pv-matching.ts';
+import {
+  type ClaimMatchInput,
+  claimKey,
+  type FreePV,
+  findPreBoundVolume,
+  freePV,
+  pvClass,
+  refreshFreePV,
+  smallestFreePV,
+  UNDECIDED,
+} from './pv-matching.ts';
 
 interface Versioned {
   metadata: { name: string; namespace?: string; resourceVersion: string };
@@ -135,27 +145,45 @@ export class AssumeCache<T extends Versioned> {
   }
 }
 
-/** Indexes of one storage class: PVs by the node-label values their affinity requires, and those with no such key. */
+/**
+ * Indexes of one storage class. The topology buckets hold only the PVs an unbound claim could take (see
+ * `offeredToAnyClaim`): by the node-label values their affinity requires, or unindexed when no such key exists.
+ */
 interface ClassIndex {
-  readonly byTopology: Map<string, Set<AssumeEntry<PersistentVolume>>>;
-  /** Label keys used by byTopology, with how many PVs use each (a node is looked up once per key). */
-  readonly keys: Map<string, number>;
-  readonly unindexed: Set<AssumeEntry<PersistentVolume>>;
-  /** Every PV of the class (ListPVs), in insertion order. */
+  /** Node label key → label value → the free PVs whose affinity requires it (a node is looked up once per key). */
+  readonly byTopology: Map<string, Map<string, Set<FreePV>>>;
+  readonly unindexed: Set<FreePV>;
+  /** Every PV of the class (ListPVs), in insertion order, bound or not. */
   readonly all: Set<AssumeEntry<PersistentVolume>>;
 }
 
 interface IndexedAs {
   className: string;
+  /** Whether the PV sits in the topology buckets (offered to any claim). */
+  offered: boolean;
+  /** Topology entries; only meaningful (and only computed) when offered. */
   entries: [string, string][] | undefined;
   claim: string | undefined;
+  /** The record in the topology buckets, when offered. */
+  free?: FreePV;
 }
 
-const topologyKey = (key: string, value: string) => `${key}\u0000${value}`;
+const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
 
 /**
- * The PV assume cache, indexed by storage class, by node topology within a class, and by the claim a PV is
- * (pre)bound to. Indexes follow the latest (possibly assumed) object.
+ * Whether FindMatchingVolume could pick this PV for a claim it is not (pre)bound to: no claimRef at all (one to
+ * another claim is skipped; one to the claim itself is found through the by-claim index), phase Available (upstream
+ * skips unbound PVs in any other phase) and not being deleted (skipped for every claim). Bound and assumed PVs are
+ * thereby kept out of the topology buckets, so a node's walk costs its free PVs, not every PV of its zone.
+ */
+export function offeredToAnyClaim(pv: PersistentVolume): boolean {
+  return !pv.spec.claimRef && pv.status?.phase === 'Available' && !pv.metadata.deletionTimestamp;
+}
+
+/**
+ * The PV assume cache, indexed by storage class, by node topology within a class (free PVs only), and by the claim
+ * a PV is (pre)bound to. Indexes follow the latest (possibly assumed) object: assuming a PV to a claim moves it from
+ * the topology buckets to the by-claim index, restoring or an informer update that clears its claimRef moves it back.
  */
 export class PVAssumeCache extends AssumeCache<PersistentVolume> {
   readonly #classes = new Map<string, ClassIndex>();
@@ -167,7 +195,11 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
     this.onChange((entry, _previous, deleted) => this.#reindex(entry, deleted));
   }
 
-  /** PVs of a class that could fit a node with these labels: those pre-bound to `claim` first, then by topology. */
+  /**
+   * The PVs of a class FindMatchingVolume could pick for `claim` on a node with these labels: those (pre)bound to
+   * `claim` first, then the free ones (no claimRef, Available, not being deleted) whose affinity can hold there. Every
+   * other PV of the class is one upstream's scan would skip for this claim on this node.
+   */
   *candidates(
     className: string,
     nodeLabels: Readonly<Record<string, string>> | undefined,
@@ -180,13 +212,41 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
     }
     const index = this.#classes.get(className);
     if (!index) return;
-    const labels = nodeLabels ?? {};
-    for (const key of index.keys.keys()) {
+    const labels = nodeLabels ?? NO_LABELS;
+    for (const [key, byValue] of index.byTopology) {
       if (!Object.hasOwn(labels, key)) continue;
-      const bucket = index.byTopology.get(topologyKey(key, labels[key]));
-      if (bucket) for (const e of bucket) yield e.latest;
+      const bucket = byValue.get(labels[key]);
+      if (bucket) for (const slot of bucket) yield slot.pv;
     }
-    for (const e of index.unindexed) yield e.latest;
+    for (const slot of index.unindexed) yield slot.pv;
+  }
+
+  /**
+   * FindMatchingVolume for one claim on a node with these labels, over the indexes: the same answer as
+   * `findMatchingVolume(input, candidates(...))` (and as upstream's scan of the whole class), without a generator and
+   * reading free PVs from their flat records. Throws SelectorError on an invalid claim selector.
+   */
+  findMatchingVolume(
+    input: ClaimMatchInput,
+    nodeLabels: Readonly<Record<string, string>> | undefined,
+    excluded: ReadonlySet<string>,
+  ): PersistentVolume | undefined {
+    const preBound = this.#byClaim.get(input.claimRefKey);
+    if (preBound) {
+      const decided = findPreBoundVolume(input, latestOf(preBound), nodeLabels, excluded);
+      if (decided !== UNDECIDED) return decided;
+    }
+    const index = this.#classes.get(input.className);
+    if (!index) return undefined;
+    const labels = nodeLabels ?? NO_LABELS;
+    let best: FreePV | undefined;
+    for (const [key, byValue] of index.byTopology) {
+      if (!Object.hasOwn(labels, key)) continue;
+      const bucket = byValue.get(labels[key]);
+      if (bucket) best = smallestFreePV(input, bucket, key, labels, excluded, best);
+    }
+    if (index.unindexed.size > 0) best = smallestFreePV(input, index.unindexed, undefined, labels, excluded, best);
+    return best?.pv;
   }
 
   /** Every PV of a class (ListPVs). */
@@ -202,20 +262,25 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
     const pv = entry.latest;
     const old = this.#indexedAs.get(entry);
     const ref = pv.spec.claimRef;
-    const next: IndexedAs | undefined = deleted
-      ? undefined
-      : {
-          className: pvClass(pv),
-          entries: affinityIndexEntries(pv),
-          claim: ref?.name ? `${ref.namespace ?? ''}/${ref.name}` : undefined,
-        };
+    let next: IndexedAs | undefined;
+    if (!deleted) {
+      const offered = offeredToAnyClaim(pv);
+      next = {
+        className: pvClass(pv),
+        offered,
+        entries: offered ? affinityIndexEntries(pv) : undefined,
+        claim: ref?.name ? `${ref.namespace ?? ''}/${ref.name}` : undefined,
+      };
+    }
     if (
       old &&
       next &&
       old.className === next.className &&
       old.claim === next.claim &&
-      sameEntries(old.entries, next.entries)
+      old.offered === next.offered &&
+      (!next.offered || sameEntries(old.entries, next.entries))
     ) {
+      if (old.free) refreshFreePV(old.free, pv); // same buckets, fresh fields
       return;
     }
     if (old) this.#unindex(entry, old);
@@ -230,22 +295,27 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
   #index(entry: AssumeEntry<PersistentVolume>, as: IndexedAs): void {
     let index = this.#classes.get(as.className);
     if (!index) {
-      index = { byTopology: new Map(), keys: new Map(), unindexed: new Set(), all: new Set() };
+      index = { byTopology: new Map(), unindexed: new Set(), all: new Set() };
       this.#classes.set(as.className, index);
     }
     index.all.add(entry);
-    if (as.entries === undefined) {
-      index.unindexed.add(entry);
-    } else {
+    // A PV that is not offered is reachable through `all` (ListPVs) and, when it names a claim, the by-claim index.
+    if (as.offered) as.free = freePV(entry.latest);
+    if (as.free && as.entries === undefined) {
+      index.unindexed.add(as.free);
+    } else if (as.free && as.entries !== undefined) {
       for (const [key, value] of as.entries) {
-        const k = topologyKey(key, value);
-        let bucket = index.byTopology.get(k);
+        let byValue = index.byTopology.get(key);
+        if (!byValue) {
+          byValue = new Map();
+          index.byTopology.set(key, byValue);
+        }
+        let bucket = byValue.get(value);
         if (!bucket) {
           bucket = new Set();
-          index.byTopology.set(k, bucket);
+          byValue.set(value, bucket);
         }
-        bucket.add(entry);
-        index.keys.set(key, (index.keys.get(key) ?? 0) + 1);
+        bucket.add(as.free);
       }
     }
     if (as.claim !== undefined) {
@@ -262,16 +332,15 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
     const index = this.#classes.get(as.className);
     if (index) {
       index.all.delete(entry);
-      if (as.entries === undefined) {
-        index.unindexed.delete(entry);
-      } else {
+      if (as.free && as.entries === undefined) {
+        index.unindexed.delete(as.free);
+      } else if (as.free && as.entries !== undefined) {
         for (const [key, value] of as.entries) {
-          const k = topologyKey(key, value);
-          const bucket = index.byTopology.get(k);
-          if (bucket?.delete(entry) && bucket.size === 0) index.byTopology.delete(k);
-          const n = (index.keys.get(key) ?? 1) - 1;
-          if (n <= 0) index.keys.delete(key);
-          else index.keys.set(key, n);
+          const byValue = index.byTopology.get(key);
+          const bucket = byValue?.get(value);
+          if (!byValue || !bucket?.delete(as.free) || bucket.size > 0) continue;
+          byValue.delete(value);
+          if (byValue.size === 0) index.byTopology.delete(key);
         }
       }
       if (index.all.size === 0) this.#classes.delete(as.className);
@@ -281,6 +350,21 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
       if (set?.delete(entry) && set.size === 0) this.#byClaim.delete(as.claim);
     }
   }
+
+  /** How many PVs of a class sit in its topology buckets (free PVs): for tests and diagnostics. */
+  offeredSize(className: string): number {
+    const index = this.#classes.get(className);
+    if (!index) return 0;
+    const seen = new Set<FreePV>(index.unindexed);
+    for (const byValue of index.byTopology.values()) {
+      for (const bucket of byValue.values()) for (const e of bucket) seen.add(e);
+    }
+    return seen.size;
+  }
+}
+
+function* latestOf(entries: Iterable<AssumeEntry<PersistentVolume>>): Generator<PersistentVolume> {
+  for (const e of entries) yield e.latest;
 }
 
 function sameEntries(a: [string, string][] | undefined, b: [string, string][] | undefined): boolean {

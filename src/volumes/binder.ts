@@ -28,9 +28,9 @@ import { NO_MATCHING_TERMS, pvNodeAffinityMatches } from './node-affinity.ts';
 import { checkVolumeProvisions, type DynamicProvision, type ProvisioningSources } from './provisioning.ts';
 import {
   bindVolumeToClaim,
+  type ClaimMatchInput,
   claimKey,
   claimMatchInput,
-  findMatchingVolume,
   isVolumeBoundToClaim,
 } from './pv-matching.ts';
 
@@ -80,6 +80,37 @@ function labelsEqual(a: Record<string, string> | undefined, b: Record<string, st
   const ka = Object.keys(a ?? {});
   if (ka.length !== Object.keys(b ?? {}).length) return false;
   return ka.every((k) => a![k] === b?.[k]);
+}
+
+const NONE_CHOSEN: ReadonlySet<string> = new Set();
+
+/** A pod's unbound delay-binding claims, split once per classification rather than once per node. */
+interface UnboundClaims {
+  /** Claims whose provisioning already started (selected-node annotation), in claim order. */
+  provisioning: { pvc: PersistentVolumeClaim; selectedNode: string }[];
+  /** The others, as matching inputs, smallest request first (a stable sort: equal requests keep claim order). */
+  toMatch: ClaimMatchInput[];
+}
+
+const unboundOf = new WeakMap<PodVolumeClaims, UnboundClaims>();
+
+/** Depends on the claim objects only, which a PodVolumeClaims holds fixed: memoised per classification. */
+function prepareUnbound(claims: PodVolumeClaims): UnboundClaims {
+  let out = unboundOf.get(claims);
+  if (!out) {
+    out = { provisioning: [], toMatch: [] };
+    for (const pvc of claims.unboundClaimsDelayBinding) {
+      const ann = pvc.metadata.annotations;
+      if (ann && Object.hasOwn(ann, ANN_SELECTED_NODE)) {
+        out.provisioning.push({ pvc, selectedNode: ann[ANN_SELECTED_NODE] });
+      } else {
+        out.toMatch.push(claimMatchInput(pvc));
+      }
+    }
+    out.toMatch.sort((a, b) => a.request - b.request);
+    unboundOf.set(claims, out);
+  }
+  return out;
 }
 
 export class VolumeBinder implements ProvisioningSources {
@@ -205,20 +236,15 @@ export class VolumeBinder implements ProvisioningSources {
     }
 
     if (claims.unboundClaimsDelayBinding.length === 0) return done();
-    const toMatch: PersistentVolumeClaim[] = [];
+    const { provisioning, toMatch } = prepareUnbound(claims);
     const toProvision: PersistentVolumeClaim[] = [];
-    for (const pvc of claims.unboundClaimsDelayBinding) {
-      const ann = pvc.metadata.annotations;
-      if (ann && Object.hasOwn(ann, ANN_SELECTED_NODE)) {
-        if (ann[ANN_SELECTED_NODE] !== node.metadata.name) {
-          // Fast path: provisioning already started for another node.
-          unboundVolumesSatisfied = false;
-          return done();
-        }
-        toProvision.push(pvc);
-      } else {
-        toMatch.push(pvc);
+    for (const { pvc, selectedNode } of provisioning) {
+      if (selectedNode !== node.metadata.name) {
+        // Fast path: provisioning already started for another node.
+        unboundVolumesSatisfied = false;
+        return done();
       }
+      toProvision.push(pvc);
     }
 
     if (toMatch.length > 0) {
@@ -241,13 +267,13 @@ export class VolumeBinder implements ProvisioningSources {
     return done();
   }
 
-  /** findMatchingVolumes: smallest claims first, each PV chosen at most once per pod. */
+  /** findMatchingVolumes: smallest claims first (`inputs` come sorted), each PV chosen at most once per pod. */
   #findMatchingVolumes(
-    claims: PersistentVolumeClaim[],
+    inputs: readonly ClaimMatchInput[],
     labels: Record<string, string> | undefined,
   ): { found: boolean; bindings: BindingInfo[]; unmatched: PersistentVolumeClaim[] } {
-    const inputs = claims.map(claimMatchInput).sort((a, b) => a.request - b.request);
-    const chosen = new Set<string>();
+    // Only a pod with several claims can choose a PV twice.
+    const chosen = inputs.length > 1 ? new Set<string>() : undefined;
     const bindings: BindingInfo[] = [];
     const unmatched: PersistentVolumeClaim[] = [];
     let found = true;
@@ -255,12 +281,7 @@ export class VolumeBinder implements ProvisioningSources {
       const pvc = input.pvc;
       let pv: PersistentVolume | undefined;
       try {
-        const candidates = this.pvCache.candidates(
-          input.className,
-          labels,
-          `${pvc.metadata.namespace ?? ''}/${pvc.metadata.name}`,
-        );
-        pv = findMatchingVolume(input, candidates, labels, chosen);
+        pv = this.pvCache.findMatchingVolume(input, labels, chosen ?? NONE_CHOSEN);
       } catch (err) {
         if (err instanceof SelectorError) {
           throw new BinderError(`error creating internal label selector for claim: ${claimKey(pvc)}: ${err.message}`);
@@ -272,7 +293,7 @@ export class VolumeBinder implements ProvisioningSources {
         found = false;
         continue;
       }
-      chosen.add(pv.metadata.name);
+      chosen?.add(pv.metadata.name);
       bindings.push({ pvc, pv });
     }
     return { found, bindings, unmatched };

@@ -1,9 +1,9 @@
 // Matching a claim to a static PV: component-helpers storage/volume pv_helpers.go (FindMatchingVolume and friends).
 import { parseValue } from '../cluster/quantity.ts';
-import type { ObjectReference, PersistentVolume, PersistentVolumeClaim } from '../cluster/types.ts';
+import type { NodeSelector, ObjectReference, PersistentVolume, PersistentVolumeClaim } from '../cluster/types.ts';
 import { ANN_BETA_STORAGE_CLASS, ANN_BOUND_BY_CONTROLLER } from './constants.ts';
 import { matchLabelSelector } from './label-selector.ts';
-import { pvNodeAffinityMatches } from './node-affinity.ts';
+import { matchNodeSelectorTerms, pvNodeAffinityMatches } from './node-affinity.ts';
 
 /** The beta annotation wins over spec.storageClassName, even when empty. */
 export function claimClass(pvc: PersistentVolumeClaim): string {
@@ -107,13 +107,53 @@ export function bindVolumeToClaim(
 
 /** Per-claim values FindMatchingVolume computes once, so the per-PV loop stays cheap. */
 export interface ClaimMatchInput {
-  pvc: PersistentVolumeClaim;
-  request: number;
-  className: string;
+  readonly pvc: PersistentVolumeClaim;
+  readonly request: number;
+  readonly className: string;
+  /** `namespace/name` as a PV's claimRef names it: the PV cache's by-claim index key. */
+  readonly claimRefKey: string;
+  readonly volumeMode: string;
+  readonly attributesClass: string;
+  /** Requested access modes as a bit set (see accessModeBits); -1 when one is not a known mode. */
+  readonly accessModes: number;
 }
 
+const ACCESS_MODE_BITS = new Map([
+  ['ReadWriteOnce', 1],
+  ['ReadOnlyMany', 2],
+  ['ReadWriteMany', 4],
+  ['ReadWriteOncePod', 8],
+]);
+
+/** Access modes as a bit set; -1 when one is not a known mode (then only the lists can be compared). */
+export function accessModeBits(modes: readonly string[] | undefined): number {
+  let bits = 0;
+  for (const mode of modes ?? []) {
+    const bit = ACCESS_MODE_BITS.get(mode);
+    if (bit === undefined) return -1;
+    bits |= bit;
+  }
+  return bits;
+}
+
+const matchInputs = new WeakMap<PersistentVolumeClaim, ClaimMatchInput>();
+
+/** Memoised per claim object (claims are replaced, never mutated, by updates and assumptions). */
 export function claimMatchInput(pvc: PersistentVolumeClaim): ClaimMatchInput {
-  return { pvc, request: requestedStorage(pvc), className: claimClass(pvc) };
+  let input = matchInputs.get(pvc);
+  if (!input) {
+    input = {
+      pvc,
+      request: requestedStorage(pvc),
+      className: claimClass(pvc),
+      claimRefKey: `${pvc.metadata.namespace ?? ''}/${pvc.metadata.name}`,
+      volumeMode: pvc.spec.volumeMode ?? 'Filesystem',
+      attributesClass: pvc.spec.volumeAttributesClassName ?? '',
+      accessModes: accessModeBits(pvc.spec.accessModes),
+    };
+    matchInputs.set(pvc, input);
+  }
+  return input;
 }
 
 /**
@@ -153,6 +193,131 @@ export function findMatchingVolume(
       smallest = pv;
       smallestQty = qty;
     }
+  }
+  return smallest;
+}
+
+/** What FindMatchingVolume answers from the PVs a claim is (pre)bound to, or UNDECIDED when none of them decides. */
+export const UNDECIDED: unique symbol = Symbol('undecided');
+
+/**
+ * FindMatchingVolume's loop over PVs that carry a claimRef (the PV cache's by-claim index): the first one bound to
+ * the claim that passes the size, volume mode, attributes class and deletion checks decides: itself when its
+ * affinity holds on the node, else no PV. The others are skipped as upstream skips them.
+ */
+export function findPreBoundVolume(
+  input: ClaimMatchInput,
+  pvs: Iterable<PersistentVolume>,
+  nodeLabels: Readonly<Record<string, string>> | undefined,
+  excluded: ReadonlySet<string>,
+): PersistentVolume | undefined | typeof UNDECIDED {
+  const { pvc, request, className } = input;
+  for (const pv of pvs) {
+    if (pvClass(pv) !== className) continue; // not among ListPVs(class)
+    if (excluded.has(pv.metadata.name)) continue;
+    if (!isVolumeBoundToClaim(pv, pvc)) continue;
+    if (pvCapacity(pv) < request) continue;
+    if (volumeModeMismatches(pvc, pv)) continue;
+    if (volumeAttributesClassMismatches(pvc, pv)) continue;
+    if (pv.metadata.deletionTimestamp) continue;
+    return pvNodeAffinityMatches(pv, nodeLabels) ? pv : undefined;
+  }
+  return UNDECIDED;
+}
+
+/**
+ * A free PV (no claimRef, Available, not being deleted: see the PV cache's topology index) with the fields the
+ * matching loop reads copied flat out of the object, so a node's walk touches one small record per PV instead of
+ * the PV's nested metadata, spec, status and affinity. Refreshed in place on every change of the PV.
+ */
+export interface FreePV {
+  pv: PersistentVolume;
+  name: string;
+  capacity: number;
+  volumeMode: string;
+  attributesClass: string;
+  labels: Readonly<Record<string, string>> | undefined;
+  /** Offered access modes as a bit set; -1 when one is not a known mode. */
+  accessModes: number;
+  /** The required node affinity; undefined when there is none (every node matches). */
+  affinity: NodeSelector | undefined;
+  /**
+   * Set when the affinity is one term with one valid `In` requirement on this label key: a node whose value for the
+   * key found the PV in the topology bucket of that key matches it.
+   */
+  impliedByKey: string | undefined;
+}
+
+export function freePV(pv: PersistentVolume): FreePV {
+  const slot: FreePV = {
+    pv,
+    name: '',
+    capacity: 0,
+    volumeMode: '',
+    attributesClass: '',
+    labels: undefined,
+    accessModes: 0,
+    affinity: undefined,
+    impliedByKey: undefined,
+  };
+  refreshFreePV(slot, pv);
+  return slot;
+}
+
+export function refreshFreePV(slot: FreePV, pv: PersistentVolume): void {
+  slot.pv = pv;
+  slot.name = pv.metadata.name;
+  slot.capacity = pvCapacity(pv);
+  slot.volumeMode = pv.spec.volumeMode ?? 'Filesystem';
+  slot.attributesClass = pv.spec.volumeAttributesClassName ?? '';
+  slot.labels = pv.metadata.labels;
+  slot.accessModes = accessModeBits(pv.spec.accessModes);
+  const required = pv.spec.nodeAffinity?.required;
+  slot.affinity = required ?? undefined;
+  slot.impliedByKey = undefined;
+  const terms = required?.nodeSelectorTerms;
+  if (terms?.length === 1 && (terms[0].matchFields?.length ?? 0) === 0 && terms[0].matchExpressions?.length === 1) {
+    const req = terms[0].matchExpressions[0];
+    if (req.operator === 'In' && (req.values?.length ?? 0) > 0) slot.impliedByKey = req.key;
+  }
+}
+
+/**
+ * FindMatchingVolume's loop over free PVs found in one topology bucket (`bucketKey`, the label key the node was
+ * looked up by) or among the unindexed ones (undefined): the smallest that passes every check, `best` (the smallest
+ * so far) winning ties. The checks run in upstream's order, so an invalid selector throws SelectorError exactly when
+ * some PV gets that far. The class, phase, claimRef and deletion checks hold by construction of the index.
+ */
+export function smallestFreePV(
+  input: ClaimMatchInput,
+  slots: Iterable<FreePV>,
+  bucketKey: string | undefined,
+  nodeLabels: Readonly<Record<string, string>>,
+  excluded: ReadonlySet<string>,
+  best: FreePV | undefined,
+): FreePV | undefined {
+  const { pvc, request } = input;
+  const selector = pvc.spec.selector;
+  let smallest = best;
+  for (const slot of slots) {
+    if (excluded.size > 0 && excluded.has(slot.name)) continue;
+    if (slot.capacity < request) continue;
+    if (slot.volumeMode !== input.volumeMode) continue;
+    if (slot.attributesClass !== input.attributesClass) continue;
+    if (selector && !matchLabelSelector(selector, slot.labels)) continue;
+    if (
+      slot.affinity !== undefined &&
+      (bucketKey === undefined || slot.impliedByKey !== bucketKey) &&
+      !matchNodeSelectorTerms(slot.affinity, nodeLabels)
+    ) {
+      continue;
+    }
+    if (input.accessModes < 0 || slot.accessModes < 0) {
+      if (!accessModesSatisfied(pvc, slot.pv)) continue;
+    } else if ((input.accessModes & ~slot.accessModes) !== 0) {
+      continue;
+    }
+    if (smallest === undefined || smallest.capacity > slot.capacity) smallest = slot;
   }
   return smallest;
 }

@@ -212,6 +212,7 @@ describe('PV indexes (node topology, pre-bound claims)', () => {
         },
       },
     },
+    status: { phase: 'Available' },
   });
   const names = (it: Iterable<PersistentVolume>) => [...new Set([...it].map((pv) => pv.metadata.name))].sort();
 
@@ -220,7 +221,11 @@ describe('PV indexes (node topology, pre-bound claims)', () => {
     cache.add(local('a1', 'a'));
     cache.add(local('a2', 'a'));
     cache.add(local('b1', 'b'));
-    cache.add({ metadata: { name: 'net', uid: 'net', resourceVersion: '1' }, spec: { storageClassName: 'local' } });
+    cache.add({
+      metadata: { name: 'net', uid: 'net', resourceVersion: '1' },
+      spec: { storageClassName: 'local' },
+      status: { phase: 'Available' },
+    });
     const notIn: PersistentVolume = {
       metadata: { name: 'not-b', uid: 'not-b', resourceVersion: '1' },
       spec: {
@@ -233,6 +238,7 @@ describe('PV indexes (node topology, pre-bound claims)', () => {
           },
         },
       },
+      status: { phase: 'Available' },
     };
     cache.add(notIn);
     assert.deepEqual(names(cache.candidates('local', { 'kubernetes.io/hostname': 'a' })), ['a1', 'a2', 'net', 'not-b']);
@@ -261,5 +267,81 @@ describe('PV indexes (node topology, pre-bound claims)', () => {
     cache.delete(pv);
     assert.deepEqual(names(cache.candidates('local', { 'kubernetes.io/hostname': 'b' })), []);
     assert.equal(cache.classSize('local'), 0);
+  });
+
+  describe('free PVs only in the topology buckets', () => {
+    const host = (h: string) => ({ 'kubernetes.io/hostname': h });
+    const withRV = (pv: PersistentVolume, rv: string, spec: Partial<PersistentVolume['spec']>, phase?: string) => ({
+      ...pv,
+      metadata: { ...pv.metadata, resourceVersion: rv },
+      spec: { ...pv.spec, ...spec },
+      status: { phase: phase ?? pv.status?.phase },
+    });
+
+    it('a PV bound by the PV controller leaves the buckets; released and made Available again it comes back', () => {
+      const cache = new PVAssumeCache();
+      const pv = local('a1', 'a');
+      cache.add(pv);
+      assert.equal(cache.offeredSize('local'), 1);
+      cache.add(withRV(pv, '2', { claimRef: { name: 'c', namespace: 'ns', uid: 'u' } }, 'Bound'));
+      assert.equal(cache.offeredSize('local'), 0);
+      assert.deepEqual(names(cache.candidates('local', host('a'))), []);
+      assert.deepEqual(names(cache.candidates('local', host('a'), 'ns/other')), []);
+      // Its own claim still finds it (through the by-claim index).
+      assert.deepEqual(names(cache.candidates('local', host('a'), 'ns/c')), ['a1']);
+      // Released keeps the claimRef: still only for its claim.
+      cache.add(withRV(pv, '3', { claimRef: { name: 'c', namespace: 'ns', uid: 'u' } }, 'Released'));
+      assert.equal(cache.offeredSize('local'), 0);
+      assert.deepEqual(names(cache.candidates('local', host('a'), 'ns/c')), ['a1']);
+      // The claimRef cleared but not yet Available: upstream skips it, so it stays out.
+      cache.add(withRV(pv, '4', { claimRef: undefined }, 'Released'));
+      assert.equal(cache.offeredSize('local'), 0);
+      assert.deepEqual(names(cache.candidates('local', host('a'), 'ns/c')), []);
+      cache.add(withRV(pv, '5', { claimRef: undefined }, 'Available'));
+      assert.equal(cache.offeredSize('local'), 1);
+      assert.deepEqual(names(cache.candidates('local', host('a'))), ['a1']);
+      assert.deepEqual(names(cache.candidates('local', host('b'))), []);
+      assert.equal(cache.classSize('local'), 1);
+    });
+
+    it('an assumed PV leaves the buckets and a restored one comes back', () => {
+      const cache = new PVAssumeCache();
+      const pv = local('a1', 'a');
+      cache.add(pv);
+      cache.add(local('a2', 'a'));
+      cache.assume({ ...pv, spec: { ...pv.spec, claimRef: { name: 'c', namespace: 'ns', uid: 'u' } } });
+      assert.equal(cache.offeredSize('local'), 1);
+      assert.deepEqual(names(cache.candidates('local', host('a'))), ['a2']);
+      assert.deepEqual(names(cache.candidates('local', host('a'), 'ns/c')), ['a1', 'a2']);
+      // ListPVs still lists both.
+      assert.equal(cache.classSize('local'), 2);
+      cache.restore('a1');
+      assert.equal(cache.offeredSize('local'), 2);
+      assert.deepEqual(names(cache.candidates('local', host('a'))), ['a1', 'a2']);
+      assert.deepEqual(names(cache.candidates('local', host('a'), 'ns/c')), ['a1', 'a2']);
+    });
+
+    it('unbound PVs that are not Available, or being deleted, are not offered', () => {
+      const cache = new PVAssumeCache();
+      const pv = local('a1', 'a');
+      cache.add({ ...pv, status: { phase: 'Pending' } });
+      cache.add({ ...local('a2', 'a'), status: { phase: 'Failed' } });
+      cache.add({ ...local('a3', 'a'), status: undefined });
+      const deleting = local('a4', 'a');
+      cache.add({ ...deleting, metadata: { ...deleting.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } });
+      assert.equal(cache.offeredSize('local'), 0);
+      assert.equal(cache.classSize('local'), 4);
+      assert.deepEqual(names(cache.candidates('local', host('a'))), []);
+      cache.add(withRV(pv, '2', {}, 'Available'));
+      assert.deepEqual(names(cache.candidates('local', host('a'))), ['a1']);
+    });
+
+    it('a claimRef without a name is in no index but ListPVs', () => {
+      const cache = new PVAssumeCache();
+      cache.add({ ...local('a1', 'a'), spec: { ...local('a1', 'a').spec, claimRef: { name: '', namespace: 'ns' } } });
+      assert.equal(cache.offeredSize('local'), 0);
+      assert.deepEqual(names(cache.candidates('local', host('a'), 'ns/c')), []);
+      assert.equal(cache.classSize('local'), 1);
+    });
   });
 });
