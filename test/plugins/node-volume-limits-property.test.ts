@@ -1,0 +1,320 @@
+// Property: NodeVolumeLimits (claims from the NodeInfo aggregate, a walk of the few pods it cannot stand in for,
+// per-node memos) answers exactly as upstream's CSILimits walk over every pod of the node, written out plainly below
+// as the oracle; also after the store and the node's pods change under the same plugin (memo invalidation).
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import fc from 'fast-check';
+import { newNodeInfo } from '../../src/cache/node-info.ts';
+import type { ClusterStore } from '../../src/cluster/store.ts';
+import type {
+  AnyObject,
+  CSINode,
+  Node,
+  PersistentVolume,
+  PersistentVolumeClaim,
+  Pod,
+  StorageClass,
+  Volume,
+} from '../../src/cluster/types.ts';
+import { CycleState } from '../../src/framework/cycle-state.ts';
+import type { Status } from '../../src/framework/interfaces.ts';
+import { NodeVolumeLimitsPlugin } from '../../src/plugins/node-volume-limits.ts';
+import { ephemeralClaimName, ephemeralOwnershipError } from '../../src/volumes/claims.ts';
+import {
+  csiDriverForInTreePlugin,
+  inlineVolumeAsCSI,
+  inTreePluginOfPV,
+  isMigratableProvisioner,
+  isMigratedOnNode,
+  translateInTreePVToCSI,
+} from '../../src/volumes/csi-migration.ts';
+import { claimClass } from '../../src/volumes/pv-matching.ts';
+import { TestCluster } from '../volumes/fixtures.ts';
+import { nodeInfo as plainNodeInfo } from './helpers.ts';
+
+// ------------------------------------------------------------------------------------------------ the oracle
+class NotFound extends Error {}
+
+function oracle(store: ClusterStore, pod: Pod, info: { name: string; pods: Iterable<Pod> }): Status {
+  const volumes = pod.spec.volumes ?? [];
+  if (volumes.length === 0) return { code: 'Success', reasons: [] };
+  const csiNode = store.get('CSINode', info.name);
+  const driverInfo = (pvc: PersistentVolumeClaim): [string, string] | undefined => {
+    const pv = pvc.spec.volumeName ? store.get('PersistentVolume', pvc.spec.volumeName) : undefined;
+    if (pv) {
+      let csi = pv.spec.csi;
+      if (!csi) {
+        const plugin = inTreePluginOfPV(pv);
+        if (!plugin || !isMigratedOnNode(plugin, csiNode)) return undefined;
+        csi = translateInTreePVToCSI(pv)?.spec.csi;
+        if (!csi) return undefined;
+      }
+      return csi.driver && csi.volumeHandle ? [csi.driver, csi.volumeHandle] : undefined;
+    }
+    const scName = claimClass(pvc);
+    if (scName === '') return undefined;
+    const sc = store.get('StorageClass', scName);
+    if (!sc) return undefined;
+    let driver: string | undefined = sc.provisioner;
+    if (isMigratableProvisioner(driver)) {
+      if (!isMigratedOnNode(driver, csiNode)) return undefined;
+      driver = csiDriverForInTreePlugin(driver);
+      if (!driver) return undefined;
+    }
+    return [driver, `oracle-${pvc.metadata.namespace}/${pvc.metadata.name}`];
+  };
+  const attachable = (p: Pod, isNew: boolean, out: Map<string, string>) => {
+    const ns = p.metadata.namespace ?? 'default';
+    for (const v of p.spec.volumes ?? []) {
+      let name: string;
+      let ephemeral = false;
+      if (v.persistentVolumeClaim) name = v.persistentVolumeClaim.claimName;
+      else if (v.ephemeral) {
+        name = ephemeralClaimName(p, v);
+        ephemeral = true;
+      } else {
+        const inline = inlineVolumeAsCSI(v, csiNode);
+        if (inline) out.set(`${inline.driver}/${inline.handle}`, inline.driver);
+        continue;
+      }
+      if (name === '') throw new Error('PersistentVolumeClaim had no name');
+      const pvc = store.get('PersistentVolumeClaim', `${ns}/${name}`);
+      if (!pvc) {
+        if (isNew) throw new NotFound(`looking up PVC ${ns}/${name}: persistentvolumeclaim "${name}" not found`);
+        continue;
+      }
+      if (ephemeral) {
+        const err = ephemeralOwnershipError(p, pvc);
+        if (err) throw new Error(err);
+      }
+      const d = driverInfo(pvc);
+      if (d) out.set(`${d[0]}/${d[1]}`, d[0]);
+    }
+  };
+  const newVolumes = new Map<string, string>();
+  try {
+    attachable(pod, true, newVolumes);
+  } catch (err) {
+    return {
+      code: err instanceof NotFound ? 'UnschedulableAndUnresolvable' : 'Error',
+      reasons: [(err as Error).message],
+    };
+  }
+  if (newVolumes.size === 0) return { code: 'Success', reasons: [] };
+  const limits = new Map<string, number>();
+  for (const d of csiNode?.spec.drivers ?? []) {
+    if (d.allocatable?.count !== undefined && d.allocatable.count !== null) limits.set(d.name, d.allocatable.count);
+  }
+  if (limits.size === 0) return { code: 'Success', reasons: [] };
+  const attached = new Map<string, string>();
+  for (const existing of info.pods) {
+    try {
+      attachable(existing, false, attached);
+    } catch (err) {
+      return { code: 'Error', reasons: [(err as Error).message] };
+    }
+  }
+  const attachedCount = new Map<string, number>();
+  for (const [unique, driver] of attached) {
+    newVolumes.delete(unique);
+    attachedCount.set(driver, (attachedCount.get(driver) ?? 0) + 1);
+  }
+  const newCount = new Map<string, number>();
+  for (const driver of newVolumes.values()) newCount.set(driver, (newCount.get(driver) ?? 0) + 1);
+  for (const [driver, count] of newCount) {
+    const limit = limits.get(driver);
+    if (limit !== undefined && (attachedCount.get(driver) ?? 0) + count > limit) {
+      return { code: 'Unschedulable', reasons: ['node(s) exceed max volume count'] };
+    }
+  }
+  return { code: 'Success', reasons: [] };
+}
+
+// ---------------------------------------------------------------------------------------------- the cluster
+const node: Node = { kind: 'Node', metadata: { name: 'n1', uid: 'n1', resourceVersion: '1' } };
+const classes: StorageClass[] = [
+  ['sc-d1', 'd1.csi'],
+  ['sc-d2', 'd2.csi'],
+  ['sc-ebs', 'kubernetes.io/aws-ebs'],
+  ['local', 'kubernetes.io/no-provisioner'],
+].map(([name, provisioner]) => ({
+  kind: 'StorageClass',
+  metadata: { name, uid: name, resourceVersion: '1' },
+  provisioner,
+  volumeBindingMode: 'WaitForFirstConsumer',
+}));
+const CLAIMS = ['c0', 'c1', 'c2', 'c3', 'c4', 'c5'];
+const PVS = ['pv-d1-a', 'pv-d1-b', 'pv-d2-a', 'pv-ebs', 'pv-local'];
+
+function pv(name: string): PersistentVolume {
+  const spec: PersistentVolume['spec'] = name.startsWith('pv-d1')
+    ? { csi: { driver: 'd1.csi', volumeHandle: `h-${name}` } }
+    : name.startsWith('pv-d2')
+      ? { csi: { driver: 'd2.csi', volumeHandle: `h-${name}` } }
+      : name === 'pv-ebs'
+        ? { awsElasticBlockStore: { volumeID: 'aws://us-east-1a/vol-1' } }
+        : { local: { path: '/mnt' } };
+  return { kind: 'PersistentVolume', metadata: { name, uid: name, resourceVersion: '1' }, spec };
+}
+
+const claimArb = fc.record({
+  exists: fc.boolean(),
+  volumeName: fc.option(fc.constantFrom(...PVS, 'pv-missing'), { nil: undefined }),
+  className: fc.constantFrom('sc-d1', 'sc-d2', 'sc-ebs', 'local', '', 'sc-missing'),
+  // for ephemeral claims: the pod that controls it (by index into the pods, -1 for the new pod)
+  owner: fc.integer({ min: -1, max: 3 }),
+});
+const volumeArb: fc.Arbitrary<Volume> = fc.oneof(
+  {
+    weight: 6,
+    arbitrary: fc.constantFrom(...CLAIMS).map((c) => ({ name: c, persistentVolumeClaim: { claimName: c } })),
+  },
+  { weight: 1, arbitrary: fc.constant({ name: 'nameless', persistentVolumeClaim: { claimName: '' } }) },
+  { weight: 2, arbitrary: fc.constant({ name: 'scratch', ephemeral: { volumeClaimTemplate: { spec: {} } } }) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .constantFrom('vol-2', 'vol-3')
+      .map((id) => ({ name: 'ebs', awsElasticBlockStore: { volumeID: `aws://us-east-1a/${id}` } })),
+  },
+  { weight: 1, arbitrary: fc.constant({ name: 'tmp', emptyDir: {} }) },
+);
+const podArb = fc.uniqueArray(volumeArb, { maxLength: 3, selector: (v) => v.name });
+const csiNodeArb = fc.record({
+  d1: fc.option(fc.integer({ min: 0, max: 2 }), { nil: undefined }),
+  d2: fc.option(fc.integer({ min: 0, max: 2 }), { nil: undefined }),
+  ebs: fc.option(fc.integer({ min: 0, max: 2 }), { nil: undefined }),
+  migrated: fc.boolean(),
+  present: fc.boolean(),
+});
+type CSINodeSpec = typeof csiNodeArb extends fc.Arbitrary<infer T> ? T : never;
+
+function csiNode(s: CSINodeSpec): CSINode {
+  const driver = (name: string, count: number | undefined) => ({
+    name,
+    nodeID: 'n1',
+    ...(count === undefined ? {} : { allocatable: { count } }),
+  });
+  return {
+    kind: 'CSINode',
+    metadata: {
+      name: 'n1',
+      uid: 'csinode-n1',
+      resourceVersion: '1',
+      annotations: { 'storage.alpha.kubernetes.io/migrated-plugins': s.migrated ? 'kubernetes.io/aws-ebs' : '' },
+    },
+    spec: { drivers: [driver('d1.csi', s.d1), driver('d2.csi', s.d2), driver('ebs.csi.aws.com', s.ebs)] },
+  };
+}
+
+function mkPod(name: string, volumes: Volume[], onNode: boolean): Pod {
+  return {
+    kind: 'Pod',
+    metadata: { name, namespace: 'default', uid: `uid-${name}`, resourceVersion: '1' },
+    spec: { containers: [{ name: 'c' }], volumes, ...(onNode ? { nodeName: 'n1' } : {}) },
+  };
+}
+
+type ClaimSpec = typeof claimArb extends fc.Arbitrary<infer T> ? T : never;
+
+function claimObjects(claims: ClaimSpec[], pods: Pod[], newPod: Pod): AnyObject[] {
+  const out: AnyObject[] = [];
+  const all = [newPod, ...pods];
+  for (const [i, c] of claims.entries()) {
+    if (!c.exists) continue;
+    out.push({
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: CLAIMS[i], namespace: 'default', uid: `claim-${i}`, resourceVersion: '1' },
+      spec: { ...(c.volumeName ? { volumeName: c.volumeName } : {}), storageClassName: c.className },
+    } satisfies PersistentVolumeClaim);
+  }
+  // The ephemeral claims `<pod>-scratch`, controlled by the pod the first claim spec names (or by none).
+  for (const [i, p] of all.entries()) {
+    const c = claims[i % claims.length];
+    if (!c?.exists) continue;
+    const owner = c.owner < 0 ? newPod : pods[c.owner];
+    out.push({
+      kind: 'PersistentVolumeClaim',
+      metadata: {
+        name: `${p.metadata.name}-scratch`,
+        namespace: 'default',
+        uid: `eph-${i}`,
+        resourceVersion: '1',
+        ...(owner
+          ? {
+              ownerReferences: [
+                { apiVersion: 'v1', kind: 'Pod', name: owner.metadata.name, uid: owner.metadata.uid, controller: true },
+              ],
+            }
+          : {}),
+      },
+      spec: { storageClassName: c.className },
+    } satisfies PersistentVolumeClaim);
+  }
+  return out;
+}
+
+const view = (s: Status) => [s.code, ...s.reasons].join(' | ').replace(/unbound-[a-z0-9]+-|oracle-/g, 'H-');
+
+it('NodeVolumeLimits decides as upstream’s walk over every pod of the node, memos included', () => {
+  fc.assert(
+    fc.property(
+      fc.array(claimArb, { minLength: CLAIMS.length, maxLength: CLAIMS.length }),
+      fc.array(podArb, { maxLength: 4 }),
+      podArb,
+      csiNodeArb,
+      fc.boolean(),
+      fc.record({ claim: fc.nat(), volumeName: fc.constantFrom(...PVS), extra: podArb, dropFirst: fc.boolean() }),
+      (claims, existingVolumes, newVolumes, csi, newPodOnNode, change) => {
+        const pods = existingVolumes.map((v, i) => mkPod(`e${i}`, v, true));
+        const pod = mkPod('p', newVolumes, false);
+        const objects: AnyObject[] = [...classes, ...PVS.map(pv), ...claimObjects(claims, pods, pod)];
+        if (csi.present) objects.push(csiNode(csi));
+        const cluster = new TestCluster(objects);
+        const plugin = new NodeVolumeLimitsPlugin(cluster.store);
+        const onNode = newPodOnNode ? [...pods, { ...pod, spec: { ...pod.spec, nodeName: 'n1' } }] : pods;
+        const cached = newNodeInfo(node, onNode);
+        const check = (label: string) => {
+          const want = view(
+            oracle(cluster.store, pod, { name: 'n1', pods: [...cached.pods.values()].map((p) => p.pod) }),
+          );
+          const state = new CycleState();
+          plugin.preFilter(state, pod);
+          assert.equal(view(plugin.filter(state, pod, cached)), want, `${label} (cache NodeInfo)`);
+          // again: from the memos
+          assert.equal(view(plugin.filter(new CycleState(), pod, cached)), want, `${label} (memoised)`);
+          const plain = plainNodeInfo(
+            node,
+            [...cached.pods.values()].map((p) => p.pod),
+          );
+          assert.equal(view(plugin.filter(new CycleState(), pod, plain)), want, `${label} (plain NodeInfo)`);
+        };
+        check('initial');
+        // A claim gets bound (or rebound) under the same plugin: a PVC event invalidates the attached volumes.
+        // Preferably one the node's pods mount, so the attached volumes change.
+        const mounted = CLAIMS.filter((c) => cached.pvcRefCounts.has(`default/${c}`));
+        const i = CLAIMS.indexOf(
+          mounted.length > 0 ? mounted[change.claim % mounted.length] : CLAIMS[change.claim % CLAIMS.length],
+        );
+        const existing = cluster.store.get('PersistentVolumeClaim', `default/${CLAIMS[i]}`);
+        if (existing) {
+          cluster.add({ ...existing, spec: { ...existing.spec, volumeName: change.volumeName } });
+          check('after a claim changed');
+        }
+        // The node's pods change: its generation moves.
+        cached.addPod(mkPod('late', change.extra, true));
+        check('after a pod arrived');
+        if (change.dropFirst && pods.length > 0) {
+          cached.removePod(pods[0].metadata.uid);
+          check('after a pod left');
+        }
+        // The CSINode is replaced (limits or migration change).
+        if (csi.present) {
+          cluster.add(csiNode({ ...csi, d1: (csi.d1 ?? 0) + 1, migrated: !csi.migrated }));
+          check('after the CSINode changed');
+        }
+      },
+    ),
+    { numRuns: 800 },
+  );
+});
