@@ -3,7 +3,7 @@
 // preBind writes and waits, unreserve reverts.
 import type { NodeInfo } from '../cache/node-info.ts';
 import { parseValue } from '../cluster/quantity.ts';
-import type { Pod } from '../cluster/types.ts';
+import type { CSIStorageCapacity, Pod } from '../cluster/types.ts';
 import type { CycleState } from '../framework/cycle-state.ts';
 import {
   type FilterPlugin,
@@ -20,7 +20,7 @@ import type { PodVolumes, VolumeBinder } from '../volumes/binder.ts';
 import { hasClaims, type PodVolumeClaims } from '../volumes/claims.ts';
 import { ERR_REASON_UNBOUND_IMMEDIATE } from '../volumes/constants.ts';
 import { DecisionCache } from '../volumes/decisions.ts';
-import { requestedStorage } from '../volumes/pv-matching.ts';
+import { claimMatchInput, pvCapacity } from '../volumes/pv-matching.ts';
 import type { CapacityScorer, StorageResource } from '../volumes/scorer.ts';
 
 export const VOLUME_BINDING = 'VolumeBinding';
@@ -158,12 +158,12 @@ export class VolumeBindingPlugin implements PreFilterPlugin, FilterPlugin, Score
     if (podVolumes.staticBindings.length > 0) {
       // With static bindings only they count (upstream StorageCapacityScoring).
       for (const b of podVolumes.staticBindings) {
-        add(b.pv.spec.storageClassName ?? '', requestedStorage(b.pvc), capacityOf(b.pv.spec.capacity?.storage));
+        add(b.pv.spec.storageClassName ?? '', claimMatchInput(b.pvc).request, pvCapacity(b.pv));
       }
     } else {
       for (const p of podVolumes.dynamicProvisions) {
         if (!p.nodeCapacity) continue;
-        add(p.pvc.spec.storageClassName ?? '', requestedStorage(p.pvc), capacityOf(p.nodeCapacity.capacity));
+        add(p.pvc.spec.storageClassName ?? '', claimMatchInput(p.pvc).request, capacityBytes(p.nodeCapacity));
       }
     }
     return this.#scorer(classResources);
@@ -266,6 +266,14 @@ export class VolumeBindingPlugin implements PreFilterPlugin, FilterPlugin, Score
   }
 }
 
-function capacityOf(q: string | number | undefined): number {
-  return q === undefined ? 0 : parseValue(q);
+const capacityBytesOf = new WeakMap<CSIStorageCapacity, number>();
+
+/** A CSIStorageCapacity's capacity in bytes, memoised per object (score reads it for every node of a zone). */
+function capacityBytes(c: CSIStorageCapacity): number {
+  let bytes = capacityBytesOf.get(c);
+  if (bytes === undefined) {
+    bytes = c.capacity === undefined ? 0 : parseValue(c.capacity);
+    capacityBytesOf.set(c, bytes);
+  }
+  return bytes;
 }

@@ -6,7 +6,7 @@ import type { CSIDriver, CSIStorageCapacity, PersistentVolumeClaim, StorageClass
 import { NOT_SUPPORTED_PROVISIONER } from './constants.ts';
 import { selectorMatchesSafely } from './label-selector.ts';
 import { matchTopologySelectorTerms } from './node-affinity.ts';
-import { claimClass, claimKey } from './pv-matching.ts';
+import { claimClass, claimKey, claimMatchInput } from './pv-matching.ts';
 
 export interface DynamicProvision {
   pvc: PersistentVolumeClaim;
@@ -34,14 +34,23 @@ export interface ProvisionCheck {
   provisions: DynamicProvision[];
 }
 
-function quantityBytes(q: string | number | undefined): number | undefined {
-  return q === undefined ? undefined : parseValue(q);
+const limitOf = new WeakMap<CSIStorageCapacity, number | null>();
+
+/** maximumVolumeSize when set (more precise), else capacity, in bytes; null for neither. Memoised per object. */
+function capacityLimit(capacity: CSIStorageCapacity): number | null {
+  let limit = limitOf.get(capacity);
+  if (limit === undefined) {
+    const q = capacity.maximumVolumeSize ?? capacity.capacity;
+    limit = q === undefined ? null : parseValue(q);
+    limitOf.set(capacity, limit);
+  }
+  return limit;
 }
 
 /** capacitySufficient: maximumVolumeSize when set (more precise), else capacity; neither → not sufficient. */
 export function capacitySufficient(capacity: CSIStorageCapacity, sizeInBytes: number): boolean {
-  const limit = quantityBytes(capacity.maximumVolumeSize ?? capacity.capacity);
-  return limit !== undefined && limit >= sizeInBytes;
+  const limit = capacityLimit(capacity);
+  return limit !== null && limit >= sizeInBytes;
 }
 
 /** nodeHasAccess: a nil nodeTopology reaches no node; `{}` reaches all. */
@@ -66,7 +75,7 @@ export function hasEnoughCapacity(
   const driver = sources.csiDriver(provisioner);
   // Not a CSI driver, or one that does not publish capacity: nothing to check.
   if (driver?.spec.storageCapacity !== true) return { ok: true };
-  const size = parseValue(request);
+  const size = claimMatchInput(pvc).request; // the request parsed once per claim object
   for (const capacity of sources.capacitiesOfClass(sc.metadata.name)) {
     if (
       capacity.storageClassName === sc.metadata.name &&
