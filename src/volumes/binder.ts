@@ -1,6 +1,8 @@
 // The scheduler volume binder (upstream volumebinding/binder.go): per node, which static PVs a pod's unbound claims
 // would bind and which claims would be provisioned; then assume, write and wait for the PV controller.
 // Reads go through the assume caches and small store-fed indexes, never through whole-cluster scans.
+
+import { SelectorError } from '../cluster/label-selector.ts';
 import type { ClusterStore } from '../cluster/store.ts';
 import type {
   CSIDriver,
@@ -23,7 +25,6 @@ import {
   ERR_REASON_PV_NOT_EXIST,
 } from './constants.ts';
 import { pvForNode } from './csi-migration.ts';
-import { SelectorError } from './label-selector.ts';
 import { NO_MATCHING_TERMS, pvNodeAffinityMatches } from './node-affinity.ts';
 import { checkVolumeProvisions, type DynamicProvision, type ProvisioningSources } from './provisioning.ts';
 import {

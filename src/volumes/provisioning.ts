@@ -1,10 +1,11 @@
 // Whether a node can provision the claims no static PV satisfies (binder.go checkVolumeProvisions and
 // hasEnoughCapacity): the class must provision, allow the node's topology and, for CSI drivers that publish
 // storage capacity, some CSIStorageCapacity reachable from the node must fit the request.
+
+import { selectorMatchesSafely } from '../cluster/label-selector.ts';
 import { parseValue } from '../cluster/quantity.ts';
 import type { CSIDriver, CSIStorageCapacity, PersistentVolumeClaim, StorageClass } from '../cluster/types.ts';
 import { NOT_SUPPORTED_PROVISIONER } from './constants.ts';
-import { selectorMatchesSafely } from './label-selector.ts';
 import { matchTopologySelectorTerms } from './node-affinity.ts';
 import { claimClass, claimKey, claimMatchInput } from './pv-matching.ts';
 

@@ -1,8 +1,9 @@
 // Matching a claim to a static PV: component-helpers storage/volume pv_helpers.go (FindMatchingVolume and friends).
+
+import { matchLabelSelector } from '../cluster/label-selector.ts';
 import { parseValue } from '../cluster/quantity.ts';
 import type { NodeSelector, ObjectReference, PersistentVolume, PersistentVolumeClaim } from '../cluster/types.ts';
 import { ANN_BETA_STORAGE_CLASS, ANN_BOUND_BY_CONTROLLER } from './constants.ts';
-import { matchLabelSelector } from './label-selector.ts';
 import { matchNodeSelectorTerms, pvNodeAffinityMatches } from './node-affinity.ts';
 
 /** The beta annotation wins over spec.storageClassName, even when empty. */

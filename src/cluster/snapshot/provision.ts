@@ -1,5 +1,7 @@
 // What an external CSI provisioner does for a claim the scheduler annotated with a selected node: pick the topology
 // segment the node is in, create the PV there, and (our stand-in for the driver) use up the segment's capacity.
+
+import { selectorMatchesSafely } from '../label-selector.ts';
 import { parseQuantity } from '../quantity.ts';
 import type {
   CSIStorageCapacity,
@@ -11,7 +13,7 @@ import type {
 } from '../types.ts';
 import { claimReference } from './bind.ts';
 import { formatBytes } from './format.ts';
-import { selectorMatches, selectorRequirements } from './labels.ts';
+import { selectorRequirements } from './labels.ts';
 import { synthesizeUid } from './normalize.ts';
 import type { SnapshotState } from './state.ts';
 
@@ -45,7 +47,9 @@ function capacitiesFor(state: SnapshotState, className: string, node: Node): CSI
     .list('CSIStorageCapacity')
     .filter(
       (c) =>
-        c.storageClassName === className && c.nodeTopology && selectorMatches(c.nodeTopology, node.metadata.labels),
+        c.storageClassName === className &&
+        c.nodeTopology &&
+        selectorMatchesSafely(c.nodeTopology, node.metadata.labels),
     )
     .sort((a, b) =>
       `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`),

@@ -1,5 +1,5 @@
 // Label selectors (metav1.LabelSelector) as apimachinery evaluates them: matchLabels and matchExpressions AND'd.
-import type { LabelSelector } from '../cluster/types.ts';
+import type { LabelSelector } from './types.ts';
 
 export class SelectorError extends Error {
   constructor(message: string) {
