@@ -19,6 +19,10 @@ declare module 'fastify' {
 
 export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
+    // The verbs build their answers field by field in the wire shape; the response schemas document them (OpenAPI)
+    // and JSON.stringify writes them, a quarter faster than schema-driven serialisation on 500-node answers.
+    app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+
     app.addHook('onResponse', async (request, reply) => {
       const verb = request.routeOptions.config.verb;
       if (!verb) return;
