@@ -17,6 +17,7 @@
 //   StorageClass changes: a store-fed counter, or the CSINode is replaced). A node without CSINode has no limits:
 //   it needs no record at all.
 import { MutableNodeInfo, type NodeInfo } from '../cache/node-info.ts';
+import { ephemeralClaimName } from '../cache/pod-usage.ts';
 import type { ClusterStore } from '../cluster/store.ts';
 import type { CSINode, PersistentVolumeClaim, Pod, Volume } from '../cluster/types.ts';
 import type { CycleState } from '../framework/cycle-state.ts';
@@ -28,7 +29,7 @@ import {
   SUCCESS,
   status,
 } from '../framework/interfaces.ts';
-import { ephemeralClaimName, ephemeralOwnershipError } from '../volumes/claims.ts';
+import { ephemeralOwnershipError } from '../volumes/claims.ts';
 import { ERR_REASON_MAX_VOLUME_COUNT } from '../volumes/constants.ts';
 import {
   csiDriverForInTreePlugin,
@@ -288,7 +289,7 @@ export class NodeVolumeLimitsPlugin implements PreFilterPlugin, FilterPlugin {
       if (v.persistentVolumeClaim) {
         claimName = v.persistentVolumeClaim.claimName;
       } else if (v.ephemeral) {
-        claimName = ephemeralClaimName(pod, v);
+        claimName = ephemeralClaimName(pod, v.name);
         ephemeral = true;
       } else {
         if (dependence && isInlineMigratable(v)) dependence.onNode = true;

@@ -1,17 +1,13 @@
 // Which scheduled pods use which claims, cluster-wide (upstream StorageInfos().IsPVCUsedByPods): the
 // ReadWriteOncePod check needs it for every node at once, so it is kept as an index fed by pod events.
+import { podClaimKeys } from '../cache/pod-usage.ts';
 import type { ClusterStore } from '../cluster/store.ts';
 import type { Pod } from '../cluster/types.ts';
-import { podClaimRefs } from './claims.ts';
 
 function isActiveScheduled(pod: Pod): boolean {
   // The scheduler's informer drops terminated pods; unscheduled pods use nothing yet.
   const phase = pod.status?.phase;
   return !!pod.spec.nodeName && phase !== 'Succeeded' && phase !== 'Failed';
-}
-
-function claimKeysOf(pod: Pod): string[] {
-  return podClaimRefs(pod).map((r) => `${pod.metadata.namespace ?? 'default'}/${r.name}`);
 }
 
 export class ClaimUsage {
@@ -38,7 +34,7 @@ export class ClaimUsage {
 
   #add(pod: Pod): void {
     if (!isActiveScheduled(pod)) return;
-    for (const key of claimKeysOf(pod)) {
+    for (const key of podClaimKeys(pod)) {
       let set = this.#users.get(key);
       if (!set) {
         set = new Set();
@@ -49,7 +45,7 @@ export class ClaimUsage {
   }
 
   #remove(pod: Pod): void {
-    for (const key of claimKeysOf(pod)) {
+    for (const key of podClaimKeys(pod)) {
       const set = this.#users.get(key);
       if (set?.delete(pod.metadata.uid) && set.size === 0) this.#users.delete(key);
     }

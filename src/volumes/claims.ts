@@ -1,5 +1,6 @@
 // A pod's claims and their classification (upstream volume_binding.go podHasPVCs, binder.go GetPodVolumeClaims).
-import type { PersistentVolumeClaim, Pod, StorageClass, Volume } from '../cluster/types.ts';
+import { ephemeralClaimName } from '../cache/pod-usage.ts';
+import type { PersistentVolumeClaim, Pod, StorageClass } from '../cluster/types.ts';
 import { ANN_BIND_COMPLETED } from './constants.ts';
 import { claimClass } from './pv-matching.ts';
 
@@ -9,17 +10,12 @@ export interface PodClaimRef {
   ephemeral: boolean;
 }
 
-/** ephemeral.VolumeClaimName. */
-export function ephemeralClaimName(pod: Pod, volume: Volume): string {
-  return `${pod.metadata.name}-${volume.name}`;
-}
-
 /** The pod's claim references, in volume order (other volume types are not claims). */
 export function podClaimRefs(pod: Pod): PodClaimRef[] {
   const out: PodClaimRef[] = [];
   for (const v of pod.spec.volumes ?? []) {
     if (v.persistentVolumeClaim) out.push({ name: v.persistentVolumeClaim.claimName, ephemeral: false });
-    else if (v.ephemeral) out.push({ name: ephemeralClaimName(pod, v), ephemeral: true });
+    else if (v.ephemeral) out.push({ name: ephemeralClaimName(pod, v.name), ephemeral: true });
   }
   return out;
 }

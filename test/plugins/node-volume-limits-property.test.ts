@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import fc from 'fast-check';
 import { newNodeInfo } from '../../src/cache/node-info.ts';
+import { ephemeralClaimName } from '../../src/cache/pod-usage.ts';
 import type { ClusterStore } from '../../src/cluster/store.ts';
 import type {
   AnyObject,
@@ -19,7 +20,7 @@ import type {
 import { CycleState } from '../../src/framework/cycle-state.ts';
 import type { Status } from '../../src/framework/interfaces.ts';
 import { NodeVolumeLimitsPlugin } from '../../src/plugins/node-volume-limits.ts';
-import { ephemeralClaimName, ephemeralOwnershipError } from '../../src/volumes/claims.ts';
+import { ephemeralOwnershipError } from '../../src/volumes/claims.ts';
 import {
   csiDriverForInTreePlugin,
   inlineVolumeAsCSI,
@@ -70,7 +71,7 @@ function oracle(store: ClusterStore, pod: Pod, info: { name: string; pods: Itera
       let ephemeral = false;
       if (v.persistentVolumeClaim) name = v.persistentVolumeClaim.claimName;
       else if (v.ephemeral) {
-        name = ephemeralClaimName(p, v);
+        name = ephemeralClaimName(p, v.name);
         ephemeral = true;
       } else {
         const inline = inlineVolumeAsCSI(v, csiNode);

@@ -1,8 +1,9 @@
 // Claim classification and the pod-level verdicts (upstream podHasPVCs / GetPodVolumeClaims), word for word.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { ephemeralClaimName } from '../../src/cache/pod-usage.ts';
 import type { PersistentVolumeClaim } from '../../src/cluster/types.ts';
-import { ephemeralClaimName, podClaimRefs } from '../../src/volumes/claims.ts';
+import { podClaimRefs } from '../../src/volumes/claims.ts';
 import {
   boundPVC,
   conflictingGenericPVC,
@@ -112,7 +113,7 @@ describe('GetPodVolumeClaims classification', () => {
 
   it('ephemeral claim names are <pod>-<volume>', () => {
     const pod = makePod('web-0', { ephemeral: ['scratch'], claims: [boundPVC] });
-    assert.equal(ephemeralClaimName(pod, pod.spec.volumes![1]), 'web-0-scratch');
+    assert.equal(ephemeralClaimName(pod, pod.spec.volumes![1].name), 'web-0-scratch');
     assert.deepEqual(podClaimRefs(pod), [
       { name: 'bound-pvc', ephemeral: false },
       { name: 'web-0-scratch', ephemeral: true },
