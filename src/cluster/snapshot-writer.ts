@@ -1,7 +1,7 @@
 // The writer of the embedded mode: the API server's write semantics (preconditions, status codes, messages) over the
 // snapshot state. Results reach the store on a later turn of the event loop, as a watch event follows an API response.
 import type { SnapshotState } from './snapshot/state.ts';
-import type { PersistentVolume, PersistentVolumeClaim, Pod } from './types.ts';
+import { objectKey, type PersistentVolume, type PersistentVolumeClaim, type Pod } from './types.ts';
 import { type ClusterWriter, WriteError } from './writer.ts';
 
 function conflict(resource: string, name: string, detail: string): WriteError {
@@ -56,8 +56,7 @@ export class SnapshotWriter implements ClusterWriter {
   }
 
   async updatePersistentVolumeClaim(pvc: PersistentVolumeClaim): Promise<PersistentVolumeClaim> {
-    const key = `${pvc.metadata.namespace ?? 'default'}/${pvc.metadata.name}`;
-    const current = this.#state.get('PersistentVolumeClaim', key);
+    const current = this.#state.get('PersistentVolumeClaim', objectKey('PersistentVolumeClaim', pvc));
     if (!current) throw notFound('persistentvolumeclaims', pvc.metadata.name);
     this.#checkPreconditions('persistentvolumeclaims', pvc, current);
     const metadata = { ...pvc.metadata, namespace: current.metadata.namespace, uid: current.metadata.uid };

@@ -2,7 +2,13 @@
 
 import { matchLabelSelector } from '../cluster/label-selector.ts';
 import { parseValue } from '../cluster/quantity.ts';
-import type { NodeSelector, ObjectReference, PersistentVolume, PersistentVolumeClaim } from '../cluster/types.ts';
+import {
+  type NodeSelector,
+  type ObjectReference,
+  objectKey,
+  type PersistentVolume,
+  type PersistentVolumeClaim,
+} from '../cluster/types.ts';
 import { ANN_BETA_STORAGE_CLASS, ANN_BOUND_BY_CONTROLLER } from './constants.ts';
 import { matchNodeSelectorTerms, pvNodeAffinityMatches } from './node-affinity.ts';
 
@@ -38,8 +44,9 @@ export function pvCapacity(pv: PersistentVolume): number {
   return bytes;
 }
 
+/** The claim's store and assume-cache key, `namespace/name`. */
 export function claimKey(pvc: { metadata: { namespace?: string; name: string } }): string {
-  return `${pvc.metadata.namespace ?? 'default'}/${pvc.metadata.name}`;
+  return objectKey('PersistentVolumeClaim', pvc);
 }
 
 /** IsVolumeBoundToClaim: name and namespace must match; the uid too when the claimRef carries one. */
