@@ -4,10 +4,11 @@
 // A test and embedded-mode tool: no retries, no deletion or reclaim handling, no provisioning of Immediate claims.
 import { bindClaim, bindVolume, claimKey, volumeReservedFor } from './snapshot/bind.ts';
 import { type SnapshotLogger, silentLogger } from './snapshot/log.ts';
-import { ANN_SELECTED_NODE, planProvisioning } from './snapshot/provision.ts';
+import { planProvisioning } from './snapshot/provision.ts';
 import type { SnapshotState } from './snapshot/state.ts';
 import type { ClusterStore } from './store.ts';
 import { objectKey, type PersistentVolume, type PersistentVolumeClaim } from './types.ts';
+import { ANN_SELECTED_NODE } from './volume-annotations.ts';
 
 export class VolumeController {
   readonly #store: ClusterStore;

@@ -1,10 +1,12 @@
 // Annotation keys and reason texts shared by the volume decisions, spelled as upstream spells them
 // (component-helpers storage/volume, volumebinding/binder.go, the neighbouring volume plugins).
 
-export const ANN_BIND_COMPLETED = 'pv.kubernetes.io/bind-completed';
-export const ANN_BOUND_BY_CONTROLLER = 'pv.kubernetes.io/bound-by-controller';
-export const ANN_SELECTED_NODE = 'volume.kubernetes.io/selected-node';
-export const ANN_BETA_STORAGE_CLASS = 'volume.beta.kubernetes.io/storage-class';
+export {
+  ANN_BETA_STORAGE_CLASS,
+  ANN_BIND_COMPLETED,
+  ANN_BOUND_BY_CONTROLLER,
+  ANN_SELECTED_NODE,
+} from '../cluster/volume-annotations.ts';
 export const ANN_MIGRATED_PLUGINS = 'storage.alpha.kubernetes.io/migrated-plugins';
 export const NOT_SUPPORTED_PROVISIONER = 'kubernetes.io/no-provisioner';
 

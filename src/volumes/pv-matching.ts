@@ -9,21 +9,11 @@ import {
   type PersistentVolume,
   type PersistentVolumeClaim,
 } from '../cluster/types.ts';
-import { ANN_BETA_STORAGE_CLASS, ANN_BOUND_BY_CONTROLLER } from './constants.ts';
+import { claimClass, pvClass } from '../cluster/volume-annotations.ts';
+import { ANN_BOUND_BY_CONTROLLER } from './constants.ts';
 import { matchNodeSelectorTerms, pvNodeAffinityMatches } from './node-affinity.ts';
 
-/** The beta annotation wins over spec.storageClassName, even when empty. */
-export function claimClass(pvc: PersistentVolumeClaim): string {
-  const ann = pvc.metadata.annotations;
-  if (ann && Object.hasOwn(ann, ANN_BETA_STORAGE_CLASS)) return ann[ANN_BETA_STORAGE_CLASS];
-  return pvc.spec.storageClassName ?? '';
-}
-
-export function pvClass(pv: PersistentVolume): string {
-  const ann = pv.metadata.annotations;
-  if (ann && Object.hasOwn(ann, ANN_BETA_STORAGE_CLASS)) return ann[ANN_BETA_STORAGE_CLASS];
-  return pv.spec.storageClassName ?? '';
-}
+export { claimClass, pvClass } from '../cluster/volume-annotations.ts';
 
 /** Requested storage in bytes (0 when the claim asks for none). */
 export function requestedStorage(pvc: PersistentVolumeClaim): number {

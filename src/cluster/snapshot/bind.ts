@@ -2,9 +2,7 @@
 // and the status updates after them), as pure functions: each returns the updated copy, or undefined when nothing
 // would change, so running them again is harmless.
 import type { ObjectReference, PersistentVolume, PersistentVolumeClaim } from '../types.ts';
-
-export const ANN_BIND_COMPLETED = 'pv.kubernetes.io/bind-completed';
-export const ANN_BOUND_BY_CONTROLLER = 'pv.kubernetes.io/bound-by-controller';
+import { ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER } from '../volume-annotations.ts';
 
 export function claimKey(ref: { namespace?: string; name?: string }): string {
   return `${ref.namespace || 'default'}/${ref.name}`;

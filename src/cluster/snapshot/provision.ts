@@ -11,14 +11,13 @@ import type {
   PersistentVolumeClaim,
   StorageClass,
 } from '../types.ts';
+import { ANN_SELECTED_NODE, claimClass } from '../volume-annotations.ts';
 import { claimReference } from './bind.ts';
 import { formatBytes } from './format.ts';
 import { selectorRequirements } from './labels.ts';
 import { synthesizeUid } from './normalize.ts';
 import type { SnapshotState } from './state.ts';
 
-export const ANN_SELECTED_NODE = 'volume.kubernetes.io/selected-node';
-const ANN_STORAGE_CLASS = 'volume.beta.kubernetes.io/storage-class';
 const ANN_PROVISIONED_BY = 'pv.kubernetes.io/provisioned-by';
 const HOSTNAME = 'kubernetes.io/hostname';
 
@@ -26,10 +25,6 @@ export type ProvisionPlan =
   | { action: 'none'; why: string }
   | { action: 'reschedule'; why: string }
   | { action: 'create'; pv: PersistentVolume; capacity?: CSIStorageCapacity };
-
-export function claimClassName(claim: PersistentVolumeClaim): string {
-  return claim.metadata.annotations?.[ANN_STORAGE_CLASS] ?? claim.spec.storageClassName ?? '';
-}
 
 export function provisionedVolumeName(claim: PersistentVolumeClaim): string {
   return `pvc-${claim.metadata.uid}`;
@@ -120,7 +115,7 @@ export function consumeCapacity(capacity: CSIStorageCapacity, bytes: number): CS
 export function planProvisioning(state: SnapshotState, claim: PersistentVolumeClaim): ProvisionPlan {
   const nodeName = claim.metadata.annotations?.[ANN_SELECTED_NODE];
   if (!nodeName || claim.spec.volumeName) return { action: 'none', why: 'not waiting for provisioning' };
-  const className = claimClassName(claim);
+  const className = claimClass(claim);
   const sc = className ? state.get('StorageClass', className) : undefined;
   if (!sc || sc.provisioner === '' || sc.provisioner === 'kubernetes.io/no-provisioner') {
     return { action: 'none', why: `storage class "${className}" has no provisioner` };
