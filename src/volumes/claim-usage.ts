@@ -1,14 +1,9 @@
 // Which scheduled pods use which claims, cluster-wide (upstream StorageInfos().IsPVCUsedByPods): the
 // ReadWriteOncePod check needs it for every node at once, so it is kept as an index fed by pod events.
 import { podClaimKeys } from '../cache/pod-usage.ts';
+import { isAssignedNonTerminal } from '../cache/store-feed.ts';
 import type { ClusterStore } from '../cluster/store.ts';
 import type { Pod } from '../cluster/types.ts';
-
-function isActiveScheduled(pod: Pod): boolean {
-  // The scheduler's informer drops terminated pods; unscheduled pods use nothing yet.
-  const phase = pod.status?.phase;
-  return !!pod.spec.nodeName && phase !== 'Succeeded' && phase !== 'Failed';
-}
 
 export class ClaimUsage {
   readonly #users = new Map<string, Set<string>>();
@@ -33,7 +28,8 @@ export class ClaimUsage {
   }
 
   #add(pod: Pod): void {
-    if (!isActiveScheduled(pod)) return;
+    // The scheduler's informer drops terminated pods; unscheduled pods use nothing yet.
+    if (!isAssignedNonTerminal(pod)) return;
     for (const key of podClaimKeys(pod)) {
       let set = this.#users.get(key);
       if (!set) {
