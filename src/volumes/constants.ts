@@ -10,10 +10,12 @@ export {
 export const ANN_MIGRATED_PLUGINS = 'storage.alpha.kubernetes.io/migrated-plugins';
 export const NOT_SUPPORTED_PROVISIONER = 'kubernetes.io/no-provisioner';
 
-export const LABEL_TOPOLOGY_ZONE = 'topology.kubernetes.io/zone';
-export const LABEL_TOPOLOGY_REGION = 'topology.kubernetes.io/region';
-export const LABEL_BETA_ZONE = 'failure-domain.beta.kubernetes.io/zone';
-export const LABEL_BETA_REGION = 'failure-domain.beta.kubernetes.io/region';
+export {
+  LABEL_FAILURE_DOMAIN_BETA_REGION as LABEL_BETA_REGION,
+  LABEL_FAILURE_DOMAIN_BETA_ZONE as LABEL_BETA_ZONE,
+  LABEL_TOPOLOGY_REGION,
+  LABEL_TOPOLOGY_ZONE,
+} from '../cache/node-tree.ts';
 /** Zone label values may list several zones joined by this delimiter (regional disks). */
 export const LABEL_MULTI_ZONE_DELIMITER = '__';
 
