@@ -84,7 +84,11 @@ export class PodBinder {
     const state = new CycleState();
     let reserved = false;
     const fail = (message: string, detail?: unknown): string => {
-      if (reserved) framework.runUnreserve(state, pod, node);
+      try {
+        if (reserved) framework.runUnreserve(state, pod, node);
+      } catch (err) {
+        log.error({ err }, 'unreserve failed');
+      }
       try {
         cache.forgetPod(assumed);
       } catch (err) {
@@ -95,13 +99,18 @@ export class PodBinder {
       return message;
     };
 
-    const pre = framework.runPreFilter(state, pod);
-    if (!isSuccess(pre)) return fail(`pod "${key}" cannot run on node "${node}": ${describe(pre)}`);
-    const reserve = framework.runReserve(state, pod, node);
-    if (!isSuccess(reserve)) return fail(`reserving volumes on node "${node}" failed: ${describe(reserve)}`);
-    reserved = true;
-    const preBind = await framework.runPreBind(state, pod, node, this.#shutdown.signal);
-    if (!isSuccess(preBind)) return fail(`binding volumes on node "${node}" failed: ${describe(preBind)}`);
+    try {
+      // A plugin that throws (rather than answering Error) must not leave the pod assumed: it fails the bind too.
+      const pre = framework.runPreFilter(state, pod);
+      if (!isSuccess(pre)) return fail(`pod "${key}" cannot run on node "${node}": ${describe(pre)}`);
+      const reserve = framework.runReserve(state, pod, node);
+      if (!isSuccess(reserve)) return fail(`reserving volumes on node "${node}" failed: ${describe(reserve)}`);
+      reserved = true;
+      const preBind = await framework.runPreBind(state, pod, node, this.#shutdown.signal);
+      if (!isSuccess(preBind)) return fail(`binding volumes on node "${node}" failed: ${describe(preBind)}`);
+    } catch (err) {
+      return fail(`binding pod "${key}" to node "${node}" failed: ${(err as Error).message}`, err);
+    }
     try {
       await writer.bindPod(
         { namespace: pod.metadata.namespace!, name: pod.metadata.name, uid: pod.metadata.uid },

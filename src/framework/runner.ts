@@ -158,8 +158,17 @@ export class Framework {
     return SUCCESS;
   }
 
+  /** Unreserves every plugin, in reverse, even past one that throws; the first error is rethrown afterwards. */
   runUnreserve(state: CycleState, pod: Pod, nodeName: string): void {
-    for (const plugin of [...this.#reserve].reverse()) plugin.unreserve(state, pod, nodeName);
+    let first: unknown;
+    for (const plugin of [...this.#reserve].reverse()) {
+      try {
+        plugin.unreserve(state, pod, nodeName);
+      } catch (err) {
+        first ??= err;
+      }
+    }
+    if (first !== undefined) throw first;
   }
 
   async runPreBind(state: CycleState, pod: Pod, nodeName: string, signal: AbortSignal): Promise<Status> {

@@ -155,6 +155,21 @@ describe('reserve and preBind', () => {
     assert.deepEqual(calls, ['reserve one', 'reserve two', 'unreserve three', 'unreserve two', 'unreserve one']);
   });
 
+  it('unreserves the remaining plugins when one unreserve throws, then rethrows its error', () => {
+    const calls: string[] = [];
+    const plugin = (name: string, broken: boolean): AnyPlugin => ({
+      name,
+      reserve: () => SUCCESS,
+      unreserve: () => {
+        calls.push(`unreserve ${name}`);
+        if (broken) throw new Error(`${name} is broken`);
+      },
+    });
+    const fw = new Framework([plugin('one', false), plugin('two', true), plugin('three', false)]);
+    assert.throws(() => fw.runUnreserve(new CycleState(), p, 'a'), /two is broken/);
+    assert.deepEqual(calls, ['unreserve three', 'unreserve two', 'unreserve one']);
+  });
+
   it('turns a preBind that throws into an Error status naming the plugin', async () => {
     const fw = new Framework([
       {
