@@ -41,11 +41,12 @@ export class PodBinder {
       }
       return { Error: await running.result };
     }
-    const settled = this.#settled(key, uid, node);
+    const pod = this.#deps.store.get('Pod', key);
+    const settled = this.#settled(pod, key, uid, node);
     if (settled !== undefined) return { Error: settled };
 
-    const pod = this.#deps.store.get('Pod', key)!;
-    const result = this.#run(pod, node, log).finally(() => this.#inFlight.delete(uid));
+    // #settled returned undefined, so the pod exists with this UID.
+    const result = this.#run(pod!, node, log).finally(() => this.#inFlight.delete(uid));
     this.#inFlight.set(uid, { node, result });
     return { Error: await result };
   }
@@ -57,8 +58,7 @@ export class PodBinder {
   }
 
   /** The answer when no bind needs to run: '' (done already), an error, or undefined (go ahead). */
-  #settled(key: string, uid: string, node: string): string | undefined {
-    const pod = this.#deps.store.get('Pod', key);
+  #settled(pod: Pod | undefined, key: string, uid: string, node: string): string | undefined {
     if (!pod) return `pod "${key}" not found`;
     if (pod.metadata.uid !== uid) {
       return `pod "${key}" has UID ${pod.metadata.uid}, not ${uid}: it was deleted and created again`;
