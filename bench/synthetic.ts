@@ -67,6 +67,12 @@ const NFS_DRIVER = 'nfs.csi.example.com';
 const DISK_ZONE_KEY = 'topology.disk.csi.example.com/zone';
 
 /** mulberry32: small, fast, good enough for picking sizes and placements. */
+/** The reference a bound PV holds to its claim. */
+function claimRefTo(pvc: PersistentVolumeClaim): NonNullable<PersistentVolume['spec']['claimRef']> {
+  const { name, namespace, uid } = pvc.metadata;
+  return { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name, uid };
+}
+
 export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
@@ -268,13 +274,7 @@ export function generateCluster(options: ClusterOptions = {}): SyntheticCluster 
         storageClassName: 'standard',
         volumeMode: 'Filesystem',
         csi: { driver: NFS_DRIVER, volumeHandle: `nfs.example.internal/exports/${ns}` },
-        claimRef: {
-          apiVersion: 'v1',
-          kind: 'PersistentVolumeClaim',
-          namespace: ns,
-          name: claimName,
-          uid: pvc.metadata.uid,
-        },
+        claimRef: claimRefTo(pvc),
       },
       status: { phase: 'Bound' },
     } satisfies PersistentVolume);
@@ -384,13 +384,7 @@ export function generateCluster(options: ClusterOptions = {}): SyntheticCluster 
           status: { phase: 'Bound', accessModes: ['ReadWriteOnce'], capacity: { storage: `${sizeGi}Gi` } },
         };
         push(pvc);
-        claimRef = {
-          apiVersion: 'v1',
-          kind: 'PersistentVolumeClaim',
-          namespace: ns,
-          name: claimName,
-          uid: pvc.metadata.uid,
-        };
+        claimRef = claimRefTo(pvc);
         push(runningPod(node, { name: podName, namespace: ns, claims: [claimName], priority: 'high' }));
         running++;
         here++;
@@ -469,13 +463,7 @@ export function generateCluster(options: ClusterOptions = {}): SyntheticCluster 
                 nodeSelectorTerms: [{ matchExpressions: [{ key: DISK_ZONE_KEY, operator: 'In', values: [zone] }] }],
               },
             },
-            claimRef: {
-              apiVersion: 'v1',
-              kind: 'PersistentVolumeClaim',
-              namespace: ns,
-              name: claimName,
-              uid: pvc.metadata.uid,
-            },
+            claimRef: claimRefTo(pvc),
           },
           status: { phase: 'Bound' },
         } satisfies PersistentVolume);
