@@ -3,6 +3,8 @@
 import type { Logger } from 'pino';
 import { NodeInfoCache } from './cache/cache.ts';
 import { newNodeInfo } from './cache/node-info.ts';
+import { Nominator } from './cache/nominator.ts';
+import { podPriority } from './cache/priority.ts';
 import type { Source } from './cluster/source.ts';
 import { ClusterStore } from './cluster/store.ts';
 import type { Node, Pod } from './cluster/types.ts';
@@ -54,11 +56,14 @@ export async function createExtender(parts: ExtenderParts) {
   });
   const cache = new NodeInfoCache({ assumedPodTTLms: settings.assumedPodTtlSeconds * 1000, logger });
   cache.attach(store);
+  const nominator = new Nominator(store);
+  const stopNominator = nominator.attach(store);
   parts.onStore?.(store);
   const plugins = buildVolumePlugins({ store, writer, logger }, volumePluginsConfig(settings));
   const extender: ExtenderDeps = {
-    framework: new Framework(plugins),
+    framework: new Framework(plugins, { nominator, priorityOf: (pod) => podPriority(pod, store) }),
     cache,
+    nominator,
     store,
     writer,
     logger,
@@ -108,6 +113,7 @@ export async function createExtender(parts: ExtenderParts) {
       await binder.close();
       await app.close();
       await source.stop();
+      stopNominator();
     },
   };
 }

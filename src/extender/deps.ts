@@ -1,6 +1,7 @@
 import type { BaseLogger } from 'pino';
 import type { SchedulerCache } from '../cache/interface.ts';
 import type { NodeInfo } from '../cache/node-info.ts';
+import type { Nominator } from '../cache/nominator.ts';
 import type { ClusterStore } from '../cluster/store.ts';
 import type { Node } from '../cluster/types.ts';
 import type { ClusterWriter } from '../cluster/writer.ts';
@@ -15,6 +16,8 @@ export type VerbLogger = Pick<BaseLogger, 'debug' | 'info' | 'warn' | 'error'> &
 export interface ExtenderDeps {
   framework: Framework;
   cache: SchedulerCache;
+  /** Pods waiting for a node after preempting (status.nominatedNodeName). */
+  nominator: Nominator;
   store: ClusterStore;
   writer: ClusterWriter;
   logger: VerbLogger;

@@ -9,4 +9,11 @@ export class CycleState {
   write(key: string, value: unknown): void {
     this.#data.set(key, value);
   }
+
+  /** A copy sharing the values (upstream Clone); writers to the copy replace values, so the original keeps its own. */
+  clone(): CycleState {
+    const c = new CycleState();
+    for (const [k, v] of this.#data) c.#data.set(k, v);
+    return c;
+  }
 }

@@ -40,6 +40,16 @@ export interface PreFilterPlugin extends Plugin {
   preFilter(state: CycleState, pod: Pod): Status;
 }
 
+/**
+ * Upstream PreFilterExtensions: keep what preFilter computed true when a pod is added to or removed from the node
+ * being checked (nominated pods added by filter, victims removed by preempt). They must replace, never mutate, the
+ * state they change: the runner hands them a clone of the cycle state that shares the values.
+ */
+export interface PreFilterExtensions extends Plugin {
+  addPod(state: CycleState, podToSchedule: Pod, podToAdd: Pod, nodeInfo: NodeInfo): Status;
+  removePod(state: CycleState, podToSchedule: Pod, podToRemove: Pod, nodeInfo: NodeInfo): Status;
+}
+
 export interface FilterPlugin extends Plugin {
   filter(state: CycleState, pod: Pod, nodeInfo: NodeInfo): Status;
 }
@@ -64,6 +74,7 @@ export interface PreBindPlugin extends Plugin {
 /** A plugin implements any subset of the extension points. */
 export type AnyPlugin = Plugin &
   Partial<PreFilterPlugin> &
+  Partial<PreFilterExtensions> &
   Partial<FilterPlugin> &
   Partial<ScorePlugin> &
   Partial<ReservePlugin> &

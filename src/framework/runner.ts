@@ -1,6 +1,6 @@
 // Runs the enabled plugins' extension points in profile order, as kube-scheduler's framework runtime does:
 // a node fails at the first filter plugin that rejects it, scores are summed, reserve is undone in reverse.
-import type { NodeInfo } from '../cache/node-info.ts';
+import { copyNodeInfo, type NodeInfo } from '../cache/node-info.ts';
 import type { Pod } from '../cluster/types.ts';
 import { CycleState } from './cycle-state.ts';
 import {
@@ -8,6 +8,7 @@ import {
   type FilterPlugin,
   isSuccess,
   type PreBindPlugin,
+  type PreFilterExtensions,
   type PreFilterPlugin,
   type ReservePlugin,
   type ScorePlugin,
@@ -39,6 +40,18 @@ export class FrameworkError extends Error {
   }
 }
 
+/** What filter needs from the nominated-pod tracker (src/cache/nominator.ts). */
+export interface NominatedPods {
+  nominatedPodsForNode(nodeName: string): readonly { readonly pod: Pod; readonly priority: number }[];
+}
+
+export interface FrameworkOptions {
+  /** Pods waiting for a node after preempting; without it filter ignores nominations. */
+  nominator?: NominatedPods;
+  /** The pod's priority (src/cache/priority.ts); default spec.priority or 0. */
+  priorityOf?: (pod: Pod) => number;
+}
+
 function has<K extends keyof AnyPlugin>(plugin: AnyPlugin, method: K): boolean {
   return typeof plugin[method] === 'function';
 }
@@ -50,9 +63,15 @@ export class Framework {
   readonly #score: ScorePlugin[];
   readonly #reserve: ReservePlugin[];
   readonly #preBind: PreBindPlugin[];
+  readonly #extensions: PreFilterExtensions[];
+  readonly #nominator: NominatedPods | undefined;
+  readonly priorityOf: (pod: Pod) => number;
 
-  constructor(plugins: readonly AnyPlugin[]) {
+  constructor(plugins: readonly AnyPlugin[], options: FrameworkOptions = {}) {
     this.plugins = plugins;
+    this.#nominator = options.nominator;
+    this.priorityOf = options.priorityOf ?? ((pod) => pod.spec.priority ?? 0);
+    this.#extensions = plugins.filter((p) => has(p, 'addPod') && has(p, 'removePod')) as PreFilterExtensions[];
     this.#preFilter = plugins.filter((p) => has(p, 'preFilter')) as PreFilterPlugin[];
     this.#filter = plugins.filter((p) => has(p, 'filter')) as FilterPlugin[];
     this.#score = plugins.filter((p) => has(p, 'score')) as ScorePlugin[];
@@ -85,6 +104,62 @@ export class Framework {
     return SUCCESS;
   }
 
+  /** Upstream RunPreFilterExtensionAddPod: plugins that skipped this pod are not told. */
+  runPreFilterAddPod(state: CycleState, pod: Pod, podToAdd: Pod, nodeInfo: NodeInfo): Status {
+    return this.#runExtension(state, (p) => p.addPod(state, pod, podToAdd, nodeInfo));
+  }
+
+  /** Upstream RunPreFilterExtensionRemovePod. */
+  runPreFilterRemovePod(state: CycleState, pod: Pod, podToRemove: Pod, nodeInfo: NodeInfo): Status {
+    return this.#runExtension(state, (p) => p.removePod(state, pod, podToRemove, nodeInfo));
+  }
+
+  #runExtension(state: CycleState, call: (plugin: PreFilterExtensions) => Status): Status {
+    const skipped = state.read<Set<string>>(SKIPPED);
+    for (const plugin of this.#extensions) {
+      if (skipped?.has(plugin.name)) continue;
+      const s = call(plugin);
+      if (!isSuccess(s)) return { code: 'Error', reasons: s.reasons, plugin: plugin.name };
+    }
+    return SUCCESS;
+  }
+
+  /**
+   * Upstream RunFilterPluginsWithNominatedPods: pods nominated to the node with at least the pod's priority count
+   * as present. Two passes, with and then without them, where nominated pods were added: a node fits only if both
+   * pass (the nominated pods may never arrive, and must not be needed either). Lower-priority nominations are
+   * ignored: the pod may take what they wait for.
+   */
+  runFilterWithNominatedPods(state: CycleState, pod: Pod, nodeInfo: NodeInfo): Status {
+    const added = this.#addNominatedPods(state, pod, nodeInfo);
+    if (!added) return this.runFilter(state, pod, nodeInfo);
+    if ('code' in added) return added;
+    const s = this.runFilter(added.state, pod, added.nodeInfo);
+    if (!isSuccess(s)) return s;
+    return this.runFilter(state, pod, nodeInfo);
+  }
+
+  /** Upstream addGENominatedPods: undefined when no pod was added, an Error status when an extension failed. */
+  #addNominatedPods(
+    state: CycleState,
+    pod: Pod,
+    nodeInfo: NodeInfo,
+  ): { state: CycleState; nodeInfo: NodeInfo } | Status | undefined {
+    if (!this.#nominator || !nodeInfo.node) return undefined;
+    const nominated = this.#nominator.nominatedPodsForNode(nodeInfo.name);
+    if (nominated.length === 0) return undefined;
+    const priority = this.priorityOf(pod);
+    let out: { state: CycleState; nodeInfo: ReturnType<typeof copyNodeInfo> } | undefined;
+    for (const n of nominated) {
+      if (n.priority < priority || n.pod.metadata.uid === pod.metadata.uid) continue;
+      out ??= { state: state.clone(), nodeInfo: copyNodeInfo(nodeInfo) };
+      out.nodeInfo.addPod(n.pod);
+      const s = this.runPreFilterAddPod(out.state, pod, n.pod, out.nodeInfo);
+      if (!isSuccess(s)) return s;
+    }
+    return out;
+  }
+
   /**
    * Filters the given nodes. `lookup` yields the NodeInfo of a node or undefined when the node is unknown;
    * `unknownReason` is the reason such nodes fail with (Unschedulable). Throws FrameworkError on a plugin Error.
@@ -105,7 +180,7 @@ export class Framework {
         out.failed.set(name, unknownReason(name));
         continue;
       }
-      const s = isSuccess(pre) ? this.runFilter(state, pod, nodeInfo) : pre;
+      const s = isSuccess(pre) ? this.runFilterWithNominatedPods(state, pod, nodeInfo) : pre;
       if (isSuccess(s)) out.feasible.push(name);
       else if (s.code === 'Unschedulable') out.failed.set(name, s.reasons.join(', '));
       else if (s.code === 'UnschedulableAndUnresolvable') out.unresolvable.set(name, s.reasons.join(', '));

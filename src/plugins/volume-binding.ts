@@ -8,6 +8,7 @@ import type { CycleState } from '../framework/cycle-state.ts';
 import {
   type FilterPlugin,
   type PreBindPlugin,
+  type PreFilterExtensions,
   type PreFilterPlugin,
   type ReservePlugin,
   type ScorePlugin,
@@ -16,7 +17,7 @@ import {
   SUCCESS,
   status,
 } from '../framework/interfaces.ts';
-import type { PodVolumes, VolumeBinder } from '../volumes/binder.ts';
+import type { HeldVolumes, PodVolumes, VolumeBinder } from '../volumes/binder.ts';
 import { hasClaims, type PodVolumeClaims } from '../volumes/claims.ts';
 import { ERR_REASON_UNBOUND_IMMEDIATE } from '../volumes/constants.ts';
 import { DecisionCache } from '../volumes/decisions.ts';
@@ -47,13 +48,17 @@ interface StateData {
   claims?: PodVolumeClaims;
   podVolumesByNode: Map<string, PodVolumes>;
   reservation?: Reservation;
+  /** What nominated pods added to the node being checked would take there (filter's first pass only). */
+  held?: HeldVolumes;
 }
 
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-export class VolumeBindingPlugin implements PreFilterPlugin, FilterPlugin, ScorePlugin, ReservePlugin, PreBindPlugin {
+export class VolumeBindingPlugin
+  implements PreFilterPlugin, PreFilterExtensions, FilterPlugin, ScorePlugin, ReservePlugin, PreBindPlugin
+{
   readonly name = VOLUME_BINDING;
   readonly binder: VolumeBinder;
   readonly decisions = new DecisionCache();
@@ -112,13 +117,48 @@ export class VolumeBindingPlugin implements PreFilterPlugin, FilterPlugin, Score
     const generation = this.binder.generation();
     let found: ReturnType<VolumeBinder['findPodVolumes']>;
     try {
-      found = this.binder.findPodVolumes(pod, data.claims, node);
+      found = this.binder.findPodVolumes(pod, data.claims, node, data.held);
     } catch (err) {
       return status('Error', errorMessage(err));
     }
     if (found.reasons.length > 0) return status('UnschedulableAndUnresolvable', ...found.reasons);
-    data.podVolumesByNode.set(nodeInfo.name, found.podVolumes);
-    this.decisions.remember(pod.metadata.uid, nodeInfo.name, generation, found.podVolumes);
+    // With nominated pods the first pass decides (it avoids what they hold); the second only confirms the fit.
+    if (data.held || !data.podVolumesByNode.has(nodeInfo.name)) {
+      data.podVolumesByNode.set(nodeInfo.name, found.podVolumes);
+      this.decisions.remember(pod.metadata.uid, nodeInfo.name, generation, found.podVolumes);
+    }
+    return SUCCESS;
+  }
+
+  /**
+   * Not in upstream (its VolumeBinding has no PreFilterExtensions): a nominated pod added to the node holds the PVs
+   * its unbound claims would take there and the storage it would provision, against the pod being checked.
+   */
+  addPod(state: CycleState, pod: Pod, podToAdd: Pod, nodeInfo: NodeInfo): Status {
+    const data = this.#state(state, pod);
+    const node = nodeInfo.node;
+    if (data.skip || !node || !hasClaims(podToAdd) || this.binder.podClaimsError(podToAdd)) return SUCCESS;
+    let found: ReturnType<VolumeBinder['findPodVolumes']>;
+    try {
+      const claims = this.binder.getPodVolumeClaims(podToAdd);
+      found = this.binder.findPodVolumes(podToAdd, claims, node, data.held);
+    } catch {
+      return SUCCESS; // the nominated pod's own problem: it holds nothing here
+    }
+    if (found.reasons.length > 0) return SUCCESS;
+    const pvs = new Set(data.held?.pvs);
+    for (const b of found.podVolumes.staticBindings) pvs.add(b.pv.metadata.name);
+    const capacity = new Map(data.held?.capacity);
+    for (const p of found.podVolumes.dynamicProvisions) {
+      if (p.nodeCapacity)
+        capacity.set(p.nodeCapacity, (capacity.get(p.nodeCapacity) ?? 0) + claimMatchInput(p.pvc).request);
+    }
+    state.write(STATE_KEY, { ...data, held: { pvs, capacity } } satisfies StateData);
+    return SUCCESS;
+  }
+
+  /** A scheduled pod's bound claims stay bound when it goes: removing it frees no PV. */
+  removePod(_state: CycleState, _pod: Pod, _podToRemove: Pod, _nodeInfo: NodeInfo): Status {
     return SUCCESS;
   }
 

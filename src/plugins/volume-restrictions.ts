@@ -6,6 +6,7 @@ import type { Pod, Volume } from '../cluster/types.ts';
 import type { CycleState } from '../framework/cycle-state.ts';
 import {
   type FilterPlugin,
+  type PreFilterExtensions,
   type PreFilterPlugin,
   SKIP,
   type Status,
@@ -19,9 +20,33 @@ export const VOLUME_RESTRICTIONS = 'VolumeRestrictions';
 const STATE_KEY = 'PreFilter/VolumeRestrictions';
 
 interface StateData {
-  /** `namespace/name` of the pod's ReadWriteOncePod claims. */
-  rwopClaims: string[];
+  /** `namespace/name` of the pod's ReadWriteOncePod claims → UIDs of the other scheduled pods using it. */
+  rwopUsers: ReadonlyMap<string, ReadonlySet<string>>;
+  /** How many of those claims some other pod uses (upstream conflictingPVCRefCount). */
   conflictingPVCRefCount: number;
+}
+
+/**
+ * Upstream updateWithPod, per user rather than per reference so that removing one of two users keeps the claim
+ * taken. Returns a new state: the cycle state may be a clone sharing the old one.
+ */
+function withPod(data: StateData, other: Pod, add: boolean): StateData {
+  const namespace = other.metadata.namespace ?? 'default';
+  let rwopUsers: Map<string, ReadonlySet<string>> | undefined;
+  for (const v of other.spec.volumes ?? []) {
+    const key = v.persistentVolumeClaim && `${namespace}/${v.persistentVolumeClaim.claimName}`;
+    const users = key === undefined ? undefined : (rwopUsers ?? data.rwopUsers).get(key);
+    if (!key || !users || users.has(other.metadata.uid) === add) continue;
+    const next = new Set(users);
+    if (add) next.add(other.metadata.uid);
+    else next.delete(other.metadata.uid);
+    rwopUsers ??= new Map(data.rwopUsers);
+    rwopUsers.set(key, next);
+  }
+  if (!rwopUsers) return data;
+  let conflictingPVCRefCount = 0;
+  for (const users of rwopUsers.values()) if (users.size > 0) conflictingPVCRefCount++;
+  return { rwopUsers, conflictingPVCRefCount };
 }
 
 type Source = Record<string, unknown>;
@@ -59,7 +84,7 @@ function isVolumeConflict(v: Volume, other: Pod): boolean {
   return false;
 }
 
-export class VolumeRestrictionsPlugin implements PreFilterPlugin, FilterPlugin {
+export class VolumeRestrictionsPlugin implements PreFilterPlugin, PreFilterExtensions, FilterPlugin {
   readonly name = VOLUME_RESTRICTIONS;
   readonly #store: ClusterStore;
   readonly #usage: ClaimUsage;
@@ -86,15 +111,33 @@ export class VolumeRestrictionsPlugin implements PreFilterPlugin, FilterPlugin {
       }
       if ((pvc.spec.accessModes ?? []).includes(READ_WRITE_ONCE_POD) && !rwopClaims.includes(key)) rwopClaims.push(key);
     }
+    const rwopUsers = new Map<string, ReadonlySet<string>>();
     let conflictingPVCRefCount = 0;
     for (const key of rwopClaims) {
-      const users = this.#usage.users(key);
-      if (users.size > (users.has(pod.metadata.uid) ? 1 : 0)) conflictingPVCRefCount++;
+      const users = new Set(this.#usage.users(key));
+      users.delete(pod.metadata.uid);
+      rwopUsers.set(key, users);
+      if (users.size > 0) conflictingPVCRefCount++;
     }
     // Unlike upstream we keep filtering for RWOP claims without a known user: the node's own (possibly assumed)
     // pods are checked there too.
     if (!needsCheck && rwopClaims.length === 0) return SKIP;
-    state.write(STATE_KEY, { rwopClaims, conflictingPVCRefCount } satisfies StateData);
+    state.write(STATE_KEY, { rwopUsers, conflictingPVCRefCount } satisfies StateData);
+    return SUCCESS;
+  }
+
+  addPod(state: CycleState, _pod: Pod, podToAdd: Pod, _nodeInfo: NodeInfo): Status {
+    return this.#update(state, podToAdd, true);
+  }
+
+  removePod(state: CycleState, _pod: Pod, podToRemove: Pod, _nodeInfo: NodeInfo): Status {
+    return this.#update(state, podToRemove, false);
+  }
+
+  #update(state: CycleState, other: Pod, add: boolean): Status {
+    const data = state.read<StateData>(STATE_KEY);
+    if (!data) return status('Error', `cannot read "${STATE_KEY}" from cycleState`);
+    state.write(STATE_KEY, withPod(data, other, add));
     return SUCCESS;
   }
 
@@ -110,7 +153,7 @@ export class VolumeRestrictionsPlugin implements PreFilterPlugin, FilterPlugin {
     const data = state.read<StateData>(STATE_KEY);
     if (!data) return SUCCESS;
     if (data.conflictingPVCRefCount > 0) return status('Unschedulable', ERR_REASON_RWOP_CONFLICT);
-    for (const key of data.rwopClaims) {
+    for (const key of data.rwopUsers.keys()) {
       if ((nodeInfo.pvcRefCounts.get(key) ?? 0) > 0) return status('Unschedulable', ERR_REASON_RWOP_CONFLICT);
     }
     return SUCCESS;

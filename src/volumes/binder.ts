@@ -45,6 +45,16 @@ export interface PodVolumes {
   dynamicProvisions: DynamicProvision[];
 }
 
+/**
+ * What pods nominated to the node (of at least the pod's priority) would take there: their chosen PVs are not
+ * offered, the storage they would provision is no longer free in the capacity object that admitted it.
+ */
+export interface HeldVolumes {
+  pvs: ReadonlySet<string>;
+  /** capacity object → bytes its nominated claims would take */
+  capacity: ReadonlyMap<CSIStorageCapacity, number>;
+}
+
 export interface FindResult {
   podVolumes: PodVolumes;
   /** Conflict reasons in upstream order; empty when the node fits. */
@@ -205,7 +215,7 @@ export class VolumeBinder implements ProvisioningSources {
   }
 
   /** FindPodVolumes for one node. Throws BinderError for internal errors (never for a verdict). */
-  findPodVolumes(_pod: Pod, claims: PodVolumeClaims, node: Node): FindResult {
+  findPodVolumes(_pod: Pod, claims: PodVolumeClaims, node: Node, held?: HeldVolumes): FindResult {
     let boundVolumesSatisfied = true;
     let boundPVsFound = true;
     let unboundVolumesSatisfied = true;
@@ -249,7 +259,7 @@ export class VolumeBinder implements ProvisioningSources {
     }
 
     if (toMatch.length > 0) {
-      const { found, bindings, unmatched } = this.#findMatchingVolumes(toMatch, labels);
+      const { found, bindings, unmatched } = this.#findMatchingVolumes(toMatch, labels, held?.pvs);
       unboundVolumesSatisfied = found;
       podVolumes.staticBindings = bindings;
       toProvision.push(...unmatched);
@@ -257,7 +267,7 @@ export class VolumeBinder implements ProvisioningSources {
     if (toProvision.length > 0) {
       let check: ReturnType<typeof checkVolumeProvisions>;
       try {
-        check = checkVolumeProvisions(toProvision, labels, this);
+        check = checkVolumeProvisions(toProvision, labels, this, held?.capacity);
       } catch (err) {
         throw new BinderError((err as Error).message);
       }
@@ -272,9 +282,10 @@ export class VolumeBinder implements ProvisioningSources {
   #findMatchingVolumes(
     inputs: readonly ClaimMatchInput[],
     labels: Record<string, string> | undefined,
+    held: ReadonlySet<string> | undefined,
   ): { found: boolean; bindings: BindingInfo[]; unmatched: PersistentVolumeClaim[] } {
-    // Only a pod with several claims can choose a PV twice.
-    const chosen = inputs.length > 1 ? new Set<string>() : undefined;
+    // Only a pod with several claims can choose a PV twice; PVs held for nominated pods are never offered.
+    const chosen = inputs.length > 1 || held ? new Set<string>(held) : undefined;
     const bindings: BindingInfo[] = [];
     const unmatched: PersistentVolumeClaim[] = [];
     let found = true;

@@ -70,6 +70,7 @@ export function hasEnoughCapacity(
   sc: StorageClass,
   nodeLabels: Readonly<Record<string, string>> | undefined,
   sources: ProvisioningSources,
+  taken?: ReadonlyMap<CSIStorageCapacity, number>,
 ): { ok: boolean; capacity?: CSIStorageCapacity } {
   const request = pvc.spec.resources?.requests?.storage;
   if (request === undefined) return { ok: true };
@@ -80,7 +81,7 @@ export function hasEnoughCapacity(
   for (const capacity of sources.capacitiesOfClass(sc.metadata.name)) {
     if (
       capacity.storageClassName === sc.metadata.name &&
-      capacitySufficient(capacity, size) &&
+      capacitySufficient(capacity, size + (taken?.get(capacity) ?? 0)) &&
       nodeHasAccess(nodeLabels, capacity)
     ) {
       return { ok: true, capacity };
@@ -89,11 +90,15 @@ export function hasEnoughCapacity(
   return { ok: false };
 }
 
-/** checkVolumeProvisions: the first failing claim decides; class problems are errors, not reasons. */
+/**
+ * checkVolumeProvisions: the first failing claim decides; class problems are errors, not reasons. `taken`: bytes
+ * that claims of nominated pods would provision from a capacity object (not free for this pod).
+ */
 export function checkVolumeProvisions(
   claims: readonly PersistentVolumeClaim[],
   nodeLabels: Readonly<Record<string, string>> | undefined,
   sources: ProvisioningSources,
+  taken?: ReadonlyMap<CSIStorageCapacity, number>,
 ): ProvisionCheck {
   const provisions: DynamicProvision[] = [];
   for (const pvc of claims) {
@@ -108,7 +113,7 @@ export function checkVolumeProvisions(
     if (!matchTopologySelectorTerms(sc.allowedTopologies, nodeLabels)) {
       return { satisfied: false, sufficientStorage: true, provisions: [] };
     }
-    const { ok, capacity } = hasEnoughCapacity(provisioner, pvc, sc, nodeLabels, sources);
+    const { ok, capacity } = hasEnoughCapacity(provisioner, pvc, sc, nodeLabels, sources, taken);
     if (!ok) return { satisfied: true, sufficientStorage: false, provisions: [] };
     provisions.push(capacity ? { pvc, nodeCapacity: capacity } : { pvc });
   }

@@ -1,0 +1,116 @@
+// Filter with nominated pods (upstream RunFilterPluginsWithNominatedPods): pods nominated to a node with at least the
+// pod's priority count as present there; lower-priority nominations never hold the pod back.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Pod } from '../../src/cluster/types.ts';
+import { ERR_REASON_BIND_CONFLICT, ERR_REASON_RWOP_CONFLICT } from '../../src/volumes/constants.ts';
+import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
+import { claim, localPV, node, pod, storageClass } from '../helpers/objects.ts';
+
+function nominated(name: string, nodeName: string, priority: number, claims: string[]): Pod {
+  const p = pod(name, { priority, claims });
+  p.status = { phase: 'Pending', nominatedNodeName: nodeName };
+  return p;
+}
+
+/** A PV every node reaches (no node affinity), already bound to its claim. */
+function networkPV(name: string) {
+  const pv = localPV(name, 'unused');
+  delete pv.spec.nodeAffinity;
+  pv.spec.storageClassName = '';
+  return pv;
+}
+
+function rwop(name: string, volumeName: string) {
+  const c = claim(name, { volumeName });
+  c.spec.accessModes = ['ReadWriteOncePod'];
+  return c;
+}
+
+let t: TestExtender;
+before(async () => {
+  t = await createTestExtender(
+    [
+      node('node-a'),
+      node('node-b'),
+      storageClass('local'),
+      localPV('pv-a', 'node-a'),
+      localPV('pv-b', 'node-b'),
+      claim('data-waiting'),
+      claim('data-low-waiting'),
+      nominated('waiting', 'node-a', 100, ['data-waiting']),
+      nominated('low-waiting', 'node-b', 10, ['data-low-waiting']),
+      claim('data-p'),
+      localPV('pv-shared', 'node-a', { className: 'shared' }),
+      networkPV('pv-rwop'),
+      rwop('rwop-claim', 'pv-rwop'),
+      nominated('rwop-waiting', 'node-b', 100, ['rwop-claim']),
+    ],
+    {},
+    { volumeController: false },
+  );
+});
+after(() => t.close());
+
+async function filter(p: Pod, names: string[]) {
+  const res = await t.request.post('/scheduler/filter').send({ Pod: p, Nodes: null, NodeNames: names }).expect(200);
+  return res.body as {
+    NodeNames: string[];
+    FailedNodes: Record<string, string>;
+    FailedAndUnresolvableNodes: Record<string, string>;
+  };
+}
+
+describe('filter with nominated pods', () => {
+  it('a PV that an equal-priority nominated pod would take on the node is not offered', async () => {
+    const body = await filter(pod('p', { priority: 100, claims: ['data-p'] }), ['node-a']);
+    assert.deepEqual(body.NodeNames, []);
+    assert.equal(body.FailedAndUnresolvableNodes['node-a'], ERR_REASON_BIND_CONFLICT);
+  });
+
+  it('a higher-priority pod may take what the nominated pod waits for', async () => {
+    const body = await filter(pod('p', { priority: 101, claims: ['data-p'] }), ['node-a']);
+    assert.deepEqual(body.NodeNames, ['node-a']);
+  });
+
+  it('lower-priority nominations never hold the pod back', async () => {
+    const body = await filter(pod('p', { priority: 50, claims: ['data-p'] }), ['node-b']);
+    assert.deepEqual(body.NodeNames, ['node-b']);
+  });
+
+  it('the nominated pod itself is not held back by its own nomination', async () => {
+    const self = t.store.get('Pod', 'default/waiting')!;
+    const body = await filter(self, ['node-a']);
+    assert.deepEqual(body.NodeNames, ['node-a']);
+  });
+
+  it('a ReadWriteOncePod claim of an equal-priority pod nominated to the node conflicts there, not elsewhere', async () => {
+    const p = pod('p', { priority: 100, claims: ['rwop-claim'] });
+    const body = await filter(p, ['node-a', 'node-b']);
+    assert.deepEqual(body.NodeNames, ['node-a']);
+    assert.equal(body.FailedNodes['node-b'], ERR_REASON_RWOP_CONFLICT);
+    const higher = await filter(pod('q', { priority: 1000, claims: ['rwop-claim'] }), ['node-b']);
+    assert.deepEqual(higher.NodeNames, ['node-b']);
+  });
+
+  it('a nomination that arrives through a watch update holds the PV; clearing it releases the PV', async () => {
+    const p = pod('p', { priority: 100, claims: ['data-p'] });
+    assert.deepEqual((await filter(p, ['node-b'])).NodeNames, ['node-b']);
+    const low = t.store.get('Pod', 'default/low-waiting')!;
+    await t.add({
+      ...low,
+      kind: 'Pod',
+      spec: { ...low.spec, priority: 100 },
+      metadata: { ...low.metadata, resourceVersion: '5' },
+    });
+    assert.deepEqual((await filter(p, ['node-b'])).NodeNames, []);
+    const now = t.store.get('Pod', 'default/low-waiting')!;
+    await t.add({
+      ...now,
+      kind: 'Pod',
+      status: { phase: 'Pending' },
+      metadata: { ...now.metadata, resourceVersion: '6' },
+    });
+    assert.deepEqual((await filter(p, ['node-b'])).NodeNames, ['node-b']);
+  });
+});
