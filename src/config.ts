@@ -29,6 +29,9 @@ export interface Settings {
   shutdownGraceSeconds: number;
   disabledPlugins: PluginName[];
   storageScoringShape: ShapePoint[];
+  tlsCertFile: string | undefined;
+  tlsKeyFile: string | undefined;
+  clientCaFile: string | undefined;
 }
 
 export class SettingsError extends Error {
@@ -169,6 +172,17 @@ const DEFINITIONS: { [K in keyof Settings]: Definition<Settings[K]> } = {
     parse: shape,
     help: 'storage capacity scoring shape; 0:10,100:0 prefers free space, 0:0,100:10 the tightest fit',
   },
+  tlsCertFile: {
+    default: undefined,
+    parse: optionalPath,
+    help: 'serve HTTPS (HTTP/2 and HTTP/1.1) with this PEM certificate chain; reloaded when the file changes',
+  },
+  tlsKeyFile: { default: undefined, parse: optionalPath, help: 'PEM private key of --tls-cert-file' },
+  clientCaFile: {
+    default: undefined,
+    parse: optionalPath,
+    help: 'PEM CA bundle: the scheduler verbs and the ops API then require a client certificate it signed',
+  },
 };
 
 export const SETTING_NAMES = Object.keys(DEFINITIONS) as (keyof Settings)[];
@@ -243,6 +257,12 @@ export function loadSettings(argv: string[], env: NodeJS.ProcessEnv = process.en
   settings = applySettings(settings, fromFlags, (k) => `--${flagName(k)}`);
   if (settings.clusterState && (settings.kubeconfig || settings.inCluster)) {
     throw new SettingsError('invalid settings: --cluster-state cannot be combined with --kubeconfig or --in-cluster');
+  }
+  if (!settings.tlsCertFile !== !settings.tlsKeyFile) {
+    throw new SettingsError('invalid settings: --tls-cert-file and --tls-key-file go together');
+  }
+  if (settings.clientCaFile && !settings.tlsCertFile) {
+    throw new SettingsError('invalid settings: --client-ca-file needs --tls-cert-file and --tls-key-file');
   }
   if (settings.kubeconfig && settings.inCluster) {
     throw new SettingsError('invalid settings: choose one of --kubeconfig and --in-cluster');

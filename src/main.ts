@@ -14,7 +14,7 @@ import { createExtender, type ExtenderParts, VERSION } from './wiring.ts';
 
 const USAGE = `topology-extender ${VERSION}: kube-scheduler extender for topology-aware volume binding
 
-Usage: node src/main.ts serve [settings]
+Usage: topology-extender serve [settings]
 
 Cluster state comes from --cluster-state FILE (a snapshot, watched for edits), or from an API server:
 --kubeconfig FILE, --in-cluster, or kubectl's default (KUBECONFIG, ~/.kube/config).

@@ -85,6 +85,10 @@ export async function createExtender(parts: ExtenderParts) {
     started: () => started,
     cacheDiff: () => compareCache({ cache, store, ...list }),
     version: VERSION,
+    tls:
+      settings.tlsCertFile && settings.tlsKeyFile
+        ? { certFile: settings.tlsCertFile, keyFile: settings.tlsKeyFile, clientCaFile: settings.clientCaFile }
+        : undefined,
   });
 
   let stopReconciling = () => {};

@@ -1,5 +1,7 @@
 // The Fastify app as a plugin-free factory: routes, schemas, OpenAPI, error mapping. No listen here (server.ts does it),
 // so tests build the app and talk to it in-process.
+
+import type { Server as TlsServer } from 'node:tls';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -12,6 +14,7 @@ import type { Metrics } from './metrics.ts';
 import { healthRoutes } from './routes/health.ts';
 import { opsRoutes } from './routes/ops.ts';
 import { schedulerRoutes } from './routes/scheduler.ts';
+import { reloadOnChange, requireClientCertificate, secureServerOptions, type TlsFiles } from './tls.ts';
 
 export interface AppDeps {
   extender: ExtenderDeps;
@@ -25,10 +28,14 @@ export interface AppDeps {
   /** Differences between the cache and a fresh list from the source of truth. */
   cacheDiff: () => Promise<unknown>;
   version: string;
+  /** Serve HTTPS (HTTP/2 with HTTP/1.1 fallback) from these files instead of plain HTTP/1.1. */
+  tls?: TlsFiles;
 }
 
 export async function buildApp(deps: AppDeps) {
+  const transport = deps.tls ? { http2: true, https: secureServerOptions(deps.tls) } : {};
   const app = Fastify({
+    ...(transport as object),
     loggerInstance: deps.logger,
     bodyLimit: deps.bodyLimit,
     // kube-scheduler's keep-alive connections outlive Node's 5 s default; drop idle ones only after a minute.
@@ -41,6 +48,10 @@ export async function buildApp(deps: AppDeps) {
       customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false },
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  if (deps.tls) {
+    const stopWatching = reloadOnChange(app.server as unknown as TlsServer, deps.tls, deps.logger);
+    app.addHook('onClose', async () => stopWatching());
+  }
 
   // Every body we accept is JSON; anything else is refused with 415 instead of failing validation as a string.
   app.removeContentTypeParser('text/plain');
@@ -82,8 +93,13 @@ export async function buildApp(deps: AppDeps) {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
-  await app.register(schedulerRoutes(deps), { prefix: '/scheduler' });
-  await app.register(opsRoutes(deps), { prefix: '/api/v1' });
+  const clientCa = Boolean(deps.tls?.clientCaFile);
+  await app.register(async (protectedRoutes) => {
+    // With a client CA, only the scheduler (and operators holding a certificate) may call the verbs and the ops API.
+    if (clientCa) protectedRoutes.addHook('onRequest', requireClientCertificate);
+    await protectedRoutes.register(schedulerRoutes(deps), { prefix: '/scheduler' });
+    await protectedRoutes.register(opsRoutes(deps), { prefix: '/api/v1' });
+  });
   await app.register(healthRoutes(deps));
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
   return app;

@@ -24,11 +24,11 @@ after(() => {
   }
 });
 
-function start(command: string, args: string[], detached = false): Running {
+function start(command: string, args: string[], detached = false, env: NodeJS.ProcessEnv = {}): Running {
   const proc = spawn(command, args, {
     detached,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, TOPOLOGY_EXTENDER_LOG_LEVEL: 'info' },
+    env: { ...process.env, TOPOLOGY_EXTENDER_LOG_LEVEL: 'info', ...env },
   });
   running.push(proc);
   let stdout = '';
@@ -130,5 +130,39 @@ describe('serve', () => {
     assert.equal(code, 0);
     assert.match(stdout, /--cluster-state\s+TOPOLOGY_EXTENDER_CLUSTER_STATE/);
     assert.match(stdout, /--bind-timeout-seconds\s+TOPOLOGY_EXTENDER_BIND_TIMEOUT_SECONDS/);
+  });
+});
+
+describe('the topology-extender command (package.json bin)', () => {
+  // PATH as a shell has it, without npm's node_modules/.bin: `#!/usr/bin/env node` finds the machine's own node
+  // (Node 20 on this project's machines, which cannot run src/main.ts itself).
+  const PATH = process.env
+    .PATH!.split(':')
+    .filter((dir) => !dir.includes('node_modules'))
+    .join(':');
+
+  it("runs `topology-extender serve` on the machine's own node, serves, and exits 0 on SIGTERM", async () => {
+    const cli = start(
+      'bin/topology-extender.js',
+      ['serve', '--cluster-state', 'examples/cluster.yaml', '--port', '0'],
+      false,
+      {
+        PATH,
+      },
+    );
+    const address = await cli.address;
+    assert.equal(await readyz(address), 200);
+    cli.proc.kill('SIGTERM');
+    const { code, stdout } = await cli.exited;
+    assert.equal(code, 0);
+    assert.match(stdout, /"msg":"shutting down"/);
+  });
+
+  it('passes the exit status through: 1 for an invalid setting', async () => {
+    const { code, stderr } = await start('bin/topology-extender.js', ['serve', '--log-level', 'chatty'], false, {
+      PATH,
+    }).exited;
+    assert.equal(code, 1);
+    assert.match(stderr, /--log-level="chatty"/);
   });
 });
