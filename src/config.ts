@@ -1,38 +1,106 @@
-// Every setting in one table: its default, how to read it from a flag, an environment variable or the YAML config
-// file, and what values it allows. Precedence: defaults < --config file < TOPOLOGY_EXTENDER_* env < flags.
+// Every setting in one TypeBox schema: its type, default, help text and allowed values. Flags, environment variables
+// and the YAML config file are read from it. Precedence: defaults < --config file < TOPOLOGY_EXTENDER_* env < flags.
+// Adding a setting is one entry in SETTINGS below.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { type Static, type TSchema, Type } from 'typebox';
+import { Value } from 'typebox/value';
 import { parse as parseYaml } from 'yaml';
 import { parseValue } from './cluster/quantity.ts';
+import { shapeSchema } from './volumes/scorer.ts';
 
 export const PLUGIN_NAMES = ['volume-restrictions', 'node-volume-limits', 'volume-binding', 'volume-zone'] as const;
 export type PluginName = (typeof PLUGIN_NAMES)[number];
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-export interface ShapePoint {
-  utilization: number;
-  score: number;
+const file = (description: string) => Type.Optional(Type.String({ minLength: 1, description }));
+const seconds = (o: { default: number; description: string }) => Type.Number({ exclusiveMinimum: 0, ...o });
+
+/** Schema options read here: `fromText` parses the text form (flags, environment), `allowed` words the error. */
+interface TextOptions {
+  fromText?: (text: string) => unknown;
+  toText?: (value: never) => string;
+  allowed?: string;
 }
 
-export interface Settings {
-  host: string;
-  port: number;
-  clusterState: string | undefined;
-  kubeconfig: string | undefined;
-  inCluster: boolean;
-  logLevel: (typeof LOG_LEVELS)[number];
-  bodyLimit: number;
-  bindTimeoutSeconds: number;
-  assumedPodTtlSeconds: number;
-  watchStaleSeconds: number;
-  listPageSize: number;
-  shutdownGraceSeconds: number;
-  disabledPlugins: PluginName[];
-  storageScoringShape: ShapePoint[];
-  tlsCertFile: string | undefined;
-  tlsKeyFile: string | undefined;
-  clientCaFile: string | undefined;
-}
+const SETTINGS = Type.Object({
+  host: Type.String({ minLength: 1, default: '127.0.0.1', description: 'address to listen on' }),
+  port: Type.Integer({
+    minimum: 0,
+    maximum: 65535,
+    default: 8888,
+    description: 'port to listen on (0 picks a free port)',
+  }),
+  clusterState: file('serve from this snapshot file (YAML/JSON as kubectl prints it) instead of an API server'),
+  kubeconfig: file('kubeconfig of the cluster to watch'),
+  inCluster: Type.Boolean({ default: false, description: "use the pod's service account (in-cluster config)" }),
+  logLevel: Type.Enum(LOG_LEVELS, { default: 'info', description: 'log level' }),
+  bodyLimit: Type.Integer({
+    minimum: 1024,
+    default: 32 * 2 ** 20,
+    description: 'largest request body accepted; non-cache mode with 5,000 full nodes needs about 30Mi',
+    fromText: parseValue,
+    allowed: 'a byte size of at least 1Ki, as a number or a quantity such as 32Mi',
+  }),
+  bindTimeoutSeconds: Type.Integer({
+    minimum: 1,
+    maximum: 86400,
+    default: 600,
+    description:
+      "how long bind waits for delegated claims to be bound (the extender's httpTimeout must be at least this)",
+  }),
+  assumedPodTtlSeconds: seconds({
+    default: 30,
+    description:
+      'after our bind finished, how long an assumed pod may stay unconfirmed before it is reconciled with the API',
+  }),
+  // API servers send a bookmark on a quiet watch about once a minute: 60 s would flap a quiet kind's readiness.
+  watchStaleSeconds: seconds({
+    default: 120,
+    description: 'a watch silent this long is restarted and the extender reports not ready until it recovers',
+  }),
+  listPageSize: Type.Integer({
+    minimum: 1,
+    maximum: 100000,
+    default: 500,
+    description: 'page size (limit) of list requests',
+  }),
+  shutdownGraceSeconds: seconds({ default: 10, description: 'on SIGTERM, how long in-flight requests may finish' }),
+  disabledPlugins: Type.Array(Type.Enum(PLUGIN_NAMES), {
+    default: [],
+    description: `plugins to turn off: ${PLUGIN_NAMES.join(', ')}`,
+  }),
+  storageScoringShape: shapeSchema({
+    default: [
+      { utilization: 0, score: 10 },
+      { utilization: 100, score: 0 },
+    ],
+    description: 'storage capacity scoring shape; 0:10,100:0 prefers free space, 0:0,100:10 the tightest fit',
+    allowed: 'points "utilization:score" with utilization 0..100 strictly ascending and score 0..10, e.g. 0:10,100:0',
+  }),
+  tlsCertFile: file(
+    'serve HTTPS (HTTP/2 and HTTP/1.1) with this PEM certificate chain; reloaded when the file changes',
+  ),
+  tlsKeyFile: file('PEM private key of --tls-cert-file'),
+  clientCaFile: file('PEM CA bundle: the scheduler verbs and the ops API then require a client certificate it signed'),
+});
+
+export type Settings = Static<typeof SETTINGS>;
+type Key = keyof Settings;
+type SettingSchema = TSchema &
+  TextOptions & {
+    default?: unknown;
+    description?: string;
+    minimum?: number;
+    maximum?: number;
+    exclusiveMinimum?: number;
+    type?: string;
+    items?: SettingSchema;
+    enum?: string[];
+  };
+const schemaOf = (key: Key) => SETTINGS.properties[key] as unknown as SettingSchema;
+
+export const SETTING_NAMES = Object.keys(SETTINGS.properties) as Key[];
 
 export class SettingsError extends Error {
   constructor(message: string) {
@@ -41,151 +109,44 @@ export class SettingsError extends Error {
   }
 }
 
-type Parser<T> = (raw: unknown, name: string) => T;
-
-function fail(name: string, raw: unknown, allowed: string): never {
-  throw new SettingsError(`invalid setting ${name}=${JSON.stringify(raw)}: allowed values are ${allowed}`);
+/** The value a flag or environment variable spells as text; anything that does not parse is left for the check. */
+function fromText(schema: SettingSchema, text: string): unknown {
+  if (schema.fromText) {
+    try {
+      return schema.fromText(text);
+    } catch {
+      return text;
+    }
+  }
+  if (schema.items) {
+    const items = text.split(',').map((s) => s.trim());
+    return items.filter((s) => s !== '').map((s) => fromText(schema.items as SettingSchema, s));
+  }
+  if (schema.type === 'boolean')
+    return text === 'true' || text === '1' ? true : text === 'false' || text === '0' ? false : text;
+  if (schema.type === 'number' || schema.type === 'integer')
+    return /^\s*\d+(\.\d*)?\s*$/.test(text) ? Number(text) : text;
+  return text;
 }
 
-function integer(min: number, max: number): Parser<number> {
-  return (raw, name) => {
-    const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\d+$/.test(raw.trim()) ? Number(raw) : NaN;
-    if (!Number.isInteger(n) || n < min || n > max) fail(name, raw, `an integer from ${min} to ${max}`);
-    return n;
-  };
+/** What a setting allows, in words, from its schema. */
+function allowed(schema: SettingSchema): string {
+  if (schema.allowed) return schema.allowed;
+  if (schema.type === 'integer') return `an integer from ${schema.minimum} to ${schema.maximum ?? 'any'}`;
+  if (schema.type === 'number') return `a number greater than ${schema.exclusiveMinimum}`;
+  if (schema.type === 'boolean') return 'true or false';
+  if (schema.type === 'string') return 'a non-empty string';
+  if (schema.enum) return schema.enum.join(', ');
+  if (schema.items) return `a list of ${allowed(schema.items)}`;
+  return JSON.stringify(schema);
 }
 
-function positiveNumber(raw: unknown, name: string): number {
-  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
-  if (!Number.isFinite(n) || n <= 0) fail(name, raw, 'a number greater than 0');
-  return n;
+/** A value in the form flags take, for --help and the README. */
+function toText(schema: SettingSchema, value: unknown): string {
+  if (value === undefined) return '';
+  if (Array.isArray(value)) return value.map((v) => toText(schema.items as SettingSchema, v)).join(',');
+  return schema.toText ? schema.toText(value as never) : String(value);
 }
-
-function text(raw: unknown, name: string): string {
-  if (typeof raw !== 'string' || raw === '') fail(name, raw, 'a non-empty string');
-  return raw;
-}
-
-function optionalPath(raw: unknown, name: string): string | undefined {
-  return raw === undefined || raw === null || raw === '' ? undefined : text(raw, name);
-}
-
-function boolean(raw: unknown, name: string): boolean {
-  if (typeof raw === 'boolean') return raw;
-  if (raw === 'true' || raw === '1') return true;
-  if (raw === 'false' || raw === '0') return false;
-  return fail(name, raw, 'true or false');
-}
-
-function oneOf<T extends string>(values: readonly T[]): Parser<T> {
-  return (raw, name) =>
-    (values as readonly unknown[]).includes(raw) ? (raw as T) : fail(name, raw, values.join(', '));
-}
-
-function byteSize(raw: unknown, name: string): number {
-  try {
-    const n = typeof raw === 'number' ? raw : parseValue(String(raw));
-    if (Number.isInteger(n) && n >= 1024) return n;
-  } catch {}
-  return fail(name, raw, 'a byte size of at least 1Ki, as a number or a quantity such as 32Mi');
-}
-
-function pluginList(raw: unknown, name: string): PluginName[] {
-  const items = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split(',').map((s) => s.trim()) : null;
-  if (!items) return fail(name, raw, `a list of ${PLUGIN_NAMES.join(', ')}`);
-  return items.filter((s) => s !== '').map((s) => oneOf(PLUGIN_NAMES)(s, name));
-}
-
-/** "0:10,100:0" or [{utilization: 0, score: 10}, ...]: utilization 0..100 ascending, scores 0..10 (upstream's shape). */
-function shape(raw: unknown, name: string): ShapePoint[] {
-  const allowed =
-    'points "utilization:score" with utilization 0..100 strictly ascending and score 0..10, e.g. 0:10,100:0';
-  const points: unknown[] = Array.isArray(raw)
-    ? raw
-    : typeof raw === 'string'
-      ? raw.split(',').map((p) => {
-          const [u, s] = p.split(':');
-          return { utilization: Number(u), score: Number(s) };
-        })
-      : fail(name, raw, allowed);
-  const out = points.map((p) => {
-    const { utilization, score } = (p ?? {}) as Partial<ShapePoint>;
-    if (!Number.isInteger(utilization) || !Number.isInteger(score)) fail(name, raw, allowed);
-    if (utilization! < 0 || utilization! > 100 || score! < 0 || score! > 10) fail(name, raw, allowed);
-    return { utilization: utilization!, score: score! };
-  });
-  if (out.length === 0 || out.some((p, i) => i > 0 && p.utilization <= out[i - 1].utilization))
-    fail(name, raw, allowed);
-  return out;
-}
-
-interface Definition<T> {
-  default: T;
-  parse: Parser<T>;
-  help: string;
-}
-
-const DEFINITIONS: { [K in keyof Settings]: Definition<Settings[K]> } = {
-  host: { default: '127.0.0.1', parse: text, help: 'address to listen on' },
-  port: { default: 8888, parse: integer(0, 65535), help: 'port to listen on (0 picks a free port)' },
-  clusterState: {
-    default: undefined,
-    parse: optionalPath,
-    help: 'serve from this snapshot file (YAML/JSON as kubectl prints it) instead of an API server',
-  },
-  kubeconfig: { default: undefined, parse: optionalPath, help: 'kubeconfig of the cluster to watch' },
-  inCluster: { default: false, parse: boolean, help: "use the pod's service account (in-cluster config)" },
-  logLevel: { default: 'info', parse: oneOf(LOG_LEVELS), help: 'log level' },
-  bodyLimit: {
-    default: 32 * 2 ** 20,
-    parse: byteSize,
-    help: 'largest request body accepted; non-cache mode with 5,000 full nodes needs about 30Mi',
-  },
-  bindTimeoutSeconds: {
-    default: 600,
-    parse: integer(1, 86400),
-    help: "how long bind waits for delegated claims to be bound (the extender's httpTimeout must be at least this)",
-  },
-  assumedPodTtlSeconds: {
-    default: 30,
-    parse: positiveNumber,
-    help: 'after our bind finished, how long an assumed pod may stay unconfirmed before it is reconciled with the API',
-  },
-  watchStaleSeconds: {
-    // API servers send a bookmark on a quiet watch about once a minute: 60 s would flap a quiet kind's readiness.
-    default: 120,
-    parse: positiveNumber,
-    help: 'a watch silent this long is restarted and the extender reports not ready until it recovers',
-  },
-  listPageSize: { default: 500, parse: integer(1, 100000), help: 'page size (limit) of list requests' },
-  shutdownGraceSeconds: {
-    default: 10,
-    parse: positiveNumber,
-    help: 'on SIGTERM, how long in-flight requests may finish',
-  },
-  disabledPlugins: { default: [], parse: pluginList, help: `plugins to turn off: ${PLUGIN_NAMES.join(', ')}` },
-  storageScoringShape: {
-    default: [
-      { utilization: 0, score: 10 },
-      { utilization: 100, score: 0 },
-    ],
-    parse: shape,
-    help: 'storage capacity scoring shape; 0:10,100:0 prefers free space, 0:0,100:10 the tightest fit',
-  },
-  tlsCertFile: {
-    default: undefined,
-    parse: optionalPath,
-    help: 'serve HTTPS (HTTP/2 and HTTP/1.1) with this PEM certificate chain; reloaded when the file changes',
-  },
-  tlsKeyFile: { default: undefined, parse: optionalPath, help: 'PEM private key of --tls-cert-file' },
-  clientCaFile: {
-    default: undefined,
-    parse: optionalPath,
-    help: 'PEM CA bundle: the scheduler verbs and the ops API then require a client certificate it signed',
-  },
-};
-
-export const SETTING_NAMES = Object.keys(DEFINITIONS) as (keyof Settings)[];
 
 export function flagName(key: string): string {
   return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
@@ -196,9 +157,7 @@ export function envName(key: string): string {
 }
 
 export function defaultSettings(): Settings {
-  return structuredClone(
-    Object.fromEntries(SETTING_NAMES.map((k) => [k, DEFINITIONS[k].default])),
-  ) as unknown as Settings;
+  return structuredClone(Object.fromEntries(SETTING_NAMES.map((k) => [k, schemaOf(k).default]))) as Settings;
 }
 
 /** Validates partial raw settings (from YAML, env or flags) on top of a base. `origin` names where they came from. */
@@ -206,11 +165,23 @@ export function applySettings(base: Settings, raw: Record<string, unknown>, orig
   const out: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(raw)) {
     if (value === undefined) continue;
-    const def = DEFINITIONS[key as keyof Settings] as Definition<unknown> | undefined;
-    if (!def) throw new SettingsError(`unknown setting ${origin(key)}: known settings are ${SETTING_NAMES.join(', ')}`);
-    out[key] = def.parse(value, origin(key));
+    if (!SETTING_NAMES.includes(key as Key)) {
+      throw new SettingsError(`unknown setting ${origin(key)}: known settings are ${SETTING_NAMES.join(', ')}`);
+    }
+    const schema = schemaOf(key as Key);
+    if (Type.IsOptional(schema) && (value === null || value === '')) {
+      out[key] = undefined;
+      continue;
+    }
+    const parsed = typeof value === 'string' ? fromText(schema, value) : value;
+    if (!Value.Check(schema, parsed)) {
+      throw new SettingsError(
+        `invalid setting ${origin(key)}=${JSON.stringify(value)}: allowed values are ${allowed(schema)}`,
+      );
+    }
+    out[key] = parsed;
   }
-  return out as unknown as Settings;
+  return out as Settings;
 }
 
 function readConfigFile(file: string): Record<string, unknown> {
@@ -235,10 +206,7 @@ function readConfigFile(file: string): Record<string, unknown> {
 export function loadSettings(argv: string[], env: NodeJS.ProcessEnv = process.env): Settings {
   const options = Object.fromEntries([
     ['config', { type: 'string' as const }],
-    ...SETTING_NAMES.map((k) => [
-      flagName(k),
-      { type: typeof DEFINITIONS[k].default === 'boolean' ? 'boolean' : 'string' },
-    ]),
+    ...SETTING_NAMES.map((k) => [flagName(k), { type: schemaOf(k).type === 'boolean' ? 'boolean' : 'string' }]),
   ]);
   let parsed: ReturnType<typeof parseArgs>;
   try {
@@ -273,16 +241,9 @@ export function loadSettings(argv: string[], env: NodeJS.ProcessEnv = process.en
 /** One row per setting, for --help and the README's table. */
 export function settingsReference(): { key: string; flag: string; env: string; default: string; help: string }[] {
   return SETTING_NAMES.map((k) => {
-    const def = DEFINITIONS[k];
-    const shown =
-      k === 'storageScoringShape'
-        ? (def.default as ShapePoint[]).map((p) => `${p.utilization}:${p.score}`).join(',')
-        : def.default === undefined
-          ? ''
-          : Array.isArray(def.default)
-            ? def.default.join(',')
-            : String(def.default);
-    return { key: k, flag: `--${flagName(k)}`, env: envName(k), default: shown, help: def.help };
+    const schema = schemaOf(k);
+    const shown = toText(schema, schema.default);
+    return { key: k, flag: `--${flagName(k)}`, env: envName(k), default: shown, help: schema.description ?? '' };
   });
 }
 
@@ -291,4 +252,13 @@ export function settingsHelp(): string {
     (r) => `  ${r.flag}  ${r.env}\n      ${r.help}${r.default === '' ? '' : ` (default ${r.default})`}`,
   );
   return ['  --config FILE  YAML file with any of the settings below (camelCase keys)', ...rows].join('\n');
+}
+
+/** The README's configuration table (`npm run readme` writes it, a test checks it). */
+export function settingsTable(): string {
+  const rows = settingsReference().map(
+    (r) =>
+      `| \`${r.key}\` | \`${r.flag}\` | \`${r.env}\` | ${r.default === '' ? '—' : `\`${r.default}\``} | ${r.help} |`,
+  );
+  return ['| YAML key | flag | environment | default | meaning |', '|---|---|---|---|---|', ...rows].join('\n');
 }

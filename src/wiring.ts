@@ -16,7 +16,7 @@ import { Framework } from './framework/runner.ts';
 import { buildApp } from './http/app.ts';
 import { createMetrics } from './http/metrics.ts';
 import { compareCache } from './ops/cache-comparer.ts';
-import { buildVolumePlugins, type VolumePluginsConfig } from './plugins/index.ts';
+import { buildVolumePlugins } from './plugins/index.ts';
 
 export const VERSION = '0.1.0';
 
@@ -29,20 +29,6 @@ export interface ExtenderParts {
   listFromSource?: { listPods: () => Promise<Pod[]>; listNodes: () => Promise<Node[]> };
   /** Called with the store once it exists, before the source starts (the snapshot volume controller hooks in here). */
   onStore?: (store: ClusterStore) => void;
-}
-
-export function volumePluginsConfig(settings: Settings): VolumePluginsConfig {
-  const enabled = (name: Settings['disabledPlugins'][number]) => !settings.disabledPlugins.includes(name);
-  return {
-    volumeBinding: {
-      enabled: enabled('volume-binding'),
-      bindTimeoutSeconds: settings.bindTimeoutSeconds,
-      shape: settings.storageScoringShape,
-    },
-    volumeZone: { enabled: enabled('volume-zone') },
-    volumeRestrictions: { enabled: enabled('volume-restrictions') },
-    nodeVolumeLimits: { enabled: enabled('node-volume-limits') },
-  };
 }
 
 export async function createExtender(parts: ExtenderParts) {
@@ -59,7 +45,7 @@ export async function createExtender(parts: ExtenderParts) {
   const nominator = new Nominator(store);
   const stopNominator = nominator.attach(store);
   parts.onStore?.(store);
-  const plugins = buildVolumePlugins({ store, writer, logger }, volumePluginsConfig(settings));
+  const plugins = buildVolumePlugins({ store, writer, logger }, settings);
   const extender: ExtenderDeps = {
     framework: new Framework(plugins, { nominator, priorityOf: (pod) => podPriority(pod, store) }),
     cache,

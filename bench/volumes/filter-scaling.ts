@@ -13,7 +13,7 @@ import { ClusterStore } from '../../src/cluster/store.ts';
 import type { Node, PersistentVolume, PersistentVolumeClaim, Pod } from '../../src/cluster/types.ts';
 import type { ClusterWriter } from '../../src/cluster/writer.ts';
 import { CycleState } from '../../src/framework/cycle-state.ts';
-import { buildVolumePlugins, DEFAULT_VOLUME_PLUGINS_CONFIG } from '../../src/plugins/index.ts';
+import { buildVolumePlugins } from '../../src/plugins/index.ts';
 
 const PVS_PER_NODE = 10;
 const CANDIDATES = 100;
@@ -153,7 +153,7 @@ function buildCluster(totalPVs: number, shape: Shape) {
       volumes: claims.map((c, i) => ({ name: `v${i}`, persistentVolumeClaim: { claimName: c.metadata.name } })),
     },
   };
-  const plugins = buildVolumePlugins({ store, writer: noWrites }, DEFAULT_VOLUME_PLUGINS_CONFIG);
+  const plugins = buildVolumePlugins({ store, writer: noWrites });
   const candidates = nodes.slice(0, CANDIDATES).map(nodeInfoOf);
   return { plugins, pod, candidates };
 }

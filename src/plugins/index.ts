@@ -2,10 +2,11 @@
 // VolumeZone), built over one shared binder so that filter, prioritize and bind see the same assume caches.
 import type { ClusterStore } from '../cluster/store.ts';
 import type { ClusterWriter } from '../cluster/writer.ts';
+import { defaultSettings, type Settings } from '../config.ts';
 import type { AnyPlugin } from '../framework/interfaces.ts';
 import { type BinderLogger, VolumeBinder } from '../volumes/binder.ts';
 import { ClaimUsage } from '../volumes/claim-usage.ts';
-import { buildCapacityScorer, type ShapePoint, shapeError } from '../volumes/scorer.ts';
+import { buildCapacityScorer } from '../volumes/scorer.ts';
 import { NodeVolumeLimitsPlugin } from './node-volume-limits.ts';
 import { VolumeBindingPlugin } from './volume-binding.ts';
 import { VolumeRestrictionsPlugin } from './volume-restrictions.ts';
@@ -16,27 +17,8 @@ export { VOLUME_BINDING, VolumeBindingPlugin } from './volume-binding.ts';
 export { VOLUME_RESTRICTIONS, VolumeRestrictionsPlugin } from './volume-restrictions.ts';
 export { VOLUME_ZONE, VolumeZonePlugin } from './volume-zone.ts';
 
-export interface VolumePluginsConfig {
-  volumeBinding: { enabled: boolean; bindTimeoutSeconds: number; shape: ShapePoint[] };
-  volumeZone: { enabled: boolean };
-  volumeRestrictions: { enabled: boolean };
-  nodeVolumeLimits: { enabled: boolean };
-}
-
-/** Upstream defaults: bindTimeoutSeconds 600; StorageCapacityScoring's shape prefers nodes with more free space. */
-export const DEFAULT_VOLUME_PLUGINS_CONFIG: VolumePluginsConfig = Object.freeze({
-  volumeBinding: {
-    enabled: true,
-    bindTimeoutSeconds: 600,
-    shape: [
-      { utilization: 0, score: 10 },
-      { utilization: 100, score: 0 },
-    ],
-  },
-  volumeZone: { enabled: true },
-  volumeRestrictions: { enabled: true },
-  nodeVolumeLimits: { enabled: true },
-});
+/** The settings the volume plugins read; their defaults are the settings' defaults (upstream's). */
+export type VolumePluginsSettings = Pick<Settings, 'disabledPlugins' | 'bindTimeoutSeconds' | 'storageScoringShape'>;
 
 export interface VolumePluginsDeps {
   store: ClusterStore;
@@ -47,24 +29,23 @@ export interface VolumePluginsDeps {
 
 export function buildVolumePlugins(
   deps: VolumePluginsDeps,
-  config: VolumePluginsConfig = DEFAULT_VOLUME_PLUGINS_CONFIG,
+  settings: VolumePluginsSettings = defaultSettings(),
 ): AnyPlugin[] {
+  const enabled = (name: Settings['disabledPlugins'][number]) => !settings.disabledPlugins.includes(name);
   const plugins: AnyPlugin[] = [];
-  if (config.volumeRestrictions.enabled) {
+  if (enabled('volume-restrictions')) {
     plugins.push(new VolumeRestrictionsPlugin(deps.store, new ClaimUsage(deps.store)));
   }
-  if (config.nodeVolumeLimits.enabled) plugins.push(new NodeVolumeLimitsPlugin(deps.store));
-  if (config.volumeBinding.enabled) {
-    const problem = shapeError(config.volumeBinding.shape);
-    if (problem) throw new Error(`volumeBinding.shape: ${problem}`);
+  if (enabled('node-volume-limits')) plugins.push(new NodeVolumeLimitsPlugin(deps.store));
+  if (enabled('volume-binding')) {
     const binder = new VolumeBinder({
       store: deps.store,
       writer: deps.writer,
       logger: deps.logger,
-      bindTimeoutSeconds: config.volumeBinding.bindTimeoutSeconds,
+      bindTimeoutSeconds: settings.bindTimeoutSeconds,
     });
-    plugins.push(new VolumeBindingPlugin(binder, buildCapacityScorer(config.volumeBinding.shape), deps.now));
+    plugins.push(new VolumeBindingPlugin(binder, buildCapacityScorer(settings.storageScoringShape), deps.now));
   }
-  if (config.volumeZone.enabled) plugins.push(new VolumeZonePlugin(deps.store));
+  if (enabled('volume-zone')) plugins.push(new VolumeZonePlugin(deps.store));
   return plugins;
 }

@@ -1,9 +1,30 @@
 // Storage capacity scoring (volumebinding/scorer.go): per class, utilization = requested × 100 / capacity mapped
 // through a broken-linear shape; the node score is the rounded mean over classes.
 
-export interface ShapePoint {
-  utilization: number;
-  score: number;
+import { type Static, type TSchemaOptions, Type } from 'typebox';
+
+/** One point of a shape, written "utilization:score" where settings are text (flags, environment). */
+const ShapePointSchema = Type.Object(
+  {
+    utilization: Type.Integer({ minimum: 0, maximum: 100 }),
+    score: Type.Integer({ minimum: 0, maximum: 10 }),
+  },
+  {
+    additionalProperties: false,
+    fromText: (text: string) => {
+      const [utilization, score, ...rest] = text.split(':');
+      return rest.length > 0 ? text : { utilization: Number(utilization), score: Number(score) };
+    },
+    toText: (p: ShapePoint) => `${p.utilization}:${p.score}`,
+  },
+);
+export type ShapePoint = Static<typeof ShapePointSchema>;
+
+/** A shape as upstream's config validation accepts it: at least one point, utilization strictly ascending. */
+export function shapeSchema(options: TSchemaOptions = {}) {
+  return Type.Refine(Type.Array(ShapePointSchema, { minItems: 1, ...options }), (shape) =>
+    shape.every((p, i) => i === 0 || shape[i - 1].utilization < p.utilization),
+  );
 }
 
 export interface StorageResource {
@@ -45,20 +66,4 @@ export function buildCapacityScorer(shape: readonly ShapePoint[]): CapacityScore
     for (const r of classResources.values()) sum += classScore(r.requested, r.capacity);
     return Math.round(sum / classResources.size);
   };
-}
-
-/** Validates a shape as upstream's config validation does; returns the first problem, if any. */
-export function shapeError(shape: readonly ShapePoint[]): string | undefined {
-  if (shape.length === 0) return 'at least one point must be specified';
-  for (let i = 0; i < shape.length; i++) {
-    const p = shape[i];
-    if (!Number.isInteger(p.utilization) || p.utilization < 0 || p.utilization > 100) {
-      return `utilization values must be integers in 0..100 (point ${i})`;
-    }
-    if (!Number.isInteger(p.score) || p.score < 0 || p.score > 10)
-      return `score values must be integers in 0..10 (point ${i})`;
-    if (i > 0 && shape[i - 1].utilization >= p.utilization)
-      return 'utilization values must be sorted in increasing order';
-  }
-  return undefined;
 }

@@ -1,8 +1,9 @@
 // volumebinding/scorer_test.go (TestScore). Shapes are given in the configuration's 0..10 score units.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DEFAULT_VOLUME_PLUGINS_CONFIG } from '../../src/plugins/index.ts';
-import { buildCapacityScorer, type ShapePoint, type StorageResource, shapeError } from '../../src/volumes/scorer.ts';
+import { Value } from 'typebox/value';
+import { defaultSettings } from '../../src/config.ts';
+import { buildCapacityScorer, type ShapePoint, type StorageResource, shapeSchema } from '../../src/volumes/scorer.ts';
 
 const classes = (hdd: number, ssd?: number) => {
   const m = new Map<string, StorageResource>([['hdd', { requested: hdd, capacity: 100 }]]);
@@ -65,7 +66,7 @@ describe('TestScore', () => {
   }
 
   it('StorageCapacityScoring default shape prefers free space', () => {
-    const f = buildCapacityScorer(DEFAULT_VOLUME_PLUGINS_CONFIG.volumeBinding.shape);
+    const f = buildCapacityScorer(defaultSettings().storageScoringShape);
     assert.equal(f(classes(0)), 100);
     assert.equal(f(classes(25)), 75);
     assert.equal(f(classes(100)), 0);
@@ -79,15 +80,18 @@ describe('TestScore', () => {
   });
 
   it('shapes are validated as upstream validates them', () => {
-    assert.equal(shapeError(volumeCapacityPriority), undefined);
-    assert.match(shapeError([]) ?? '', /at least one point/);
-    assert.match(
-      shapeError([
+    const valid = (shape: unknown) => Value.Check(shapeSchema(), shape);
+    assert.equal(valid(volumeCapacityPriority), true);
+    assert.equal(valid([]), false, 'at least one point');
+    assert.equal(
+      valid([
         { utilization: 50, score: 1 },
         { utilization: 50, score: 2 },
-      ]) ?? '',
-      /increasing/,
+      ]),
+      false,
+      'utilization strictly increasing',
     );
-    assert.match(shapeError([{ utilization: 0, score: 11 }]) ?? '', /0\.\.10/);
+    assert.equal(valid([{ utilization: 0, score: 11 }]), false, 'score in 0..10');
+    assert.equal(valid([{ utilization: 101, score: 1 }]), false, 'utilization in 0..100');
   });
 });
