@@ -2,6 +2,7 @@
 // the second of every zone, and so on, so a scheduler that stops after "enough" feasible nodes still spreads them.
 import type { Node } from '../cluster/types.ts';
 
+export const LABEL_HOSTNAME = 'kubernetes.io/hostname';
 export const LABEL_TOPOLOGY_REGION = 'topology.kubernetes.io/region';
 export const LABEL_TOPOLOGY_ZONE = 'topology.kubernetes.io/zone';
 export const LABEL_FAILURE_DOMAIN_BETA_REGION = 'failure-domain.beta.kubernetes.io/region';

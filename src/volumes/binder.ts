@@ -16,6 +16,7 @@ import type {
 } from '../cluster/types.ts';
 import type { ClusterWriter } from '../cluster/writer.ts';
 import { feedAssumeCaches, PVAssumeCache, PVCAssumeCache } from './assume-cache.ts';
+import { CapacityIndex } from './capacity-index.ts';
 import { getPodVolumeClaims, isClaimFullyBound, type PodVolumeClaims, podClaimRefs, podClaimsError } from './claims.ts';
 import {
   ANN_SELECTED_NODE,
@@ -133,7 +134,7 @@ export class VolumeBinder implements ProvisioningSources {
   bindTimeoutSeconds: number;
   /** Bumped whenever anything a decision reads changes: cached decisions compare it. */
   #generation = 0;
-  readonly #capacities = new Map<string, Map<string, CSIStorageCapacity>>();
+  readonly #capacities = new CapacityIndex();
   readonly #waiters = new Set<() => void>();
   readonly #unsubscribe: (() => void)[] = [];
 
@@ -146,11 +147,11 @@ export class VolumeBinder implements ProvisioningSources {
     this.pvCache.onChange(() => this.#changed());
     this.pvcCache.onChange(() => this.#changed());
     this.#unsubscribe.push(feedAssumeCaches(store, this.pvCache, this.pvcCache));
-    for (const c of store.list('CSIStorageCapacity')) this.#indexCapacity(c, false);
+    for (const c of store.list('CSIStorageCapacity')) this.#capacities.upsert(c);
     this.#unsubscribe.push(
       store.on('CSIStorageCapacity', (e) => {
-        if (e.type === 'update') this.#indexCapacity(e.old, true);
-        this.#indexCapacity(e.obj, e.type === 'delete');
+        if (e.type === 'delete') this.#capacities.delete(e.obj);
+        else this.#capacities.upsert(e.obj);
         this.#changed();
       }),
       store.on('StorageClass', () => this.#changed()),
@@ -183,8 +184,12 @@ export class VolumeBinder implements ProvisioningSources {
     return this.#store.get('CSIDriver', name);
   }
 
-  capacitiesOfClass(className: string): Iterable<CSIStorageCapacity> {
-    return this.#capacities.get(className)?.values() ?? [];
+  findCapacity(
+    className: string,
+    nodeLabels: Readonly<Record<string, string>> | undefined,
+    accept: (capacity: CSIStorageCapacity) => boolean,
+  ): CSIStorageCapacity | undefined {
+    return this.#capacities.find(className, nodeLabels, accept);
   }
 
   node(name: string): Node | undefined {
@@ -493,20 +498,6 @@ export class VolumeBinder implements ProvisioningSources {
       if (!isClaimFullyBound(pvc)) return false;
     }
     return true;
-  }
-
-  #indexCapacity(c: CSIStorageCapacity, remove: boolean): void {
-    const key = `${c.metadata.namespace ?? ''}/${c.metadata.name}`;
-    let byKey = this.#capacities.get(c.storageClassName);
-    if (remove) {
-      if (byKey?.delete(key) && byKey.size === 0) this.#capacities.delete(c.storageClassName);
-      return;
-    }
-    if (!byKey) {
-      byKey = new Map();
-      this.#capacities.set(c.storageClassName, byKey);
-    }
-    byKey.set(key, c);
   }
 
   #changed(): void {

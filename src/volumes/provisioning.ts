@@ -18,8 +18,15 @@ export interface DynamicProvision {
 export interface ProvisioningSources {
   storageClass(name: string): StorageClass | undefined;
   csiDriver(name: string): CSIDriver | undefined;
-  /** CSIStorageCapacity objects of one storage class. */
-  capacitiesOfClass(className: string): Iterable<CSIStorageCapacity>;
+  /**
+   * The first CSIStorageCapacity of a class, in the order a scan of the class would see them, that `accept` takes
+   * among those whose nodeTopology could match the node's labels (see CapacityIndex).
+   */
+  findCapacity(
+    className: string,
+    nodeLabels: Readonly<Record<string, string>> | undefined,
+    accept: (capacity: CSIStorageCapacity) => boolean,
+  ): CSIStorageCapacity | undefined;
 }
 
 export class ProvisioningError extends Error {
@@ -78,16 +85,12 @@ export function hasEnoughCapacity(
   // Not a CSI driver, or one that does not publish capacity: nothing to check.
   if (driver?.spec.storageCapacity !== true) return { ok: true };
   const size = claimMatchInput(pvc).request; // the request parsed once per claim object
-  for (const capacity of sources.capacitiesOfClass(sc.metadata.name)) {
-    if (
-      capacity.storageClassName === sc.metadata.name &&
-      capacitySufficient(capacity, size + (taken?.get(capacity) ?? 0)) &&
-      nodeHasAccess(nodeLabels, capacity)
-    ) {
-      return { ok: true, capacity };
-    }
-  }
-  return { ok: false };
+  const capacity = sources.findCapacity(
+    sc.metadata.name,
+    nodeLabels,
+    (c) => capacitySufficient(c, size + (taken?.get(c) ?? 0)) && nodeHasAccess(nodeLabels, c),
+  );
+  return capacity ? { ok: true, capacity } : { ok: false };
 }
 
 /**

@@ -1,0 +1,150 @@
+// CSIStorageCapacity by storage class and by the node topology its nodeTopology selector pins (hostname, else zone),
+// so a node finds the capacities that can reach it in O(1) instead of matching every selector of the class. Local
+// storage drivers publish one capacity per node: scanning them all cost 5,000 selector matches per node per claim.
+// Selectors that pin neither key sit in a per-class list every node scans. Lookups answer exactly as a scan of the
+// class in arrival order would (an update counts as a new arrival): the first accepted capacity in that order.
+
+import { LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE } from '../cache/node-tree.ts';
+import type { CSIStorageCapacity, LabelSelector } from '../cluster/types.ts';
+
+/** Label keys a selector may pin, most selective first: a capacity is indexed under the first one it pins. */
+const PINNABLE_KEYS = [LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE] as const;
+
+interface Entry {
+  /** Arrival order: the scan order lookups reproduce. */
+  seq: number;
+  capacity: CSIStorageCapacity;
+  /** Where the entry sits (several buckets for `In` with several values), for removal. */
+  places: Place[];
+}
+
+interface Place {
+  bucket: Entry[];
+  /** For a pinned bucket: its map and value, so an emptied bucket is dropped. */
+  byValue?: Map<string, Entry[]>;
+  value?: string;
+}
+
+interface ClassIndex {
+  /** key → value → entries sorted by seq. */
+  pinned: Map<string, Map<string, Entry[]>>;
+  /** Selectors that pin no key of PINNABLE_KEYS, sorted by seq. */
+  unpinned: Entry[];
+  size: number;
+}
+
+/**
+ * The values a selector allows for `key` when it pins the key (matchLabels, or an `In` expression); undefined when
+ * it does not. A node whose label is not among them cannot match, so the capacity need not be seen by it.
+ */
+function pinnedValues(selector: LabelSelector, key: string): string[] | undefined {
+  if (selector.matchLabels && Object.hasOwn(selector.matchLabels, key)) return [selector.matchLabels[key]];
+  for (const req of selector.matchExpressions ?? []) {
+    if (req.key === key && req.operator === 'In') return [...new Set(req.values ?? [])];
+  }
+  return undefined;
+}
+
+function objectKeyOf(c: CSIStorageCapacity): string {
+  return `${c.metadata.namespace ?? ''}/${c.metadata.name}`;
+}
+
+function firstAccepted(
+  entries: readonly Entry[] | undefined,
+  accept: (c: CSIStorageCapacity) => boolean,
+): Entry | undefined {
+  if (!entries) return undefined;
+  for (const e of entries) if (accept(e.capacity)) return e;
+  return undefined;
+}
+
+export class CapacityIndex {
+  readonly #classes = new Map<string, ClassIndex>();
+  readonly #entries = new Map<string, Entry>();
+  #seq = 0;
+
+  /** Add or replace (by namespace/name); a replaced capacity moves to the end of the scan order. */
+  upsert(capacity: CSIStorageCapacity): void {
+    this.delete(capacity);
+    const cls = this.#class(capacity.storageClassName);
+    const entry: Entry = { seq: this.#seq++, capacity, places: [] };
+    const selector = capacity.nodeTopology;
+    // A nil nodeTopology reaches no node: such a capacity is only counted, never found.
+    if (selector) {
+      let values: string[] | undefined;
+      let key: string | undefined;
+      for (const k of PINNABLE_KEYS) {
+        values = pinnedValues(selector, k);
+        if (values) {
+          key = k;
+          break;
+        }
+      }
+      if (key === undefined || values === undefined) {
+        entry.places.push({ bucket: cls.unpinned });
+      } else {
+        let byValue = cls.pinned.get(key);
+        if (!byValue) {
+          byValue = new Map();
+          cls.pinned.set(key, byValue);
+        }
+        for (const value of values) {
+          let bucket = byValue.get(value);
+          if (!bucket) {
+            bucket = [];
+            byValue.set(value, bucket);
+          }
+          entry.places.push({ bucket, byValue, value });
+        }
+      }
+      // The newest seq: appending keeps every bucket sorted.
+      for (const place of entry.places) place.bucket.push(entry);
+    }
+    cls.size++;
+    this.#entries.set(objectKeyOf(capacity), entry);
+  }
+
+  /** Remove by namespace/name; unknown capacities are ignored. */
+  delete(capacity: CSIStorageCapacity): void {
+    const key = objectKeyOf(capacity);
+    const entry = this.#entries.get(key);
+    if (!entry) return;
+    this.#entries.delete(key);
+    for (const { bucket, byValue, value } of entry.places) {
+      bucket.splice(bucket.indexOf(entry), 1);
+      if (bucket.length === 0 && byValue && value !== undefined) byValue.delete(value);
+    }
+    const className = entry.capacity.storageClassName;
+    const cls = this.#classes.get(className)!;
+    if (--cls.size === 0) this.#classes.delete(className);
+  }
+
+  /**
+   * The first capacity of `className`, in scan order, that `accept` takes among those whose selector can match
+   * `nodeLabels` (accept must still match the selector: the index only rules out capacities that cannot).
+   */
+  find(
+    className: string,
+    nodeLabels: Readonly<Record<string, string>> | undefined,
+    accept: (c: CSIStorageCapacity) => boolean,
+  ): CSIStorageCapacity | undefined {
+    const cls = this.#classes.get(className);
+    if (!cls) return undefined;
+    let best = firstAccepted(cls.unpinned, accept);
+    for (const [key, byValue] of cls.pinned) {
+      if (!nodeLabels || !Object.hasOwn(nodeLabels, key)) continue;
+      const found = firstAccepted(byValue.get(nodeLabels[key]), accept);
+      if (found && (!best || found.seq < best.seq)) best = found;
+    }
+    return best?.capacity;
+  }
+
+  #class(className: string): ClassIndex {
+    let cls = this.#classes.get(className);
+    if (!cls) {
+      cls = { pinned: new Map(), unpinned: [], size: 0 };
+      this.#classes.set(className, cls);
+    }
+    return cls;
+  }
+}
