@@ -7,13 +7,15 @@
 //   filter-local       POST /scheduler/filter, 500 candidate names, pod with one WFFC local-storage claim
 //   filter-fast-ssd    the same with one WFFC fast-ssd claim (CSI provisioning, CSIStorageCapacity per zone)
 //   filter-no-claims   the same with a pod without volumes
+//   filter-3-claims    the same with two WFFC local-storage claims and one capacity-tracked CSI claim
 //   prioritize-local   POST /scheduler/prioritize with the nodes that filter let through for the local-claim pod
 // and prints requests/s, p50/p99 latency and each verb's throughput as a ratio of the baseline's. It also times the
 // verbs in-process (filter()/prioritize() called directly, then app.inject without sockets) to split the decision's
 // cost from Fastify's (validation, serialization) and from the socket path. Summary: bench/out/http-verbs.json.
 //
 // Run: ./node_modules/.bin/node --expose-gc bench/http-verbs.ts [--nodes 5000] [--pods-per-node 30]
-//        [--pvs-per-node 2] [--duration 10] [--connections 10]
+//        [--pvs-per-node 2] [--duration 10] [--connections 10] [--shape zone|local]
+// --shape local: the local-storage cluster (one CSIStorageCapacity per node, 10 local PVs per node, 30 % bound).
 // Only 127.0.0.1 is contacted; every load phase is bounded by --duration.
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -30,7 +32,7 @@ import { filter } from '../src/extender/filter.ts';
 import { prioritize } from '../src/extender/prioritize.ts';
 import type { ExtenderArgs, ExtenderFilterResult } from '../src/extender/wire.ts';
 import { createExtender } from '../src/wiring.ts';
-import { candidateNames, generateCluster } from './synthetic.ts';
+import { candidateNames, generateCluster, LOCAL_STORAGE_SHAPE } from './synthetic.ts';
 
 // ------------------------------------------------------------------------------------------- autocannon typing
 interface AutocannonRequest {
@@ -77,7 +79,8 @@ const { values: args } = parseArgs({
   options: {
     nodes: { type: 'string', default: '5000' },
     'pods-per-node': { type: 'string', default: '30' },
-    'pvs-per-node': { type: 'string', default: '2' },
+    'pvs-per-node': { type: 'string' },
+    shape: { type: 'string', default: 'zone' },
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '10' },
     candidates: { type: 'string', default: '500' },
@@ -85,7 +88,10 @@ const { values: args } = parseArgs({
 });
 const NODES = Number(args.nodes);
 const PODS_PER_NODE = Number(args['pods-per-node']);
-const PVS_PER_NODE = Number(args['pvs-per-node']);
+// zone: capacity per zone, 2 local PVs per node; local: LOCAL_STORAGE_SHAPE (capacity per node, 10 PVs per node).
+if (args.shape !== 'zone' && args.shape !== 'local') throw new Error(`--shape: zone or local, not ${args.shape}`);
+const SHAPE = args.shape === 'local' ? LOCAL_STORAGE_SHAPE : {};
+const PVS_PER_NODE = Number(args['pvs-per-node'] ?? SHAPE.pvsPerNode ?? 2);
 const DURATION = Number(args.duration);
 const CONNECTIONS = Number(args.connections);
 const CANDIDATES = Number(args.candidates);
@@ -105,7 +111,13 @@ const loadAverageAtStart = loadavg().map((l) => Number(l.toFixed(2)));
 log(`load average at start: ${loadAverageAtStart.join(' ')} (${cpus().length} cores; the machine is shared)`);
 const baseHeap = heapMiB();
 let t = performance.now();
-const cluster = generateCluster({ nodes: NODES, podsPerNode: PODS_PER_NODE, pvsPerNode: PVS_PER_NODE, seed: 1 });
+const cluster = generateCluster({
+  ...SHAPE,
+  nodes: NODES,
+  podsPerNode: PODS_PER_NODE,
+  pvsPerNode: PVS_PER_NODE,
+  seed: 1,
+});
 const generateMs = ms(t);
 t = performance.now();
 const dir = await mkdtemp(join(tmpdir(), 'topology-extender-bench-'));
@@ -158,6 +170,7 @@ const scenarios = {
   'filter-local': variants(pending.localClaim),
   'filter-fast-ssd': variants(pending.fastSsdClaim),
   'filter-no-claims': variants(pending.noClaims),
+  'filter-3-claims': variants(pending.localAndCsi),
 };
 
 // Sanity: what filter answers for each scenario (over HTTP, once), and the prioritize bodies from its feasible nodes.
@@ -379,6 +392,7 @@ const summary = {
     nodes: NODES,
     podsPerNode: PODS_PER_NODE,
     pvsPerNode: PVS_PER_NODE,
+    shape: args.shape,
     candidates: CANDIDATES,
     durationSec: DURATION,
     connections: CONNECTIONS,

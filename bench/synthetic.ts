@@ -1,9 +1,10 @@
 // A deterministic synthetic cluster for benchmarks, shaped like examples/cluster.yaml at scale: N nodes over three
 // zones of one region, a CSINode per node, the example's StorageClasses (local-storage: static local PVs, WFFC;
 // fast-ssd: zonal CSI disks with capacity tracking, WFFC; standard: NFS, Immediate), CSIDrivers, a CSIStorageCapacity
-// per zone, k local PVs per node (mixed sizes, some bound), running pods (realistic requests, a node-exporter per node
-// with a host port, some with bound local, fast-ssd or shared NFS claims), and pending pods for the requests: with a
-// WFFC local-storage claim, with a WFFC fast-ssd claim, and without claims.
+// per zone (or, in the local-storage shape, also a local CSI class with one per node), k local PVs per node (mixed
+// sizes, some bound), running pods (realistic requests, a node-exporter per node with a host port, some with bound
+// local, fast-ssd or shared NFS claims), and pending pods for the requests: with a WFFC local-storage claim, with a
+// WFFC fast-ssd claim, with two local claims and a capacity-tracked CSI claim, and without claims.
 //
 // Same options and seed → the same objects (uids included), so runs are comparable.
 //
@@ -12,6 +13,7 @@
 //   c.objects            // every object, for a snapshot List or a fake API server
 //   c.pending.localClaim // pending pods whose only claim is an unbound local-storage (WFFC) claim
 //   c.nodeNames          // node names in zone-interleaved order, as kube-scheduler walks them
+//   generateCluster({ ...LOCAL_STORAGE_SHAPE, seed: 1 }) // per-node capacity, 10 local PVs per node, 30 % bound
 import type {
   AnyObject,
   CSIDriver,
@@ -38,6 +40,12 @@ export interface ClusterOptions {
   fastSsdPodFraction?: number;
   /** Pending pods of each flavour (local claim, fast-ssd claim, no claim). Default 50. */
   pendingPerKind?: number;
+  /**
+   * Where CSI storage capacity is published. 'zone' (default): the zonal fast-ssd disk driver's capacity per zone.
+   * 'node': also a local-storage CSI driver (class local-lvm, TopoLVM-like) with one CSIStorageCapacity per node,
+   * pinned by the node's hostname, the shape local-storage drivers publish.
+   */
+  capacityPer?: 'zone' | 'node';
   /** Namespaces the workloads are spread over. Default 40. */
   namespaces?: number;
   seed?: number;
@@ -50,7 +58,18 @@ export interface PendingPods {
   fastSsdClaim: Pod[];
   /** No volumes at all. */
   noClaims: Pod[];
+  /**
+   * Two unbound WFFC local-storage claims and one capacity-tracked CSI claim (local-lvm with per-node capacity,
+   * fast-ssd with per-zone capacity).
+   */
+  localAndCsi: Pod[];
 }
+
+/**
+ * The local-storage cluster: per-node CSIStorageCapacity, ten local PVs per node, 30 % bound. With the defaults
+ * (5,000 nodes, 30 pods per node): 150,000 running pods, 50,000 local PVs, 5,000 capacity objects of one class.
+ */
+export const LOCAL_STORAGE_SHAPE: ClusterOptions = { capacityPer: 'node', pvsPerNode: 10, boundPvFraction: 0.3 };
 
 export interface SyntheticCluster {
   objects: AnyObject[];
@@ -64,6 +83,8 @@ export const REGION = 'eu-west-1';
 export const ZONES = ['eu-west-1a', 'eu-west-1b', 'eu-west-1c'] as const;
 const DISK_DRIVER = 'disk.csi.example.com';
 const NFS_DRIVER = 'nfs.csi.example.com';
+const LVM_DRIVER = 'lvm.csi.example.com';
+const LVM_CLASS = 'local-lvm';
 const DISK_ZONE_KEY = 'topology.disk.csi.example.com/zone';
 
 /** mulberry32: small, fast, good enough for picking sizes and placements. */
@@ -96,6 +117,7 @@ export function generateCluster(options: ClusterOptions = {}): SyntheticCluster 
   const fastSsdPodFraction = options.fastSsdPodFraction ?? 0.02;
   const pendingPerKind = options.pendingPerKind ?? 50;
   const namespaceCount = options.namespaces ?? 40;
+  const perNodeCapacity = options.capacityPer === 'node';
   const seed = options.seed ?? 1;
   const rand = seededRandom(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)];
@@ -181,6 +203,7 @@ export function generateCluster(options: ClusterOptions = {}): SyntheticCluster 
         drivers: [
           { name: DISK_DRIVER, nodeID: instanceId, topologyKeys: [DISK_ZONE_KEY], allocatable: { count: 25 } },
           { name: NFS_DRIVER, nodeID: name },
+          ...(perNodeCapacity ? [{ name: LVM_DRIVER, nodeID: name, topologyKeys: ['kubernetes.io/hostname'] }] : []),
         ],
       },
     } satisfies CSINode);
@@ -226,6 +249,35 @@ export function generateCluster(options: ClusterOptions = {}): SyntheticCluster 
     reclaimPolicy: 'Delete',
     volumeBindingMode: 'Immediate',
   } satisfies StorageClass);
+  if (perNodeCapacity) {
+    push({
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'CSIDriver',
+      metadata: meta(LVM_DRIVER),
+      spec: { attachRequired: false, storageCapacity: true, volumeLifecycleModes: ['Persistent'] },
+    } satisfies CSIDriver);
+    push({
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'StorageClass',
+      metadata: meta(LVM_CLASS),
+      provisioner: LVM_DRIVER,
+      reclaimPolicy: 'Delete',
+      volumeBindingMode: 'WaitForFirstConsumer',
+    } satisfies StorageClass);
+    // One capacity per node, as TopoLVM or OpenEBS LocalPV publish it; about one node in ten is nearly full.
+    for (const node of nodeObjects) {
+      const free = rand() < 0.1 ? '5Gi' : pick(['200Gi', '500Gi', '1Ti', '2Ti']);
+      push({
+        apiVersion: 'storage.k8s.io/v1',
+        kind: 'CSIStorageCapacity',
+        metadata: meta(`csisc-${LVM_CLASS}-${node.metadata.name}`, 'kube-system'),
+        storageClassName: LVM_CLASS,
+        nodeTopology: { matchLabels: { 'kubernetes.io/hostname': node.metadata.name } },
+        capacity: free,
+        maximumVolumeSize: free,
+      } satisfies CSIStorageCapacity);
+    }
+  }
   // Zone b is nearly full, as in the example: a 50Gi fast-ssd claim fits zones a and c only.
   const zoneCapacity: Record<string, [string, string]> = {
     'eu-west-1a': ['20Ti', '2Ti'],
@@ -511,7 +563,7 @@ export function generateCluster(options: ClusterOptions = {}): SyntheticCluster 
     },
     status: { phase: 'Pending' },
   });
-  const pending: PendingPods = { localClaim: [], fastSsdClaim: [], noClaims: [] };
+  const pending: PendingPods = { localClaim: [], fastSsdClaim: [], noClaims: [], localAndCsi: [] };
   for (let j = 0; j < pendingPerKind; j++) {
     const ns = namespaces[j % namespaces.length];
     // Local: 20Gi..100Gi, so nodes whose free local PVs are all smaller (or all bound) fail.
@@ -530,8 +582,21 @@ export function generateCluster(options: ClusterOptions = {}): SyntheticCluster 
     push(np);
     pending.noClaims.push(np);
   }
+  // Drawn after the other pending pods, so adding them left the rest of a seed's cluster unchanged.
+  for (let j = 0; j < pendingPerKind; j++) {
+    const ns = namespaces[j % namespaces.length];
+    const name = `kafka-${j}`;
+    const claims = [`data-${name}`, `log-${name}`, `scratch-${name}`];
+    push(pendingClaim(claims[0], ns, 'local-storage', `${pick([20, 50])}Gi`));
+    push(pendingClaim(claims[1], ns, 'local-storage', `${pick([10, 20])}Gi`));
+    push(pendingClaim(claims[2], ns, perNodeCapacity ? LVM_CLASS : 'fast-ssd', `${pick([10, 50])}Gi`));
+    const pod = pendingPod(name, ns);
+    pod.spec.volumes = claims.map((claimName, i) => ({ name: `v${i}`, persistentVolumeClaim: { claimName } }));
+    push(pod);
+    pending.localAndCsi.push(pod);
+  }
   counts.runningPods = running;
-  counts.pendingPods = pendingPerKind * 3;
+  counts.pendingPods = pendingPerKind * 4;
 
   // Zone-interleaved node order (every node i has zone i % 3, so the natural order already interleaves).
   const nodeNames = nodeObjects.map((n) => n.metadata.name);
