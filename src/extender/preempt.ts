@@ -1,22 +1,112 @@
-// preempt: kube-scheduler's DefaultPreemption chose candidate nodes and victims with in-tree filters only.
-// The answer always uses NodeNameToMetaVictims (UIDs), whatever the request's mode. Until volume-aware victim
-// selection lands (src/preemption/), every candidate passes with the victims the scheduler chose, in its order.
+// preempt: kube-scheduler's DefaultPreemption chose candidate nodes and victims with its in-tree filters only (its
+// dry run never calls our filter). For each candidate we decide, with the volume plugins, whether the pod fits once
+// the victims are gone: nodes no eviction can fix are dropped, the pods that volumes require (an RWOP claim's
+// holder, CSI attach slots) are added when they are of lower priority, and the scheduler's own victims always stay.
+// The answer always uses NodeNameToMetaVictims (UIDs), whatever the request's mode.
+import { preemptionPolicy } from '../cache/priority.ts';
+import { CycleState } from '../framework/cycle-state.ts';
+import { isSuccess } from '../framework/interfaces.ts';
+import { FrameworkError } from '../framework/runner.ts';
+import { type NodeVerdict, selectVictimsOnNode, type Victim } from '../preemption/select-victims.ts';
 import type { ExtenderDeps } from './deps.ts';
+import { podFromRequest } from './pod.ts';
 import type { ExtenderPreemptionArgs, ExtenderPreemptionResult, MetaVictims } from './wire.ts';
 
-export function preempt(args: ExtenderPreemptionArgs, _deps: ExtenderDeps): ExtenderPreemptionResult {
-  const out: Record<string, MetaVictims> = {};
+/** What one preempt call decided, for /metrics. */
+export interface PreemptOutcome {
+  kept: number;
+  /** reason → nodes dropped for it */
+  dropped: Map<string, number>;
+  victimsAdded: number;
+}
+
+interface Candidate {
+  victims: Victim[];
+  /** As sent, for candidates we pass through unchanged. */
+  numPDBViolations: number;
+}
+
+function candidatesOf(args: ExtenderPreemptionArgs): Map<string, Candidate> {
+  const out = new Map<string, Candidate>();
   if (args.NodeNameToMetaVictims) {
-    for (const [node, victims] of Object.entries(args.NodeNameToMetaVictims)) {
-      out[node] = { Pods: victims.Pods ?? [], NumPDBViolations: victims.NumPDBViolations };
+    for (const [node, v] of Object.entries(args.NodeNameToMetaVictims)) {
+      out.set(node, { victims: (v.Pods ?? []).map((p) => ({ uid: p.UID })), numPDBViolations: v.NumPDBViolations });
     }
   } else if (args.NodeNameToVictims) {
-    for (const [node, victims] of Object.entries(args.NodeNameToVictims)) {
-      out[node] = {
-        Pods: (victims.Pods ?? []).map((pod) => ({ UID: pod.metadata.uid })),
-        NumPDBViolations: victims.NumPDBViolations,
-      };
+    for (const [node, v] of Object.entries(args.NodeNameToVictims)) {
+      const victims = (v.Pods ?? []).map((p) => ({ uid: p.metadata.uid, pod: podFromRequest(p) }));
+      out.set(node, { victims, numPDBViolations: v.NumPDBViolations });
     }
   }
-  return { NodeNameToMetaVictims: out };
+  return out;
+}
+
+const meta = (victims: readonly Victim[], numPDBViolations: number): MetaVictims => ({
+  Pods: victims.map((v) => ({ UID: v.uid })),
+  NumPDBViolations: numPDBViolations,
+});
+
+export function preempt(
+  args: ExtenderPreemptionArgs,
+  deps: ExtenderDeps,
+  onOutcome?: (outcome: PreemptOutcome) => void,
+): ExtenderPreemptionResult {
+  const pod = podFromRequest(args.Pod);
+  const outcome: PreemptOutcome = { kept: 0, dropped: new Map(), victimsAdded: 0 };
+  const answer = (nodes: Record<string, MetaVictims>): ExtenderPreemptionResult => {
+    onOutcome?.(outcome);
+    return { NodeNameToMetaVictims: nodes };
+  };
+  const candidates = candidatesOf(args);
+  const drop = (reason: string) => outcome.dropped.set(reason, (outcome.dropped.get(reason) ?? 0) + 1);
+  // Upstream PodEligibleToPreemptOthers: such a pod may not preempt at all.
+  if (preemptionPolicy(pod, deps.store) === 'Never') {
+    for (const _ of candidates) drop('pod has preemptionPolicy: Never');
+    return answer({});
+  }
+  const out: Record<string, MetaVictims> = {};
+  const passThrough = (node: string, c: Candidate) => {
+    outcome.kept++;
+    out[node] = meta(c.victims, c.numPDBViolations);
+  };
+
+  const { framework } = deps;
+  const state = new CycleState();
+  const pre = framework.runPreFilter(state, pod);
+  if (pre.code === 'Error') throw new FrameworkError(pre.plugin ?? 'preFilter', pre.reasons);
+  // No volume plugin has anything to check for this pod: the scheduler's choice stands as sent.
+  if (isSuccess(pre) && framework.allFiltersSkipped(state)) {
+    for (const [node, c] of candidates) passThrough(node, c);
+    return answer(out);
+  }
+  const ctx = { framework, state, pod, pdbs: [...deps.store.list('PodDisruptionBudget')], now: Date.now() };
+  for (const [node, c] of candidates) {
+    const nodeInfo = deps.cache.nodeInfo(node);
+    if (!nodeInfo?.node) {
+      // A node the scheduler knows and we do not (yet): nothing to judge it by.
+      passThrough(node, c);
+      continue;
+    }
+    let verdict: NodeVerdict;
+    try {
+      verdict = isSuccess(pre)
+        ? selectVictimsOnNode(ctx, nodeInfo, c.victims)
+        : { kept: false, reason: pre.reasons.join(', ') };
+    } catch (err) {
+      // An internal failure is no verdict on the node: the scheduler's own choice stands.
+      if (!(err instanceof FrameworkError)) throw err;
+      deps.logger.error({ err, node }, 'preempt: evaluating the candidate failed; passing it through');
+      passThrough(node, c);
+      continue;
+    }
+    if (!verdict.kept) {
+      deps.logger.debug({ node, reason: verdict.reason }, 'preemption candidate dropped');
+      drop(verdict.reason);
+      continue;
+    }
+    outcome.kept++;
+    outcome.victimsAdded += verdict.added;
+    out[node] = meta(verdict.victims, verdict.numPDBViolations);
+  }
+  return answer(out);
 }

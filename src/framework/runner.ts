@@ -94,6 +94,12 @@ export class Framework {
     return SUCCESS;
   }
 
+  /** After runPreFilter: whether every filter plugin has nothing to check for this pod. */
+  allFiltersSkipped(state: CycleState): boolean {
+    const skipped = state.read<Set<string>>(SKIPPED);
+    return this.#filter.every((p) => skipped?.has(p.name));
+  }
+
   runFilter(state: CycleState, pod: Pod, nodeInfo: NodeInfo): Status {
     const skipped = state.read<Set<string>>(SKIPPED);
     for (const plugin of this.#filter) {

@@ -12,6 +12,10 @@ export interface Metrics {
   registry: Registry;
   verbDuration: Histogram<'verb'>;
   verbResults: Counter<'verb' | 'outcome'>;
+  /** Preempt candidates kept, and dropped by the volume reason no eviction fixes. */
+  preemptNodes: Counter<'result' | 'reason'>;
+  /** Victims that preempt added to the scheduler's (RWOP holders, CSI attach slots). */
+  preemptVictimsAdded: Counter;
 }
 
 export function createMetrics(deps: { cache: SchedulerCache; source: Source; store: ClusterStore }): Metrics {
@@ -29,6 +33,17 @@ export function createMetrics(deps: { cache: SchedulerCache; source: Source; sto
     name: 'topology_extender_verb_results_total',
     help: 'Extender verb answers by outcome (ok, error: an Error in the answer, rejected: 4xx, failed: 5xx)',
     labelNames: ['verb', 'outcome'],
+    registers: [registry],
+  });
+  const preemptNodes = new Counter({
+    name: 'topology_extender_preempt_nodes_total',
+    help: 'Preemption candidates by result (kept, dropped) and, for dropped ones, the reason',
+    labelNames: ['result', 'reason'],
+    registers: [registry],
+  });
+  const preemptVictimsAdded = new Counter({
+    name: 'topology_extender_preempt_victims_added_total',
+    help: "Victims preempt added to kube-scheduler's for the preemptor's volumes",
     registers: [registry],
   });
   new Gauge({
@@ -84,5 +99,5 @@ export function createMetrics(deps: { cache: SchedulerCache; source: Source; sto
     s.silentForMs === undefined ? -1 : s.silentForMs / 1000,
   );
   perKind('topology_extender_watch_stale', '1 while the watch of a kind is stale', (s) => (s.stale ? 1 : 0));
-  return { registry, verbDuration, verbResults };
+  return { registry, verbDuration, verbResults, preemptNodes, preemptVictimsAdded };
 }

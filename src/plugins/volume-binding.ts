@@ -3,7 +3,7 @@
 // preBind writes and waits, unreserve reverts.
 import type { NodeInfo } from '../cache/node-info.ts';
 import { parseValue } from '../cluster/quantity.ts';
-import type { CSIStorageCapacity, Pod } from '../cluster/types.ts';
+import type { CSIStorageCapacity, Node, Pod } from '../cluster/types.ts';
 import type { CycleState } from '../framework/cycle-state.ts';
 import {
   type FilterPlugin,
@@ -136,25 +136,35 @@ export class VolumeBindingPlugin
    */
   addPod(state: CycleState, pod: Pod, podToAdd: Pod, nodeInfo: NodeInfo): Status {
     const data = this.#state(state, pod);
-    const node = nodeInfo.node;
-    if (data.skip || !node || !hasClaims(podToAdd) || this.binder.podClaimsError(podToAdd)) return SUCCESS;
+    if (data.skip || !nodeInfo.node) return SUCCESS;
+    const held = this.heldBy(podToAdd, nodeInfo.node, data.held);
+    if (held !== data.held) state.write(STATE_KEY, { ...data, held } satisfies StateData);
+    return SUCCESS;
+  }
+
+  /**
+   * `held` plus the PVs the pod's unbound claims would take on the node and the storage it would provision there.
+   * A pod whose volumes do not fit the node holds nothing there (its own problem, not the other pod's).
+   */
+  heldBy(pod: Pod, node: Node, held: HeldVolumes | undefined): HeldVolumes | undefined {
+    if (!hasClaims(pod) || this.binder.podClaimsError(pod)) return held;
     let found: ReturnType<VolumeBinder['findPodVolumes']>;
     try {
-      const claims = this.binder.getPodVolumeClaims(podToAdd);
-      found = this.binder.findPodVolumes(podToAdd, claims, node, data.held);
+      found = this.binder.findPodVolumes(pod, this.binder.getPodVolumeClaims(pod), node, held);
     } catch {
-      return SUCCESS; // the nominated pod's own problem: it holds nothing here
+      return held;
     }
-    if (found.reasons.length > 0) return SUCCESS;
-    const pvs = new Set(data.held?.pvs);
-    for (const b of found.podVolumes.staticBindings) pvs.add(b.pv.metadata.name);
-    const capacity = new Map(data.held?.capacity);
-    for (const p of found.podVolumes.dynamicProvisions) {
-      if (p.nodeCapacity)
+    const { staticBindings, dynamicProvisions } = found.podVolumes;
+    if (found.reasons.length > 0 || staticBindings.length + dynamicProvisions.length === 0) return held;
+    const pvs = new Set(held?.pvs);
+    for (const b of staticBindings) pvs.add(b.pv.metadata.name);
+    const capacity = new Map(held?.capacity);
+    for (const p of dynamicProvisions) {
+      if (p.nodeCapacity) {
         capacity.set(p.nodeCapacity, (capacity.get(p.nodeCapacity) ?? 0) + claimMatchInput(p.pvc).request);
+      }
     }
-    state.write(STATE_KEY, { ...data, held: { pvs, capacity } } satisfies StateData);
-    return SUCCESS;
+    return { pvs, capacity };
   }
 
   /** A scheduled pod's bound claims stay bound when it goes: removing it frees no PV. */

@@ -113,4 +113,15 @@ describe('filter with nominated pods', () => {
     });
     assert.deepEqual((await filter(p, ['node-b'])).NodeNames, ['node-b']);
   });
+
+  it('GET /api/v1/nominations lists, per node, the nominated pods, their priority and the PVs they hold', async () => {
+    const res = await t.request.get('/api/v1/nominations').expect(200);
+    const nodeA = (
+      res.body as { node: string; pods: { name: string; priority: number; persistentVolumes: string[] }[] }[]
+    ).find((n) => n.node === 'node-a');
+    assert.deepEqual(
+      nodeA?.pods.map(({ name, priority, persistentVolumes }) => ({ name, priority, persistentVolumes })),
+      [{ name: 'waiting', priority: 100, persistentVolumes: ['pv-a'] }],
+    );
+  });
 });

@@ -147,7 +147,7 @@ describe('preempt', () => {
     });
   });
 
-  it('maps full victim pods to their UIDs in non-cache mode and keeps their order', async () => {
+  it('maps full victim pods to their UIDs in non-cache mode, keeps equal-importance order, recounts NumPDBViolations (no PDB here)', async () => {
     const victim = (u: string) => ({
       metadata: { name: `v-${u}`, namespace: 'default', uid: u },
       spec: { containers: [] },
@@ -161,7 +161,7 @@ describe('preempt', () => {
       }),
     );
     assert.deepEqual(res.body, {
-      NodeNameToMetaVictims: { 'node-a': { Pods: [{ UID: '2222' }, { UID: '1111' }], NumPDBViolations: 1 } },
+      NodeNameToMetaVictims: { 'node-a': { Pods: [{ UID: '2222' }, { UID: '1111' }], NumPDBViolations: 0 } },
     });
   });
 

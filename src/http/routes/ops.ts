@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from 'typebox';
 import type { NodeInfo, Resource } from '../../cache/node-info.ts';
+import { nominationsView } from '../../ops/nominations.ts';
 import type { AppDeps } from '../app.ts';
 
 const ResourceView = Type.Object({
@@ -48,6 +49,22 @@ const AssumedPod = Type.Object({
   nodeName: Type.String(),
   bindingFinished: Type.Boolean(),
   finishedAt: Type.Optional(Type.String({ description: 'RFC 3339' })),
+});
+
+const Nomination = Type.Object({
+  node: Type.String(),
+  pods: Type.Array(
+    Type.Object({
+      namespace: Type.String(),
+      name: Type.String(),
+      uid: Type.String(),
+      priority: Type.Integer(),
+      persistentVolumes: Type.Array(Type.String(), { description: 'PVs its unbound claims would take on the node' }),
+      storage: Type.Record(Type.String(), Type.Number(), {
+        description: 'bytes it would provision, per CSIStorageCapacity (namespace/name)',
+      }),
+    }),
+  ),
 });
 
 const ClaimView = Type.Object({
@@ -199,6 +216,24 @@ export function opsRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           volume: volume ?? null,
         };
       },
+    );
+
+    app.get(
+      '/nominations',
+      {
+        schema: {
+          tags: ['ops'],
+          summary:
+            'Pods waiting for a node after preempting (status.nominatedNodeName): priority, and the PVs and storage they hold back there',
+          response: { 200: Type.Array(Nomination) },
+        },
+      },
+      async () =>
+        nominationsView({
+          nominator: deps.extender.nominator,
+          store: deps.extender.store,
+          plugins: deps.extender.framework.plugins,
+        }),
     );
 
     app.get(

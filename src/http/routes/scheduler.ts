@@ -70,12 +70,18 @@ export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
         config: { verb: 'preempt' },
         schema: {
           tags: ['scheduler'],
-          summary: 'Keep the preemption candidates whose victims really make room',
+          summary:
+            "Keep the candidates where evicting makes room for the pod's volumes; add the RWOP and attach-slot holders it needs",
           body: wire.ExtenderPreemptionArgs,
           response: { 200: wire.ExtenderPreemptionResult },
         },
       },
-      async (request) => preempt(request.body, deps.extender),
+      async (request) =>
+        preempt(request.body, { ...deps.extender, logger: request.log }, (outcome) => {
+          if (outcome.kept > 0) deps.metrics.preemptNodes.inc({ result: 'kept', reason: '' }, outcome.kept);
+          for (const [reason, n] of outcome.dropped) deps.metrics.preemptNodes.inc({ result: 'dropped', reason }, n);
+          if (outcome.victimsAdded > 0) deps.metrics.preemptVictimsAdded.inc(outcome.victimsAdded);
+        }),
     );
 
     app.post(
