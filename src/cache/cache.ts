@@ -1,10 +1,11 @@
 // The scheduler cache (upstream pkg/scheduler/backend/cache/cache.go): pods by UID with their assume/add state,
 // one MutableNodeInfo per node aggregated incrementally, the node tree, and incremental snapshots.
 // Fed by the cluster store's Pod and Node events and by our own bind (assume, finishBinding, forget).
+import { pino } from 'pino';
 import type { ClusterStore } from '../cluster/store.ts';
 import type { Node, Pod } from '../cluster/types.ts';
+import type { Log } from '../log.ts';
 import type { AssumedPod, SchedulerCache } from './interface.ts';
-import { type CacheLogger, SILENT_LOGGER } from './logger.ts';
 import { CachedPodInfo, MutableNodeInfo, type NodeInfo, nextGeneration } from './node-info.ts';
 import { NodeTree } from './node-tree.ts';
 import { podNamespace } from './pod-usage.ts';
@@ -12,14 +13,13 @@ import { type GetPod, type ReconcileResult, reconcileAssumedPods } from './recon
 import { Snapshot, type SnapshotSource } from './snapshot.ts';
 import { feedFromStore } from './store-feed.ts';
 
-export type { CacheLogger } from './logger.ts';
 export type { GetPod, ReconcileResult } from './reconcile.ts';
 export { isAssignedNonTerminal } from './store-feed.ts';
 
 export interface CacheOptions {
   /** How long after our bind finished an unconfirmed assumed pod waits before it is checked against the API. */
   assumedPodTTLms?: number;
-  logger?: CacheLogger;
+  logger?: Log;
   /** Clock (ms since epoch); tests inject one. */
   now?: () => number;
 }
@@ -45,7 +45,7 @@ function podRef(pod: Pod): string {
 
 export class NodeInfoCache implements SchedulerCache {
   readonly #ttl: number;
-  readonly #log: CacheLogger;
+  readonly #log: Log;
   readonly #now: () => number;
   readonly #states = new Map<string, PodState>();
   readonly #nodes = new Map<string, NodeEntry>();
@@ -55,7 +55,7 @@ export class NodeInfoCache implements SchedulerCache {
 
   constructor(options: CacheOptions = {}) {
     this.#ttl = options.assumedPodTTLms ?? 30_000;
-    this.#log = options.logger ?? SILENT_LOGGER;
+    this.#log = options.logger ?? pino({ level: 'silent' });
     this.#now = options.now ?? Date.now;
   }
 

@@ -1,8 +1,8 @@
 // What replaces upstream's assumed-pod expiry (removed upstream because expiring during slow binds double-booked
 // nodes): after our bind finished and the TTL passed without the watch confirming the pod, ask the API.
 import type { Pod } from '../cluster/types.ts';
+import type { Log } from '../log.ts';
 import type { AssumedPod } from './interface.ts';
-import type { CacheLogger } from './logger.ts';
 import { isAssignedNonTerminal } from './store-feed.ts';
 
 /** Looks a pod up in the API server; undefined when it does not exist. */
@@ -29,7 +29,7 @@ export interface ReconciledCache {
 export interface ReconcileOptions {
   ttlMs: number;
   now: number;
-  log: CacheLogger;
+  log: Log;
 }
 
 /**

@@ -2,7 +2,7 @@
 // (pkg/scheduler/eventhandlers.go): nodes always; pods only while assigned and not terminal.
 import type { ClusterStore, StoreEvent } from '../cluster/store.ts';
 import type { Node, Pod } from '../cluster/types.ts';
-import type { CacheLogger } from './logger.ts';
+import type { Log } from '../log.ts';
 import { podNamespace } from './pod-usage.ts';
 
 const TERMINAL_PHASES = new Set(['Succeeded', 'Failed']);
@@ -33,7 +33,7 @@ export interface FedCache {
  * transition the cache refuses is logged and, where the event says what the truth is, repaired.
  * Returns the unsubscribe function.
  */
-export function feedFromStore(cache: FedCache, store: ClusterStore, log: CacheLogger): () => void {
+export function feedFromStore(cache: FedCache, store: ClusterStore, log: Log): () => void {
   const guard = (fn: () => void) => {
     try {
       fn();

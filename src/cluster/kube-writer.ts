@@ -10,10 +10,12 @@
 //   it exactly as it would reject a stale PUT.
 // - Reads (getPod) are retried on 5xx and network failures.
 // Every failure is a WriteError carrying the status code, the API's reason and its message.
+
 import { type KubeConfig, PatchStrategy } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import type { Log } from '../log.ts';
 import { Backoff, type BackoffOptions, wait } from './kube/backoff.ts';
 import { KubeApiError, KubeClient } from './kube/client.ts';
-import { type KubeLogger, silentKubeLogger } from './kube/log.ts';
 import { objectPath, RESOURCES } from './kube/resources.ts';
 import { trimObject } from './trim.ts';
 import type { PersistentVolume, PersistentVolumeClaim, Pod } from './types.ts';
@@ -21,7 +23,7 @@ import { type ClusterWriter, WriteError } from './writer.ts';
 
 export interface KubeWriterOptions {
   kubeConfig: KubeConfig;
-  logger?: KubeLogger;
+  logger?: Log;
   /** Extra attempts after a 5xx or network failure. Default 3. */
   retries?: number;
   /** Delay between those attempts: default 100 ms doubling to 2 s, 20 % jitter. */
@@ -58,14 +60,14 @@ function contains(whole: unknown, part: unknown): boolean {
 
 export class KubeWriter implements ClusterWriter {
   readonly #client: KubeClient;
-  readonly #logger: KubeLogger;
+  readonly #logger: Log;
   readonly #retries: number;
   readonly #backoff: BackoffOptions;
   readonly #signal: AbortSignal;
 
   constructor(options: KubeWriterOptions) {
     this.#client = new KubeClient(options.kubeConfig, { timeoutMs: options.requestTimeoutMs ?? 30_000 });
-    this.#logger = options.logger ?? silentKubeLogger;
+    this.#logger = options.logger ?? pino({ level: 'silent' });
     this.#retries = options.retries ?? 3;
     this.#backoff = { initialMs: 100, maxMs: 2_000, ...options.backoff };
     this.#signal = options.signal ?? new AbortController().signal;

@@ -2,8 +2,9 @@
 // write PV/PVC, wait for the binding) completes end to end without a cluster. It reacts to store events and writes
 // through the snapshot state, which brings its changes back as store events with fresh resourceVersions.
 // A test and embedded-mode tool: no retries, no deletion or reclaim handling, no provisioning of Immediate claims.
+import { pino } from 'pino';
+import type { Log } from '../log.ts';
 import { bindClaim, bindVolume, claimKey, volumeReservedFor } from './snapshot/bind.ts';
-import { type SnapshotLogger, silentLogger } from './snapshot/log.ts';
 import { planProvisioning } from './snapshot/provision.ts';
 import type { SnapshotState } from './snapshot/state.ts';
 import type { ClusterStore } from './store.ts';
@@ -13,7 +14,7 @@ import { ANN_SELECTED_NODE } from './volume-annotations.ts';
 export class VolumeController {
   readonly #store: ClusterStore;
   readonly #state: SnapshotState;
-  readonly #logger: SnapshotLogger;
+  readonly #logger: Log;
   /** Work keys (`pv:<name>`, `pvc:<ns>/<name>`) in arrival order; processed on the next turn of the event loop. */
   #queue = new Set<string>();
   #scheduled = false;
@@ -21,7 +22,7 @@ export class VolumeController {
   #idle: (() => void)[] = [];
 
   /** `source` is the SnapshotSource (or anything holding its state); `store` the store it fills. */
-  constructor(store: ClusterStore, source: { state: SnapshotState }, logger: SnapshotLogger = silentLogger) {
+  constructor(store: ClusterStore, source: { state: SnapshotState }, logger: Log = pino({ level: 'silent' })) {
     this.#store = store;
     this.#state = source.state;
     this.#logger = logger;

@@ -5,7 +5,8 @@
 import type { Pod } from '../cluster/types.ts';
 import { CycleState } from '../framework/cycle-state.ts';
 import { isSuccess, type Status } from '../framework/interfaces.ts';
-import type { ExtenderDeps, VerbLogger } from './deps.ts';
+import type { Log } from '../log.ts';
+import type { ExtenderDeps } from './deps.ts';
 import type { ExtenderBindingArgs, ExtenderBindingResult } from './wire.ts';
 
 interface InFlight {
@@ -31,7 +32,7 @@ export class PodBinder {
   }
 
   /** `log` is the request's logger, so that the bind's lines carry the request id. */
-  async bind(args: ExtenderBindingArgs, log: VerbLogger = this.#deps.logger): Promise<ExtenderBindingResult> {
+  async bind(args: ExtenderBindingArgs, log: Log = this.#deps.logger): Promise<ExtenderBindingResult> {
     const { PodNamespace: ns, PodName: name, PodUID: uid, Node: node } = args;
     const key = `${ns}/${name}`;
     const running = this.#inFlight.get(uid);
@@ -69,7 +70,7 @@ export class PodBinder {
     return boundTo === node ? '' : `pod "${key}" is already bound to node "${boundTo}"`;
   }
 
-  async #run(pod: Pod, node: string, logger: VerbLogger): Promise<string> {
+  async #run(pod: Pod, node: string, logger: Log): Promise<string> {
     const { cache, framework, writer } = this.#deps;
     const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
     const log = logger.child({ pod: key, uid: pod.metadata.uid, node });

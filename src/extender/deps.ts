@@ -1,4 +1,3 @@
-import type { BaseLogger } from 'pino';
 import type { SchedulerCache } from '../cache/interface.ts';
 import type { NodeInfo } from '../cache/node-info.ts';
 import type { Nominator } from '../cache/nominator.ts';
@@ -6,11 +5,7 @@ import type { ClusterStore } from '../cluster/store.ts';
 import type { Node } from '../cluster/types.ts';
 import type { ClusterWriter } from '../cluster/writer.ts';
 import type { Framework } from '../framework/runner.ts';
-
-/** pino, or the request's child of it (so verb logs carry the request id). */
-export type VerbLogger = Pick<BaseLogger, 'debug' | 'info' | 'warn' | 'error'> & {
-  child(bindings: Record<string, unknown>): VerbLogger;
-};
+import type { Log } from '../log.ts';
 
 /** What the verbs need; the HTTP layer and tests build it once. */
 export interface ExtenderDeps {
@@ -20,7 +15,7 @@ export interface ExtenderDeps {
   nominator: Nominator;
   store: ClusterStore;
   writer: ClusterWriter;
-  logger: VerbLogger;
+  logger: Log;
   /** NodeInfo for a node the cache does not know (non-cache mode): the node as sent, with no pods. */
   nodeInfoForUnknownNode: (node: Node) => NodeInfo;
 }

@@ -4,7 +4,8 @@ import type { ClusterStore } from '../cluster/store.ts';
 import type { ClusterWriter } from '../cluster/writer.ts';
 import { defaultSettings, type Settings } from '../config.ts';
 import type { AnyPlugin } from '../framework/interfaces.ts';
-import { type BinderLogger, VolumeBinder } from '../volumes/binder.ts';
+import type { Log } from '../log.ts';
+import { VolumeBinder } from '../volumes/binder.ts';
 import { ClaimUsage } from '../volumes/claim-usage.ts';
 import { buildCapacityScorer } from '../volumes/scorer.ts';
 import { NodeVolumeLimitsPlugin } from './node-volume-limits.ts';
@@ -23,7 +24,7 @@ export type VolumePluginsSettings = Pick<Settings, 'disabledPlugins' | 'bindTime
 export interface VolumePluginsDeps {
   store: ClusterStore;
   writer: ClusterWriter;
-  logger?: BinderLogger;
+  logger?: Log;
   now?: () => number;
 }
 

@@ -2,6 +2,7 @@
 // would bind and which claims would be provisioned; then assume, write and wait for the PV controller.
 // Reads go through the assume caches and small store-fed indexes, never through whole-cluster scans.
 
+import { pino } from 'pino';
 import { SelectorError } from '../cluster/label-selector.ts';
 import type { ClusterStore } from '../cluster/store.ts';
 import type {
@@ -15,6 +16,7 @@ import type {
   StorageClass,
 } from '../cluster/types.ts';
 import type { ClusterWriter } from '../cluster/writer.ts';
+import type { Log } from '../log.ts';
 import { feedAssumeCaches, PVAssumeCache, PVCAssumeCache } from './assume-cache.ts';
 import { CapacityIndex } from './capacity-index.ts';
 import { getPodVolumeClaims, isClaimFullyBound, type PodVolumeClaims, podClaimRefs, podClaimsError } from './claims.ts';
@@ -62,17 +64,11 @@ export interface FindResult {
   reasons: string[];
 }
 
-export interface BinderLogger {
-  debug?(obj: object, msg?: string): void;
-  info?(obj: object, msg?: string): void;
-  warn?(obj: object, msg?: string): void;
-}
-
 export interface VolumeBinderOptions {
   store: ClusterStore;
   writer: ClusterWriter;
   bindTimeoutSeconds: number;
-  logger?: BinderLogger;
+  logger?: Log;
 }
 
 /** An internal failure while deciding: an error status, never a reason. */
@@ -130,7 +126,7 @@ export class VolumeBinder implements ProvisioningSources {
   readonly pvcCache = new PVCAssumeCache();
   readonly #store: ClusterStore;
   readonly #writer: ClusterWriter;
-  readonly #logger: BinderLogger | undefined;
+  readonly #logger: Log;
   bindTimeoutSeconds: number;
   /** Bumped whenever anything a decision reads changes: cached decisions compare it. */
   #generation = 0;
@@ -141,7 +137,7 @@ export class VolumeBinder implements ProvisioningSources {
   constructor(options: VolumeBinderOptions) {
     this.#store = options.store;
     this.#writer = options.writer;
-    this.#logger = options.logger;
+    this.#logger = options.logger ?? pino({ level: 'silent' });
     this.bindTimeoutSeconds = options.bindTimeoutSeconds;
     const store = options.store;
     this.pvCache.onChange(() => this.#changed());
@@ -397,7 +393,7 @@ export class VolumeBinder implements ProvisioningSources {
     let pvcsWritten = 0;
     try {
       for (const b of bindings) {
-        this.#logger?.debug?.({ pv: b.pv.metadata.name, pvc: claimKey(b.pvc) }, 'binding PV to PVC');
+        this.#logger.debug({ pv: b.pv.metadata.name, pvc: claimKey(b.pvc) }, 'binding PV to PVC');
         b.pv = await this.#writer.updatePersistentVolume(b.pv);
         pvsWritten++;
       }

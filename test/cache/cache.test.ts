@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import pino from 'pino';
 import { NodeInfoCache } from '../../src/cache/cache.ts';
 import { ClusterStore } from '../../src/cluster/store.ts';
-import { makeNode, makePod, recordingLogger, withChanges } from './helpers.ts';
+import { recordingLogger } from '../helpers/log.ts';
+import { makeNode, makePod, withChanges } from './helpers.ts';
 
 function cacheWithNodes(...names: string[]): NodeInfoCache {
   const cache = new NodeInfoCache();
@@ -102,7 +103,8 @@ describe('add', () => {
   });
 
   it('moves an assumed pod that was confirmed on another node than assumed, and says so', () => {
-    const { lines, logger } = recordingLogger();
+    const logger = recordingLogger();
+    const lines = logger.records;
     const cache = new NodeInfoCache({ logger });
     cache.addNode(makeNode('n1'));
     cache.addNode(makeNode('n2'));
@@ -165,7 +167,8 @@ describe('update', () => {
   });
 
   it('that changes the node logs the corruption loudly and repairs from the new object instead of exiting', () => {
-    const { lines, logger } = recordingLogger();
+    const logger = recordingLogger();
+    const lines = logger.records;
     const cache = new NodeInfoCache({ logger });
     cache.addNode(makeNode('n1'));
     cache.addNode(makeNode('n2'));
@@ -215,7 +218,8 @@ describe('remove', () => {
   });
 
   it('removes from the node the cache has the pod on, even if the event names another one', () => {
-    const { lines, logger } = recordingLogger();
+    const logger = recordingLogger();
+    const lines = logger.records;
     const cache = new NodeInfoCache({ logger });
     cache.addNode(makeNode('n1'));
     cache.addPod(makePod('p', { node: 'n1', requests: { cpu: '1' } }));
@@ -225,7 +229,8 @@ describe('remove', () => {
   });
 
   it('accepts the last known state without a node name (missed delete) quietly', () => {
-    const { lines, logger } = recordingLogger();
+    const logger = recordingLogger();
+    const lines = logger.records;
     const cache = new NodeInfoCache({ logger });
     cache.addPod(makePod('p', { node: 'n1' }));
     cache.removePod(makePod('p'));
@@ -297,7 +302,8 @@ describe('nodes', () => {
 
 describe('fed by the cluster store', () => {
   function attached() {
-    const { lines, logger } = recordingLogger();
+    const logger = recordingLogger();
+    const lines = logger.records;
     const store = new ClusterStore();
     const cache = new NodeInfoCache({ logger });
     cache.attach(store);

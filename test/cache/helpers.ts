@@ -58,10 +58,3 @@ export function makeNode(name: string, o: NodeOptions = {}): Node {
   if (o.images) node.status!.images = o.images;
   return node;
 }
-
-/** A logger that remembers what it was told, to assert that corruption is reported loudly. */
-export function recordingLogger() {
-  const lines: { level: string; msg: string; obj: object }[] = [];
-  const at = (level: string) => (obj: object, msg?: string) => lines.push({ level, msg: msg ?? '', obj });
-  return { lines, logger: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') } };
-}

@@ -1,30 +1,5 @@
-// Shared pieces of the live-cluster tests: object factories in API shape, a recording logger, polling waits.
+// Shared pieces of the live-cluster tests: object factories in API shape, polling waits.
 import type { FakeObject } from '../e2e/fake-apiserver.ts';
-
-export interface LogRecord {
-  level: 'debug' | 'info' | 'warn' | 'error';
-  obj: object;
-  msg: string;
-}
-
-export class RecordingLogger {
-  readonly records: LogRecord[] = [];
-  debug(obj: object, msg: string): void {
-    this.records.push({ level: 'debug', obj, msg });
-  }
-  info(obj: object, msg: string): void {
-    this.records.push({ level: 'info', obj, msg });
-  }
-  warn(obj: object, msg: string): void {
-    this.records.push({ level: 'warn', obj, msg });
-  }
-  error(obj: object, msg: string): void {
-    this.records.push({ level: 'error', obj, msg });
-  }
-  at(level: LogRecord['level']): LogRecord[] {
-    return this.records.filter((r) => r.level === level);
-  }
-}
 
 /** Polls `check` until it returns a truthy value; fails with `what` after a generous deadline. */
 export async function waitFor<T>(

@@ -7,7 +7,8 @@ import type { StoreEvent } from '../../src/cluster/store.ts';
 import { ClusterStore } from '../../src/cluster/store.ts';
 import { KINDS } from '../../src/cluster/types.ts';
 import { FakeApiServer, writeKubeconfig } from '../e2e/fake-apiserver.ts';
-import { node, pod, RecordingLogger, storageObjects, waitFor } from './helpers.ts';
+import { type RecordingLogger, recordingLogger } from '../helpers/log.ts';
+import { node, pod, storageObjects, waitFor } from './helpers.ts';
 
 interface Harness {
   server: FakeApiServer;
@@ -27,7 +28,7 @@ async function harness(
   await server.start();
   seed(server);
   const kubeConfig = loadKubeConfig({ kubeconfig: await writeKubeconfig(server.url) });
-  const logger = new RecordingLogger();
+  const logger = recordingLogger();
   const source = new KubeSource({
     kubeConfig,
     logger,

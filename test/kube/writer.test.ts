@@ -7,7 +7,8 @@ import { loadKubeConfig } from '../../src/cluster/kubeconfig.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from '../../src/cluster/types.ts';
 import { WriteError } from '../../src/cluster/writer.ts';
 import { FakeApiServer, type FakeObject, writeKubeconfig } from '../e2e/fake-apiserver.ts';
-import { pod, pv, pvc, RecordingLogger } from './helpers.ts';
+import { type RecordingLogger, recordingLogger } from '../helpers/log.ts';
+import { pod, pv, pvc } from './helpers.ts';
 
 let server: FakeApiServer;
 let writer: KubeWriter;
@@ -16,7 +17,7 @@ let logger: RecordingLogger;
 before(async () => {
   server = new FakeApiServer();
   await server.start();
-  logger = new RecordingLogger();
+  logger = recordingLogger();
   writer = new KubeWriter({
     kubeConfig: loadKubeConfig({ kubeconfig: await writeKubeconfig(server.url) }),
     logger,

@@ -4,11 +4,12 @@ import { SnapshotSource } from '../../src/cluster/sources/snapshot.ts';
 import { ClusterStore } from '../../src/cluster/store.ts';
 import { KINDS } from '../../src/cluster/types.ts';
 import { VolumeController } from '../../src/cluster/volume-controller.ts';
-import { RecordingLogger, recordEvents } from './helpers.ts';
+import { recordingLogger } from '../helpers/log.ts';
+import { recordEvents } from './helpers.ts';
 
 async function loadExample() {
   const store = new ClusterStore();
-  const logger = new RecordingLogger();
+  const logger = recordingLogger();
   const source = new SnapshotSource({ file: 'examples/cluster.yaml', watch: false, logger });
   await source.start(store);
   return { store, logger, source };
@@ -18,7 +19,7 @@ describe('examples/cluster.yaml', () => {
   it('loads cleanly, without warnings, with objects of all 10 kinds', async () => {
     const { store, logger, source } = await loadExample();
     assert.deepEqual(
-      logger.entries.filter((e) => e.level !== 'info'),
+      logger.records.filter((e) => e.level !== 'info'),
       [],
     );
     for (const kind of KINDS) assert.ok(store.count(kind) > 0, `no ${kind} objects`);

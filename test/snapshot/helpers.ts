@@ -1,45 +1,11 @@
-// Shared fixtures for the snapshot tests: temp files, a recording logger, and waiting for store events by promise.
+// Shared fixtures for the snapshot tests: temp files, and waiting for store events by promise.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { SnapshotLogger } from '../../src/cluster/snapshot/log.ts';
 import type { ClusterStore, StoreEvent } from '../../src/cluster/store.ts';
 import type { Kind } from '../../src/cluster/types.ts';
 
 export const TIMEOUT_MS = 10_000;
-
-export interface LogEntry {
-  level: 'info' | 'warn' | 'error';
-  obj: object;
-  msg: string;
-}
-
-export class RecordingLogger implements SnapshotLogger {
-  readonly entries: LogEntry[] = [];
-  #waiters: { level: LogEntry['level']; resolve: (e: LogEntry) => void }[] = [];
-
-  info(obj: object, msg: string): void {
-    this.#record({ level: 'info', obj, msg });
-  }
-  warn(obj: object, msg: string): void {
-    this.#record({ level: 'warn', obj, msg });
-  }
-  error(obj: object, msg: string): void {
-    this.#record({ level: 'error', obj, msg });
-  }
-
-  /** The next entry of `level` logged from now on. */
-  next(level: LogEntry['level']): Promise<LogEntry> {
-    return withTimeout(new Promise((resolve) => this.#waiters.push({ level, resolve })), `a ${level} log entry`);
-  }
-
-  #record(entry: LogEntry): void {
-    this.entries.push(entry);
-    const matched = this.#waiters.filter((w) => w.level === entry.level);
-    this.#waiters = this.#waiters.filter((w) => w.level !== entry.level);
-    for (const w of matched) w.resolve(entry);
-  }
-}
 
 export function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

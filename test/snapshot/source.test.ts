@@ -6,7 +6,8 @@ import { SnapshotWriter } from '../../src/cluster/snapshot-writer.ts';
 import { SnapshotError, SnapshotSource } from '../../src/cluster/sources/snapshot.ts';
 import { ClusterStore } from '../../src/cluster/store.ts';
 import { KINDS } from '../../src/cluster/types.ts';
-import { NODE_A, nextEvent, POD_WEB, RecordingLogger, recordEvents, tempDir } from './helpers.ts';
+import { type RecordingLogger, recordingLogger } from '../helpers/log.ts';
+import { NODE_A, nextEvent, POD_WEB, recordEvents, tempDir } from './helpers.ts';
 
 const NODE_B = NODE_A.replaceAll('node-a', 'node-b').replace('zone-a', 'zone-b');
 const PV = `kind: PersistentVolume
@@ -57,9 +58,9 @@ describe('SnapshotSource', () => {
   });
 
   it('warns about every skipped kind by name', async () => {
-    const logger = new RecordingLogger();
+    const logger = recordingLogger();
     await load(`${NODE_A}---\nkind: ConfigMap\nmetadata:\n  name: c\n`, { logger });
-    const warning = logger.entries.find((e) => e.level === 'warn');
+    const warning = logger.records.find((e) => e.level === 'warn');
     assert.ok(warning);
     assert.match(warning.msg, /ConfigMap/);
   });
@@ -137,7 +138,7 @@ describe('SnapshotSource', () => {
   });
 
   it('logs a failed reload and keeps the current state, then applies the next good edit', async () => {
-    const logger = new RecordingLogger();
+    const logger = recordingLogger();
     const { file, store } = await load(`${NODE_A}---\n${POD_WEB}`, { watch: true, logger });
     const recorder = recordEvents(store, KINDS);
     const failed = logger.next('error');

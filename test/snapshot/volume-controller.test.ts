@@ -5,7 +5,8 @@ import { SnapshotSource } from '../../src/cluster/sources/snapshot.ts';
 import { ClusterStore } from '../../src/cluster/store.ts';
 import type { PersistentVolumeClaim } from '../../src/cluster/types.ts';
 import { VolumeController } from '../../src/cluster/volume-controller.ts';
-import { nextEvent, RecordingLogger, tempDir } from './helpers.ts';
+import { type RecordingLogger, recordingLogger } from '../helpers/log.ts';
+import { nextEvent, tempDir } from './helpers.ts';
 
 const CLUSTER = `kind: List
 items:
@@ -116,7 +117,7 @@ describe('VolumeController', () => {
   async function start(items: string, order: 'controller-first' | 'source-first' = 'controller-first') {
     const file = await tmp.file('cluster.yaml', CLUSTER + items);
     store = new ClusterStore();
-    logger = new RecordingLogger();
+    logger = recordingLogger();
     source = new SnapshotSource({ file, watch: false });
     controller = new VolumeController(store, source, logger);
     if (order === 'controller-first') controller.start();
@@ -264,7 +265,7 @@ describe('VolumeController', () => {
       await controller.idle();
       assert.equal(store.get('PersistentVolume', 'pvc-uid-big'), undefined);
       assert.equal(store.get('CSIStorageCapacity', 'kube-system/fast-zone-b')!.capacity, '5Gi');
-      assert.ok(logger.entries.some((e) => e.level === 'warn' && /no CSIStorageCapacity/.test(e.msg)));
+      assert.ok(logger.records.some((e) => e.level === 'warn' && /no CSIStorageCapacity/.test(e.msg)));
     });
 
     it('does nothing for a class without a provisioner (static PVs only)', async () => {

@@ -3,20 +3,20 @@
 // resourceVersion; on 410 Gone, list again. Errors back off exponentially with jitter; a watchdog restarts a watch that
 // has been silent (no event, no bookmark) for longer than the staleness threshold.
 import { Watch } from '@kubernetes/client-node';
+import type { Log } from '../../log.ts';
 import type { KindStatus } from '../source.ts';
 import type { ClusterStore } from '../store.ts';
 import type { KindMap } from '../types.ts';
 import { Backoff, type BackoffOptions, wait } from './backoff.ts';
 import { KubeApiError, type KubeClient } from './client.ts';
 import { listAll } from './list.ts';
-import type { KubeLogger } from './log.ts';
 import { collectionPath, type ResourceInfo } from './resources.ts';
 
 export interface ReflectorOptions {
   client: KubeClient;
   resource: ResourceInfo;
   store: ClusterStore;
-  logger: KubeLogger;
+  logger: Log;
   pageSize: number;
   staleAfterMs: number;
   backoff: BackoffOptions;

@@ -1,9 +1,11 @@
 // The live source: one reflector (paginated list + bookmark watch) per stored kind, all feeding the store.
 // start() resolves once every kind has been listed; transient errors are retried with backoff and logged, never thrown.
+
 import type { KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import type { Log } from '../../log.ts';
 import type { BackoffOptions } from '../kube/backoff.ts';
 import { KubeClient } from '../kube/client.ts';
-import { type KubeLogger, silentKubeLogger } from '../kube/log.ts';
 import { Reflector } from '../kube/reflector.ts';
 import { RESOURCES } from '../kube/resources.ts';
 import type { KindStatus, Source } from '../source.ts';
@@ -12,7 +14,7 @@ import { KINDS, type Kind } from '../types.ts';
 
 export interface KubeSourceOptions {
   kubeConfig: KubeConfig;
-  logger?: KubeLogger;
+  logger?: Log;
   /** List page size (`limit`). Default 500, as client-go's pager. */
   pageSize?: number;
   /** A watch silent (no event, no bookmark) for longer than this is stale and restarted. Default 60 s. */
@@ -31,13 +33,13 @@ export class KubeSource implements Source {
   readonly description: string;
   readonly #options: KubeSourceOptions;
   readonly #client: KubeClient;
-  readonly #logger: KubeLogger;
+  readonly #logger: Log;
   #reflectors: Reflector[] = [];
 
   constructor(options: KubeSourceOptions) {
     this.#options = options;
     this.#client = new KubeClient(options.kubeConfig, { timeoutMs: options.requestTimeoutMs ?? 60_000 });
-    this.#logger = options.logger ?? silentKubeLogger;
+    this.#logger = options.logger ?? pino({ level: 'silent' });
     this.description = `kube ${this.#client.server}`;
   }
 

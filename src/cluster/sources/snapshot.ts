@@ -1,11 +1,13 @@
 // The embedded default source: cluster state from a file as `kubectl get -o yaml|json` prints it, watched for edits.
 // A reload applies the difference through `store.replace`, so subscribers see add/update/delete events as from a watch;
 // a reload that fails is logged and changes nothing.
+
 import { type FSWatcher, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
+import { pino } from 'pino';
+import type { Log } from '../../log.ts';
 import { SnapshotError } from '../snapshot/error.ts';
-import { type SnapshotLogger, silentLogger } from '../snapshot/log.ts';
 import { type ParsedSnapshot, parseSnapshot } from '../snapshot/parse.ts';
 import { SnapshotState } from '../snapshot/state.ts';
 import type { KindStatus, Source } from '../source.ts';
@@ -16,7 +18,7 @@ export { SnapshotError } from '../snapshot/error.ts';
 
 export interface SnapshotSourceOptions {
   file: string;
-  logger?: SnapshotLogger;
+  logger?: Log;
   /** Reload when the file changes (default true). */
   watch?: boolean;
   /** Quiet period after the last change event before reloading (default 100 ms): editors write in bursts. */
@@ -28,7 +30,7 @@ export class SnapshotSource implements Source {
   /** The current objects, shared with the snapshot writer and the simulated volume controller. */
   readonly state = new SnapshotState();
   readonly #file: string;
-  readonly #logger: SnapshotLogger;
+  readonly #logger: Log;
   readonly #watch: boolean;
   readonly #debounceMs: number;
   #watcher: FSWatcher | undefined;
@@ -41,7 +43,7 @@ export class SnapshotSource implements Source {
 
   constructor(options: SnapshotSourceOptions) {
     this.#file = options.file;
-    this.#logger = options.logger ?? silentLogger;
+    this.#logger = options.logger ?? pino({ level: 'silent' });
     this.#watch = options.watch ?? true;
     this.#debounceMs = options.debounceMs ?? 100;
     this.description = `snapshot ${options.file}`;
