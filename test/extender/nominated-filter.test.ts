@@ -3,7 +3,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Pod } from '../../src/cluster/types.ts';
-import { ERR_REASON_BIND_CONFLICT, ERR_REASON_RWOP_CONFLICT } from '../../src/volumes/constants.ts';
+import {
+  ERR_REASON_BIND_CONFLICT,
+  ERR_REASON_NOT_ENOUGH_SPACE,
+  ERR_REASON_RWOP_CONFLICT,
+} from '../../src/volumes/constants.ts';
+import { makeCapacity, makeCSIDriver } from '../conformance/harness.ts';
 import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
 import { claim, localPV, node, pod, storageClass } from '../helpers/objects.ts';
 
@@ -45,6 +50,15 @@ before(async () => {
       networkPV('pv-rwop'),
       rwop('rwop-claim', 'pv-rwop'),
       nominated('rwop-waiting', 'node-b', 100, ['rwop-claim']),
+      // Provisioned storage: 10Gi of CSIStorageCapacity reachable from node-c only.
+      node('node-c'),
+      makeCSIDriver('csi.example.com', true),
+      storageClass('csi', { provisioner: 'csi.example.com' }),
+      makeCapacity('cap-c', 'csi', '10Gi', { matchLabels: { 'kubernetes.io/hostname': 'node-c' } }),
+      claim('big-waiting', { className: 'csi', size: '6Gi' }),
+      nominated('big', 'node-c', 100, ['big-waiting']),
+      claim('six', { className: 'csi', size: '6Gi' }),
+      claim('four', { className: 'csi', size: '4Gi' }),
     ],
     {},
     { volumeController: false },
@@ -114,6 +128,13 @@ describe('filter with nominated pods', () => {
     assert.deepEqual((await filter(p, ['node-b'])).NodeNames, ['node-b']);
   });
 
+  it("the storage an equal-priority nominated pod would provision is taken from the node's capacity", async () => {
+    const six = await filter(pod('p', { priority: 100, claims: ['six'] }), ['node-c']);
+    assert.equal(six.FailedAndUnresolvableNodes['node-c'], ERR_REASON_NOT_ENOUGH_SPACE);
+    assert.deepEqual((await filter(pod('p', { priority: 100, claims: ['four'] }), ['node-c'])).NodeNames, ['node-c']);
+    assert.deepEqual((await filter(pod('p', { priority: 101, claims: ['six'] }), ['node-c'])).NodeNames, ['node-c']);
+  });
+
   it('GET /api/v1/nominations lists, per node, the nominated pods, their priority and the PVs they hold', async () => {
     const res = await t.request.get('/api/v1/nominations').expect(200);
     const nodeA = (
@@ -123,5 +144,9 @@ describe('filter with nominated pods', () => {
       nodeA?.pods.map(({ name, priority, persistentVolumes }) => ({ name, priority, persistentVolumes })),
       [{ name: 'waiting', priority: 100, persistentVolumes: ['pv-a'] }],
     );
+    const nodeC = (res.body as { node: string; pods: { storage: Record<string, number> }[] }[]).find(
+      (n) => n.node === 'node-c',
+    );
+    assert.deepEqual(nodeC?.pods[0]?.storage, { 'default/cap-c': 6 * 1024 ** 3 });
   });
 });
