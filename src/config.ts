@@ -49,6 +49,11 @@ const SETTINGS = Type.Object({
     description:
       "how long bind waits for delegated claims to be bound (the extender's httpTimeout must be at least this)",
   }),
+  verbDeadlineSeconds: seconds({
+    default: 5,
+    description:
+      "a verb not started this long after it arrived is answered 503 uncomputed (kube-scheduler's httpTimeout, 5 s by default)",
+  }),
   assumedPodTtlSeconds: seconds({
     default: 30,
     description:

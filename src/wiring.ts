@@ -68,6 +68,7 @@ export async function createExtender(parts: ExtenderParts) {
     metrics: createMetrics({ cache, source, store }),
     logger,
     bodyLimit: settings.bodyLimit,
+    verbDeadlineSeconds: settings.verbDeadlineSeconds,
     started: () => started,
     cacheDiff: () => compareCache({ cache, store, ...list }),
     version: VERSION,

@@ -23,6 +23,8 @@ export interface AppDeps {
   metrics: Metrics;
   logger: Logger;
   bodyLimit: number;
+  /** How long a verb may wait for the verbs queued before it (kube-scheduler's httpTimeout): then it is dropped. */
+  verbDeadlineSeconds: number;
   /** True once the source's initial lists are in the store. */
   started: () => boolean;
   /** Differences between the cache and a fresh list from the source of truth. */

@@ -12,6 +12,8 @@ export interface Metrics {
   registry: Registry;
   verbDuration: Histogram<'verb'>;
   verbResults: Counter<'verb' | 'outcome'>;
+  verbDropped: Counter<'verb' | 'reason'>;
+  verbQueueDepth: Gauge;
   /** Preempt candidates kept, and dropped by the volume reason no eviction fixes. */
   preemptNodes: Counter<'result' | 'reason'>;
   /** Victims that preempt added to the scheduler's (RWOP holders, CSI attach slots). */
@@ -31,7 +33,9 @@ export function createMetrics(deps: { cache: SchedulerCache; source: Source; sto
   });
   const verbResults = new Counter({
     name: 'topology_extender_verb_results_total',
-    help: 'Extender verb answers by outcome (ok, error: an Error in the answer, rejected: 4xx, failed: 5xx)',
+    help:
+      'Extender verb answers by outcome (ok, error: an Error in the answer, rejected: 4xx, dropped: not computed, ' +
+      'see topology_extender_verb_dropped_total, failed: 5xx)',
     labelNames: ['verb', 'outcome'],
     registers: [registry],
   });
@@ -44,6 +48,19 @@ export function createMetrics(deps: { cache: SchedulerCache; source: Source; sto
   const preemptVictimsAdded = new Counter({
     name: 'topology_extender_preempt_victims_added_total',
     help: "Victims preempt added to kube-scheduler's for the preemptor's volumes",
+    registers: [registry],
+  });
+  const verbDropped = new Counter({
+    name: 'topology_extender_verb_dropped_total',
+    help:
+      'Verb requests answered without being computed, by reason (client_gone: the client closed the connection ' +
+      'first; deadline: waited longer than verbDeadlineSeconds)',
+    labelNames: ['verb', 'reason'],
+    registers: [registry],
+  });
+  const verbQueueDepth = new Gauge({
+    name: 'topology_extender_verb_queue_depth',
+    help: 'Verb requests received and waiting to start',
     registers: [registry],
   });
   new Gauge({
@@ -99,5 +116,5 @@ export function createMetrics(deps: { cache: SchedulerCache; source: Source; sto
     s.silentForMs === undefined ? -1 : s.silentForMs / 1000,
   );
   perKind('topology_extender_watch_stale', '1 while the watch of a kind is stale', (s) => (s.stale ? 1 : 0));
-  return { registry, verbDuration, verbResults, preemptNodes, preemptVictimsAdded };
+  return { registry, verbDuration, verbResults, verbDropped, verbQueueDepth, preemptNodes, preemptVictimsAdded };
 }

@@ -1,11 +1,16 @@
 // The four extender verbs. Handlers only translate: the decisions live in src/extender.
+import type { IncomingMessage } from 'node:http';
+import type { Http2ServerRequest } from 'node:http2';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import { filter } from '../../extender/filter.ts';
 import { preempt } from '../../extender/preempt.ts';
 import { prioritize } from '../../extender/prioritize.ts';
 import * as wire from '../../extender/wire.ts';
 import type { AppDeps } from '../app.ts';
 import type { Verb } from '../metrics.ts';
+import { VerbDropped, VerbQueue } from '../verb-queue.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -14,11 +19,52 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set when the answer carries an `Error` (a failed bind, an internal filter failure). */
     verbError?: boolean;
+    /** Set when the verb was answered 503 without being computed (see VerbQueue). */
+    verbDropped?: boolean;
   }
+}
+
+/** The answer to a verb dropped uncomputed (VerbQueue): its deadline passed, or its client had gone. */
+const Dropped = Type.Object(
+  { statusCode: Type.Literal(503), error: Type.String(), message: Type.String() },
+  { description: 'Not computed: the request waited past verbDeadlineSeconds (the extender is overloaded)' },
+);
+
+/** Whether the client closed the connection (HTTP/1.1) or cancelled the stream (HTTP/2). */
+function clientGone(raw: IncomingMessage | Http2ServerRequest): boolean {
+  if ('stream' in raw) return raw.stream.destroyed || raw.stream.closed;
+  return raw.socket?.destroyed ?? false;
 }
 
 export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
+    const queue = new VerbQueue({
+      deadlineMs: deps.verbDeadlineSeconds * 1000,
+      onDrop: (verb, reason) => deps.metrics.verbDropped.inc({ verb, reason }),
+      onDepth: (depth) => deps.metrics.verbQueueDepth.set(depth),
+    });
+    /** Runs a verb in its turn (VerbQueue); a dropped one is answered 503 with the reason. */
+    const inTurn = async <T>(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      work: () => T | PromiseLike<T>,
+    ): Promise<T> => {
+      const verb = request.routeOptions.config.verb ?? request.url;
+      try {
+        return await queue.run(
+          { verb, arrivedAt: queue.now() - reply.elapsedTime, gone: () => clientGone(request.raw) },
+          work,
+        );
+      } catch (err) {
+        if (!(err instanceof VerbDropped)) throw err;
+        request.verbDropped = true;
+        request.log.warn({ verb, reason: err.reason }, err.message);
+        return reply
+          .code(503)
+          .send({ statusCode: 503, error: 'Service Unavailable', message: err.message }) as unknown as T;
+      }
+    };
+
     // The verbs build their answers field by field in the wire shape; the response schemas document them (OpenAPI)
     // and JSON.stringify writes them, a quarter faster than schema-driven serialisation on 500-node answers.
     app.setSerializerCompiler(() => (data) => JSON.stringify(data));
@@ -27,7 +73,15 @@ export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
       const verb = request.routeOptions.config.verb;
       if (!verb) return;
       const code = reply.statusCode;
-      const outcome = code >= 500 ? 'failed' : code >= 400 ? 'rejected' : request.verbError ? 'error' : 'ok';
+      const outcome = request.verbDropped
+        ? 'dropped'
+        : code >= 500
+          ? 'failed'
+          : code >= 400
+            ? 'rejected'
+            : request.verbError
+              ? 'error'
+              : 'ok';
       deps.metrics.verbResults.inc({ verb, outcome });
       deps.metrics.verbDuration.observe({ verb }, reply.elapsedTime / 1000);
     });
@@ -40,14 +94,15 @@ export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           tags: ['scheduler'],
           summary: 'Filter candidate nodes for a pod',
           body: wire.ExtenderArgs,
-          response: { 200: wire.ExtenderFilterResult },
+          response: { 200: wire.ExtenderFilterResult, 503: Dropped },
         },
       },
-      async (request) => {
-        const result = filter(request.body, { ...deps.extender, logger: request.log });
-        if (result.Error) request.verbError = true;
-        return result;
-      },
+      (request, reply) =>
+        inTurn(request, reply, () => {
+          const result = filter(request.body, { ...deps.extender, logger: request.log });
+          if (result.Error) request.verbError = true;
+          return result;
+        }),
     );
 
     app.post(
@@ -58,10 +113,10 @@ export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           tags: ['scheduler'],
           summary: 'Score candidate nodes (integers 0..10)',
           body: wire.ExtenderArgs,
-          response: { 200: wire.HostPriorityList },
+          response: { 200: wire.HostPriorityList, 503: Dropped },
         },
       },
-      async (request) => prioritize(request.body, deps.extender),
+      (request, reply) => inTurn(request, reply, () => prioritize(request.body, deps.extender)),
     );
 
     app.post(
@@ -73,7 +128,7 @@ export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           summary:
             "Keep the candidates where evicting makes room for the pod's volumes; add the RWOP and attach-slot holders it needs",
           body: wire.ExtenderPreemptionArgs,
-          response: { 200: wire.ExtenderPreemptionResult },
+          response: { 200: wire.ExtenderPreemptionResult, 503: Dropped },
         },
       },
       async (request) =>
@@ -92,14 +147,15 @@ export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           tags: ['scheduler'],
           summary: "Bind the pod's delegated volumes, then the pod, to a node",
           body: wire.ExtenderBindingArgs,
-          response: { 200: wire.ExtenderBindingResult },
+          response: { 200: wire.ExtenderBindingResult, 503: Dropped },
         },
       },
-      async (request) => {
-        const result = await deps.binder.bind(request.body, request.log);
-        if (result.Error) request.verbError = true;
-        return result;
-      },
+      (request, reply) =>
+        inTurn(request, reply, async () => {
+          const result = await deps.binder.bind(request.body, request.log);
+          if (result.Error) request.verbError = true;
+          return result;
+        }),
     );
   };
 }

@@ -1,0 +1,120 @@
+// No work for departed clients and no unbounded backlog: verbs run one at a time in arrival order; one whose client
+// closed the connection is skipped, one that waited past verbDeadlineSeconds is answered 503 uncomputed, and both
+// show in /metrics.
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { VerbDropped, VerbQueue } from '../../src/http/verb-queue.ts';
+import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
+import { node, pod } from '../helpers/objects.ts';
+
+const request = (verb: string, gone = false, arrivedAt = 0) => ({ verb, arrivedAt, gone: () => gone });
+
+describe('VerbQueue', () => {
+  it('runs verbs one at a time in arrival order', async () => {
+    const queue = new VerbQueue({ deadlineMs: 5000 });
+    const ran: number[] = [];
+    const results = await Promise.all([1, 2, 3].map((i) => queue.run(request('filter'), () => ran.push(i))));
+    assert.deepEqual(ran, [1, 2, 3]);
+    assert.deepEqual(results, [1, 2, 3]);
+    assert.equal(queue.depth(), 0);
+  });
+
+  it('skips a verb whose client closed the connection, and runs the one behind it', async () => {
+    const dropped: string[] = [];
+    const queue = new VerbQueue({ deadlineMs: 5000, onDrop: (verb, reason) => dropped.push(`${verb}:${reason}`) });
+    let computed = 0;
+    const gone = queue.run(request('filter', true), () => ++computed);
+    const live = queue.run(request('prioritize'), () => ++computed);
+    await assert.rejects(gone, (err: unknown) => err instanceof VerbDropped && err.reason === 'client_gone');
+    assert.equal(await live, 1);
+    assert.equal(computed, 1);
+    assert.deepEqual(dropped, ['filter:client_gone']);
+  });
+
+  it('answers a verb that waited past its deadline with an error naming the setting, without computing it', async () => {
+    let now = 0;
+    const queue = new VerbQueue({ deadlineMs: 5000, now: () => now });
+    let computed = 0;
+    const late = queue.run(request('filter', false, 0), () => ++computed);
+    const fresh = queue.run(request('filter', false, 5500), () => ++computed);
+    now = 6000; // both waited; only the first past 5 s
+    await assert.rejects(late, /filter: waited 6\.00 s .* past its 5 s deadline \(verbDeadlineSeconds\)/);
+    assert.equal(await fresh, 1);
+    assert.equal(computed, 1);
+  });
+
+  it('starts the next verb while an async one (bind) is still waiting', async () => {
+    const queue = new VerbQueue({ deadlineMs: 5000 });
+    let release = () => {};
+    const bind = queue.run(request('bind'), () => new Promise<string>((r) => (release = () => r('bound'))));
+    assert.equal(await queue.run(request('filter'), () => 'filtered'), 'filtered');
+    release();
+    assert.equal(await bind, 'bound');
+  });
+
+  it('a verb that throws rejects only its own request', async () => {
+    const queue = new VerbQueue({ deadlineMs: 5000 });
+    const bad = queue.run(request('filter'), () => {
+      throw new Error('boom');
+    });
+    const good = queue.run(request('filter'), () => 'ok');
+    await assert.rejects(bad, /boom/);
+    assert.equal(await good, 'ok');
+  });
+});
+
+describe('abandoned requests over real sockets', () => {
+  let t: TestExtender;
+  let port: number;
+  before(async () => {
+    t = await createTestExtender([node('node-a', { zone: 'a' }), node('node-b', { zone: 'b' })]);
+    await t.extender.app.listen({ host: '127.0.0.1', port: 0 });
+    port = (t.extender.app.server.address() as { port: number }).port;
+  });
+  after(() => t.close());
+
+  const open = () =>
+    new Promise<Socket>((resolve, reject) => {
+      const s = connect(port, '127.0.0.1', () => resolve(s));
+      s.on('error', reject);
+    });
+  const httpRequest = (method: string, path: string, body = '') =>
+    `${method} ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  /** One full request on the socket, so the server has accepted it and reads from it. */
+  const roundTrip = (s: Socket, raw: string) =>
+    new Promise<string>((resolve) => {
+      s.once('data', (d) => resolve(d.toString()));
+      s.write(raw);
+    });
+  const metric = async (pattern: RegExp) => {
+    const text = (await t.request.get('/metrics')).text;
+    return Number(pattern.exec(text)?.[1] ?? 0);
+  };
+
+  it('a burst of abandoned filters is skipped: the next real filter waits for at most one of them', async () => {
+    const burst = 40;
+    const body = JSON.stringify({ Pod: pod('p', { uid: 'p' }), Nodes: null, NodeNames: ['node-a', 'node-b'] });
+    const sockets = await Promise.all(Array.from({ length: burst + 1 }, open));
+    for (const s of sockets) assert.match(await roundTrip(s, httpRequest('GET', '/healthz')), /^HTTP\/1.1 200/);
+    const okBefore = await metric(/topology_extender_verb_results_total\{verb="filter",outcome="ok"\} (\d+)/);
+    const real = sockets.pop()!;
+    // kube-scheduler gave up on these: each request is sent and its connection closed at once.
+    for (const s of sockets) s.end(httpRequest('POST', '/scheduler/filter', body));
+    const answer = await roundTrip(real, httpRequest('POST', '/scheduler/filter', body));
+    assert.match(answer, /^HTTP\/1.1 200/);
+    assert.match(answer, /"NodeNames":\["node-a","node-b"\]/);
+    real.destroy();
+    await t.waitFor(() => sockets.every((s) => s.destroyed));
+    const skipped = await metric(/topology_extender_verb_dropped_total\{verb="filter",reason="client_gone"\} (\d+)/);
+    const computed =
+      (await metric(/topology_extender_verb_results_total\{verb="filter",outcome="ok"\} (\d+)/)) - okBefore;
+    // Every abandoned filter is either skipped or (at most one, read before its close was) computed.
+    assert.ok(skipped >= burst - 1, `only ${skipped} of ${burst} abandoned filters were skipped`);
+    assert.ok(computed <= 2, `${computed} filters were computed: the real one and at most one abandoned`);
+  });
+
+  it('exposes the queue depth', async () => {
+    assert.match((await t.request.get('/metrics')).text, /topology_extender_verb_queue_depth 0/);
+  });
+});
