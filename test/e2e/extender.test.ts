@@ -2,6 +2,7 @@
 // One fake cluster and one extender process for the file; every test uses its own pods, claims and volumes.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { accessOf, allows, type PolicyRule, renderChart } from '../helpers/chart.ts';
 import { node, pod, pv, pvc, waitFor } from '../kube/helpers.ts';
 import { type ExtenderProcess, startExtender } from './extender-process.ts';
 import { FakeApiServer, type FakeObject, writeKubeconfig } from './fake-apiserver.ts';
@@ -366,5 +367,25 @@ describe('extender against an API server', () => {
       server.silenceWatches(false);
     }
     await waitFor('ready again', async () => (await readyz()).status === 200);
+  });
+
+  // Last: by now the extender has listed, watched, bound pods and delegated volumes, and retried after a conflict.
+  test("every API request it made is allowed by the chart's RBAC for delegated binding", async () => {
+    const objects = await renderChart(['--set', 'delegateVolumeBinding=true']);
+    const role = objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name.endsWith('-extender')) as unknown as {
+      rules: PolicyRule[];
+    };
+    const needed = new Set(server.requests.map((r) => JSON.stringify(accessOf(r.method, r.path, r.watch))));
+    const denied = [...needed].filter((a) => !allows(role.rules, JSON.parse(a)));
+    assert.deepEqual(denied, []);
+    for (const write of ['create /pods/binding', 'patch /persistentvolumes', 'patch /persistentvolumeclaims']) {
+      assert.ok(
+        [...needed].some((a) => {
+          const { verb, group, resource } = JSON.parse(a);
+          return `${verb} ${group}/${resource}` === write;
+        }),
+        `the scenario exercised ${write}`,
+      );
+    }
   });
 });

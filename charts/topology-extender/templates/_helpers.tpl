@@ -1,0 +1,147 @@
+{{- define "te.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "te.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else if contains (include "te.name" .) .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name (include "te.name" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+
+{{- define "te.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "te.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "te.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{ include "te.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/component: {{ .Values.mode }}
+{{- end }}
+
+{{- define "te.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "te.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "te.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/* The DNS name kube-scheduler uses for the Service, and the certificate's serverName. */}}
+{{- define "te.serviceHost" -}}
+{{- printf "%s.%s.svc" (include "te.fullname" .) .Release.Namespace }}
+{{- end }}
+
+{{/* kube-scheduler's httpTimeout: the configured one, raised to cover a delegated bind's wait for its claims. */}}
+{{- define "te.httpTimeoutSeconds" -}}
+{{- $t := int .Values.schedulerExtender.httpTimeoutSeconds }}
+{{- if .Values.delegateVolumeBinding }}{{ max $t (add (int .Values.extender.bindTimeoutSeconds) 30) }}{{ else }}{{ $t }}{{ end }}
+{{- end }}
+
+{{/* cert-manager issues the certificates (mode extender) when asked to, or when its API is installed. */}}
+{{- define "te.useCertManager" -}}
+{{- if or (eq .Values.tls.provider "cert-manager") (and (eq .Values.tls.provider "auto") (.Capabilities.APIVersions.Has "cert-manager.io/v1")) }}true{{ end }}
+{{- end }}
+
+{{/* The extender entry of a KubeSchedulerConfiguration; `urlPrefix` and `tlsConfig` come from the caller. */}}
+{{- define "te.extenderVerbs" -}}
+filterVerb: filter
+prioritizeVerb: prioritize
+preemptVerb: preempt
+{{- if .Values.delegateVolumeBinding }}
+bindVerb: bind
+{{- end }}
+weight: {{ .Values.schedulerExtender.weight }}
+nodeCacheCapable: true
+httpTimeout: {{ include "te.httpTimeoutSeconds" . }}s
+ignorable: {{ .Values.schedulerExtender.ignorable }}
+{{- end }}
+
+{{/*
+Chart-generated PKI (provider helm), made once per render and kept across upgrades: the CA, serving and client
+certificates already in the cluster are reused, so kube-scheduler's caData and client certificate stay valid.
+Returns YAML with caCert, caKey, cert, key, clientCert, clientKey (PEM).
+*/}}
+{{- define "te.generatedPki" -}}
+{{- if not (hasKey .Values "_generatedPki") }}
+{{- $fullname := include "te.fullname" . }}
+{{- $host := include "te.serviceHost" . }}
+{{- $days := int .Values.tls.validityDays }}
+{{- $caSecret := lookup "v1" "Secret" .Release.Namespace (printf "%s-ca" $fullname) }}
+{{- $tlsSecret := lookup "v1" "Secret" .Release.Namespace (printf "%s-tls" $fullname) }}
+{{- $clientSecret := lookup "v1" "Secret" .Release.Namespace (printf "%s-scheduler-client" $fullname) }}
+{{- $ca := dict }}
+{{- if and $caSecret $caSecret.data }}
+{{- $ca = buildCustomCert (index $caSecret.data "tls.crt") (index $caSecret.data "tls.key") }}
+{{- else }}
+{{- $ca = genCA (printf "%s-ca" $fullname) $days }}
+{{- end }}
+{{- $pki := dict "caCert" $ca.Cert "caKey" $ca.Key }}
+{{- if and $caSecret $tlsSecret $tlsSecret.data }}
+{{- $_ := set $pki "cert" (index $tlsSecret.data "tls.crt" | b64dec) }}
+{{- $_ := set $pki "key" (index $tlsSecret.data "tls.key" | b64dec) }}
+{{- else }}
+{{- $names := list $host (printf "%s.%s" $fullname .Release.Namespace) $fullname (printf "%s.cluster.local" $host) }}
+{{- $cert := genSignedCert $host nil $names $days $ca }}
+{{- $_ := set $pki "cert" $cert.Cert }}
+{{- $_ := set $pki "key" $cert.Key }}
+{{- end }}
+{{- if and $caSecret $clientSecret $clientSecret.data }}
+{{- $_ := set $pki "clientCert" (index $clientSecret.data "tls.crt" | b64dec) }}
+{{- $_ := set $pki "clientKey" (index $clientSecret.data "tls.key" | b64dec) }}
+{{- else }}
+{{- $client := genSignedCert "kube-scheduler" nil nil $days $ca }}
+{{- $_ := set $pki "clientCert" $client.Cert }}
+{{- $_ := set $pki "clientKey" $client.Key }}
+{{- end }}
+{{- $_ := set .Values "_generatedPki" $pki }}
+{{- end }}
+{{- toYaml .Values._generatedPki }}
+{{- end }}
+
+{{- define "te.podScheduling" -}}
+{{- with .Values.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- with .Values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+affinity:
+{{- if .Values.affinity }}
+  {{- toYaml .Values.affinity | nindent 2 }}
+{{- else }}
+  podAntiAffinity:
+    preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 100
+        podAffinityTerm:
+          topologyKey: kubernetes.io/hostname
+          labelSelector:
+            matchLabels:
+              {{- include "te.selectorLabels" . | nindent 14 }}
+{{- end }}
+{{- end }}
+
+{{/* The extender container's settings shared by both modes. */}}
+{{- define "te.extenderArgs" -}}
+- --port={{ .Values.extender.port }}
+- --log-level={{ .Values.extender.logLevel }}
+- --bind-timeout-seconds={{ .Values.extender.bindTimeoutSeconds }}
+{{- range .Values.extender.extraArgs }}
+- {{ . | quote }}
+{{- end }}
+{{- end }}
