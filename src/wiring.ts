@@ -1,22 +1,16 @@
 // Builds one extender from its parts: store ← source, cache and volume plugins ← store, verbs ← framework, app ← verbs.
 // main.ts picks the source and writer (snapshot file or API server); tests pass their own.
 import type { Logger } from 'pino';
-import { NodeInfoCache } from './cache/cache.ts';
-import { newNodeInfo } from './cache/node-info.ts';
-import { Nominator } from './cache/nominator.ts';
-import { podPriority } from './cache/priority.ts';
 import type { Source } from './cluster/source.ts';
 import { ClusterStore } from './cluster/store.ts';
 import type { Node, Pod } from './cluster/types.ts';
 import type { ClusterWriter } from './cluster/writer.ts';
 import type { Settings } from './config.ts';
 import { PodBinder } from './extender/bind.ts';
-import type { ExtenderDeps } from './extender/deps.ts';
-import { Framework } from './framework/runner.ts';
+import { buildExtenderDeps } from './extender/build.ts';
 import { buildApp } from './http/app.ts';
 import { createMetrics } from './http/metrics.ts';
 import { compareCache } from './ops/cache-comparer.ts';
-import { buildVolumePlugins } from './plugins/index.ts';
 
 export const VERSION = '0.1.0';
 
@@ -40,21 +34,18 @@ export async function createExtender(parts: ExtenderParts) {
         'store subscriber failed',
       ),
   });
-  const cache = new NodeInfoCache({ assumedPodTTLms: settings.assumedPodTtlSeconds * 1000, logger });
-  cache.attach(store);
-  const nominator = new Nominator(store);
-  const stopNominator = nominator.attach(store);
-  parts.onStore?.(store);
-  const plugins = buildVolumePlugins({ store, writer, logger }, settings);
-  const extender: ExtenderDeps = {
-    framework: new Framework(plugins, { nominator, priorityOf: (pod) => podPriority(pod, store) }),
+  const {
+    deps: extender,
     cache,
-    nominator,
+    stop: stopNominator,
+  } = buildExtenderDeps({
     store,
     writer,
     logger,
-    nodeInfoForUnknownNode: (node) => newNodeInfo(node),
-  };
+    settings,
+    assumedPodTTLms: settings.assumedPodTtlSeconds * 1000,
+    onStore: parts.onStore,
+  });
   const binder = new PodBinder(extender);
   const list = parts.listFromSource ?? {
     listPods: async () => [...store.list('Pod')],

@@ -71,6 +71,20 @@ export interface PreBindPlugin extends Plugin {
   preBind(state: CycleState, pod: Pod, nodeName: string, signal: AbortSignal): Promise<Status>;
 }
 
+/** Bounds on what an explanation lists per node, so an answer for thousands of nodes stays readable. */
+export interface ExplainLimits {
+  /** PVs listed per claim. */
+  maxVolumes: number;
+}
+
+export interface ExplainPlugin extends Plugin {
+  /**
+   * The detail behind this plugin's verdict on a node, for operators (explain), after preFilter ran on `state`.
+   * Never called by the verbs; undefined when the plugin has nothing to say for this pod.
+   */
+  explain(state: CycleState, pod: Pod, nodeInfo: NodeInfo, limits: ExplainLimits): object | undefined;
+}
+
 /** A plugin implements any subset of the extension points. */
 export type AnyPlugin = Plugin &
   Partial<PreFilterPlugin> &
@@ -78,4 +92,5 @@ export type AnyPlugin = Plugin &
   Partial<FilterPlugin> &
   Partial<ScorePlugin> &
   Partial<ReservePlugin> &
-  Partial<PreBindPlugin>;
+  Partial<PreBindPlugin> &
+  Partial<ExplainPlugin>;

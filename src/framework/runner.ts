@@ -5,6 +5,7 @@ import type { Pod } from '../cluster/types.ts';
 import { CycleState } from './cycle-state.ts';
 import {
   type AnyPlugin,
+  type ExplainLimits,
   type FilterPlugin,
   isSuccess,
   type PreBindPlugin,
@@ -162,6 +163,23 @@ export class Framework {
       out.nodeInfo.addPod(n.pod);
       const s = this.runPreFilterAddPod(out.state, pod, n.pod, out.nodeInfo);
       if (!isSuccess(s)) return s;
+    }
+    return out;
+  }
+
+  /**
+   * What every explaining plugin not skipped by this cycle's preFilter says about a node, by plugin name, with the
+   * pods nominated to it present as runFilterWithNominatedPods sees them (explain; never on the verbs' path).
+   */
+  explainNode(state: CycleState, pod: Pod, nodeInfo: NodeInfo, limits: ExplainLimits): Record<string, object> {
+    const skipped = state.read<Set<string>>(SKIPPED);
+    const added = this.#addNominatedPods(state, pod, nodeInfo);
+    const [s, info] = added && !('code' in added) ? [added.state, added.nodeInfo] : [state, nodeInfo];
+    const out: Record<string, object> = {};
+    for (const plugin of this.plugins) {
+      if (typeof plugin.explain !== 'function' || skipped?.has(plugin.name)) continue;
+      const detail = plugin.explain(s, pod, info, limits);
+      if (detail !== undefined) out[plugin.name] = detail;
     }
     return out;
   }

@@ -11,6 +11,7 @@ import type { Source } from '../cluster/source.ts';
 import type { PodBinder } from '../extender/bind.ts';
 import type { ExtenderDeps } from '../extender/deps.ts';
 import type { Metrics } from './metrics.ts';
+import { analysisRoutes } from './routes/analysis.ts';
 import { healthRoutes } from './routes/health.ts';
 import { opsRoutes } from './routes/ops.ts';
 import { schedulerRoutes } from './routes/scheduler.ts';
@@ -89,6 +90,7 @@ export async function buildApp(deps: AppDeps) {
       tags: [
         { name: 'scheduler', description: 'Extender verbs called by kube-scheduler' },
         { name: 'ops', description: 'Operator views of the cache' },
+        { name: 'analysis', description: 'Explain and what-if: read the cache, never change it' },
         { name: 'health', description: 'Probes and metrics' },
       ],
     },
@@ -101,6 +103,7 @@ export async function buildApp(deps: AppDeps) {
     if (clientCa) protectedRoutes.addHook('onRequest', requireClientCertificate);
     await protectedRoutes.register(schedulerRoutes(deps), { prefix: '/scheduler' });
     await protectedRoutes.register(opsRoutes(deps), { prefix: '/api/v1' });
+    await protectedRoutes.register(analysisRoutes(deps), { prefix: '/api/v1' });
   });
   await app.register(healthRoutes(deps));
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());

@@ -17,11 +17,12 @@
 //   StorageClass changes: a store-fed counter, or the CSINode is replaced). A node without CSINode has no limits:
 //   it needs no record at all.
 import { MutableNodeInfo, type NodeInfo } from '../cache/node-info.ts';
-import { ephemeralClaimName } from '../cache/pod-usage.ts';
+import { ephemeralClaimName, podNamespace } from '../cache/pod-usage.ts';
 import type { ClusterStore } from '../cluster/store.ts';
 import type { CSINode, PersistentVolumeClaim, Pod, Volume } from '../cluster/types.ts';
 import type { CycleState } from '../framework/cycle-state.ts';
 import {
+  type ExplainPlugin,
   type FilterPlugin,
   type PreFilterPlugin,
   SKIP,
@@ -130,7 +131,7 @@ interface NodeRecord {
   volumesGeneration: number;
 }
 
-export class NodeVolumeLimitsPlugin implements PreFilterPlugin, FilterPlugin {
+export class NodeVolumeLimitsPlugin implements PreFilterPlugin, FilterPlugin, ExplainPlugin {
   readonly name = NODE_VOLUME_LIMITS;
   readonly #store: ClusterStore;
   /** Stands in for upstream's random prefix: unbound claims counted by class never collide with real handles. */
@@ -239,6 +240,42 @@ export class NodeVolumeLimitsPlugin implements PreFilterPlugin, FilterPlugin {
     const attached = this.#computeAttached(nodeInfo, csiNode, walk);
     if (attached.error !== undefined) return status('Error', attached.error);
     return limited ? verdict(newVolumes, attached, limits) : SUCCESS;
+  }
+
+  /**
+   * Per driver the node limits and the pod adds a volume to: the limit, the unique volumes attached, how many the pod
+   * adds, and the pods on the node holding the attached ones (`namespace/name`).
+   */
+  explain(_state: CycleState, pod: Pod, nodeInfo: NodeInfo): object | undefined {
+    const node = this.#nodes.get(nodeInfo.name);
+    if (!node || node.limits.size === 0) return undefined;
+    const newVolumes = new Map<string, string>();
+    try {
+      this.#attachableVolumes(pod, node.csiNode, true, newVolumes);
+    } catch {
+      return undefined; // the verdict already carries the error
+    }
+    const attached = this.#computeAttached(nodeInfo, node.csiNode, podsToWalk(nodeInfo));
+    const attachLimits = [];
+    for (const driver of new Set(newVolumes.values())) {
+      const limit = node.limits.get(driver);
+      if (limit === undefined) continue;
+      let adding = 0;
+      for (const [unique, d] of newVolumes) if (d === driver && !attached.volumes.has(unique)) adding++;
+      const heldBy: string[] = [];
+      for (const { pod: other } of nodeInfo.pods.values()) {
+        if (other.metadata.uid === pod.metadata.uid) continue;
+        const own = new Map<string, string>();
+        try {
+          this.#attachableVolumes(other, node.csiNode, false, own);
+        } catch {
+          continue;
+        }
+        if ([...own.values()].includes(driver)) heldBy.push(`${podNamespace(other)}/${other.metadata.name}`);
+      }
+      attachLimits.push({ driver, limit, attached: attached.counts.get(driver) ?? 0, adding, heldBy });
+    }
+    return attachLimits.length > 0 ? { attachLimits } : undefined;
   }
 
   /** The pod's new volumes, or the error every node answers; per node only when in-tree migration is involved. */

@@ -6,6 +6,8 @@ import { parseValue } from '../cluster/quantity.ts';
 import type { CSIStorageCapacity, Node, Pod } from '../cluster/types.ts';
 import type { CycleState } from '../framework/cycle-state.ts';
 import {
+  type ExplainLimits,
+  type ExplainPlugin,
   type FilterPlugin,
   type PreBindPlugin,
   type PreFilterExtensions,
@@ -21,6 +23,7 @@ import type { HeldVolumes, PodVolumes, VolumeBinder } from '../volumes/binder.ts
 import { hasClaims, type PodVolumeClaims } from '../volumes/claims.ts';
 import { ERR_REASON_UNBOUND_IMMEDIATE } from '../volumes/constants.ts';
 import { DecisionCache } from '../volumes/decisions.ts';
+import { explainPodVolumes } from '../volumes/explain.ts';
 import { claimMatchInput, pvCapacity } from '../volumes/pv-matching.ts';
 import type { CapacityScorer, StorageResource } from '../volumes/scorer.ts';
 
@@ -57,7 +60,14 @@ function errorMessage(err: unknown): string {
 }
 
 export class VolumeBindingPlugin
-  implements PreFilterPlugin, PreFilterExtensions, FilterPlugin, ScorePlugin, ReservePlugin, PreBindPlugin
+  implements
+    PreFilterPlugin,
+    PreFilterExtensions,
+    ExplainPlugin,
+    FilterPlugin,
+    ScorePlugin,
+    ReservePlugin,
+    PreBindPlugin
 {
   readonly name = VOLUME_BINDING;
   readonly binder: VolumeBinder;
@@ -308,6 +318,17 @@ export class VolumeBindingPlugin
       expired.push(uid);
     }
     return expired;
+  }
+
+  /** Per claim: its PV, or the PVs considered on this node and why each was refused, and the provisioning verdict. */
+  explain(state: CycleState, pod: Pod, nodeInfo: NodeInfo, limits: ExplainLimits): object | undefined {
+    const data = this.#state(state, pod);
+    if (data.skip || !data.claims || !nodeInfo.node) return undefined;
+    try {
+      return { claims: explainPodVolumes(this.binder, pod, data.claims, nodeInfo.node, data.held, limits.maxVolumes) };
+    } catch {
+      return undefined; // an internal error: the verdict (Error) already says it
+    }
   }
 
   /** Pod UIDs with volumes currently assumed (for tests and the ops API). */

@@ -1,10 +1,12 @@
 // VolumeRestrictions (upstream plugins/volumerestrictions): inline disks that cannot be mounted twice on a node, and
 // ReadWriteOncePod claims already used by a scheduled pod. Both are Unschedulable: evicting the user can fix them.
 import type { NodeInfo } from '../cache/node-info.ts';
+import { podClaimKeys, podNamespace } from '../cache/pod-usage.ts';
 import type { ClusterStore } from '../cluster/store.ts';
 import type { Pod, Volume } from '../cluster/types.ts';
 import type { CycleState } from '../framework/cycle-state.ts';
 import {
+  type ExplainPlugin,
   type FilterPlugin,
   type PreFilterExtensions,
   type PreFilterPlugin,
@@ -84,7 +86,7 @@ function isVolumeConflict(v: Volume, other: Pod): boolean {
   return false;
 }
 
-export class VolumeRestrictionsPlugin implements PreFilterPlugin, PreFilterExtensions, FilterPlugin {
+export class VolumeRestrictionsPlugin implements PreFilterPlugin, PreFilterExtensions, FilterPlugin, ExplainPlugin {
   readonly name = VOLUME_RESTRICTIONS;
   readonly #store: ClusterStore;
   readonly #usage: ClaimUsage;
@@ -157,5 +159,22 @@ export class VolumeRestrictionsPlugin implements PreFilterPlugin, PreFilterExten
       if ((nodeInfo.pvcRefCounts.get(key) ?? 0) > 0) return status('Unschedulable', ERR_REASON_RWOP_CONFLICT);
     }
     return SUCCESS;
+  }
+
+  /** Per ReadWriteOncePod claim of the pod: the other pods holding it (`namespace/name`), cluster-wide or on this node. */
+  explain(state: CycleState, pod: Pod, nodeInfo: NodeInfo): object | undefined {
+    const data = state.read<StateData>(STATE_KEY);
+    if (!data || data.rwopUsers.size === 0) return undefined;
+    const readWriteOncePod = [...data.rwopUsers].map(([claim, users]) => {
+      const holders = new Map<string, string>();
+      for (const uid of users) holders.set(uid, this.#usage.podName(uid) ?? uid);
+      for (const { pod: other } of nodeInfo.pods.values()) {
+        if (podClaimKeys(other).includes(claim))
+          holders.set(other.metadata.uid, `${podNamespace(other)}/${other.metadata.name}`);
+      }
+      holders.delete(pod.metadata.uid);
+      return { claim, heldBy: [...holders.values()].sort() };
+    });
+    return { readWriteOncePod };
   }
 }

@@ -29,13 +29,20 @@ import {
 } from './constants.ts';
 import { pvForNode } from './csi-migration.ts';
 import { NO_MATCHING_TERMS, pvNodeAffinityMatches } from './node-affinity.ts';
-import { checkVolumeProvisions, type DynamicProvision, type ProvisioningSources } from './provisioning.ts';
+import {
+  checkVolumeProvisions,
+  type DynamicProvision,
+  type ProvisioningSources,
+  type ProvisionVerdict,
+} from './provisioning.ts';
 import {
   bindVolumeToClaim,
   type ClaimMatchInput,
   claimKey,
   claimMatchInput,
+  findMatchingVolume,
   isVolumeBoundToClaim,
+  type PVRefusal,
 } from './pv-matching.ts';
 
 export interface BindingInfo {
@@ -62,6 +69,25 @@ export interface FindResult {
   podVolumes: PodVolumes;
   /** Conflict reasons in upstream order; empty when the node fits. */
   reasons: string[];
+}
+
+/**
+ * Told what findPodVolumes decides for each claim on one node, in the order it decides (explain's detail). The filter
+ * passes none; with one, static matching also scans every PV of the claim's class to say why each was passed over.
+ */
+export interface FindExplainer {
+  /** A bound claim: its PV (undefined when missing) and whether the PV's node affinity holds on the node. */
+  bound(pvc: PersistentVolumeClaim, pv: PersistentVolume | undefined, affinityMatches: boolean): void;
+  /** An unbound claim whose provisioning already started for `selectedNode`. */
+  selectedNode(pvc: PersistentVolumeClaim, selectedNode: string): void;
+  /** Static matching of one claim: the PV chosen (the filter's choice) and every PV of the class passed over. */
+  matched(
+    pvc: PersistentVolumeClaim,
+    chosen: PersistentVolume | undefined,
+    refused: [PersistentVolume, PVRefusal][],
+  ): void;
+  /** The provisioning check's verdict on one claim. */
+  provision(verdict: ProvisionVerdict): void;
 }
 
 export interface VolumeBinderOptions {
@@ -216,7 +242,13 @@ export class VolumeBinder implements ProvisioningSources {
   }
 
   /** FindPodVolumes for one node. Throws BinderError for internal errors (never for a verdict). */
-  findPodVolumes(_pod: Pod, claims: PodVolumeClaims, node: Node, held?: HeldVolumes): FindResult {
+  findPodVolumes(
+    _pod: Pod,
+    claims: PodVolumeClaims,
+    node: Node,
+    held?: HeldVolumes,
+    explain?: FindExplainer,
+  ): FindResult {
     let boundVolumesSatisfied = true;
     let boundPVsFound = true;
     let unboundVolumesSatisfied = true;
@@ -237,10 +269,13 @@ export class VolumeBinder implements ProvisioningSources {
       for (const pvc of claims.boundClaims) {
         const pv = this.pvCache.get(pvc.spec.volumeName ?? '');
         if (!pv) {
+          explain?.bound(pvc, undefined, false);
           boundPVsFound = false;
           break;
         }
-        if (!pvNodeAffinityMatches(pvForNode(pv, csiNode), labels)) {
+        const matches = pvNodeAffinityMatches(pvForNode(pv, csiNode), labels);
+        explain?.bound(pvc, pv, matches);
+        if (!matches) {
           boundVolumesSatisfied = false;
           break;
         }
@@ -251,6 +286,7 @@ export class VolumeBinder implements ProvisioningSources {
     const { provisioning, toMatch } = prepareUnbound(claims);
     const toProvision: PersistentVolumeClaim[] = [];
     for (const { pvc, selectedNode } of provisioning) {
+      explain?.selectedNode(pvc, selectedNode);
       if (selectedNode !== node.metadata.name) {
         // Fast path: provisioning already started for another node.
         unboundVolumesSatisfied = false;
@@ -260,7 +296,7 @@ export class VolumeBinder implements ProvisioningSources {
     }
 
     if (toMatch.length > 0) {
-      const { found, bindings, unmatched } = this.#findMatchingVolumes(toMatch, labels, held?.pvs);
+      const { found, bindings, unmatched } = this.#findMatchingVolumes(toMatch, labels, held?.pvs, explain);
       unboundVolumesSatisfied = found;
       podVolumes.staticBindings = bindings;
       toProvision.push(...unmatched);
@@ -268,7 +304,9 @@ export class VolumeBinder implements ProvisioningSources {
     if (toProvision.length > 0) {
       let check: ReturnType<typeof checkVolumeProvisions>;
       try {
-        check = checkVolumeProvisions(toProvision, labels, this, held?.capacity);
+        check = explain
+          ? checkVolumeProvisions(toProvision, labels, this, held?.capacity, (v) => explain.provision(v))
+          : checkVolumeProvisions(toProvision, labels, this, held?.capacity);
       } catch (err) {
         throw new BinderError((err as Error).message);
       }
@@ -284,6 +322,7 @@ export class VolumeBinder implements ProvisioningSources {
     inputs: readonly ClaimMatchInput[],
     labels: Record<string, string> | undefined,
     held: ReadonlySet<string> | undefined,
+    explain?: FindExplainer,
   ): { found: boolean; bindings: BindingInfo[]; unmatched: PersistentVolumeClaim[] } {
     // Only a pod with several claims can choose a PV twice; PVs held for nominated pods are never offered.
     const chosen = inputs.length > 1 || held ? new Set<string>(held) : undefined;
@@ -300,6 +339,18 @@ export class VolumeBinder implements ProvisioningSources {
           throw new BinderError(`error creating internal label selector for claim: ${claimKey(pvc)}: ${err.message}`);
         }
         throw err;
+      }
+      if (explain) {
+        // The same rules over the whole class, in upstream's scan order, only to say why each other PV was passed over.
+        const refused: [PersistentVolume, PVRefusal][] = [];
+        const excluded = chosen ?? NONE_CHOSEN;
+        findMatchingVolume(input, this.pvCache.listByClass(input.className), labels, excluded, (p, why) =>
+          refused.push([
+            p,
+            why === 'ChosenForAnotherClaim' && held?.has(p.metadata.name) ? 'HeldForNominatedPod' : why,
+          ]),
+        );
+        explain.matched(pvc, pv, refused);
       }
       if (!pv) {
         unmatched.push(pvc);

@@ -7,7 +7,7 @@ import { parseValue } from '../cluster/quantity.ts';
 import type { CSIDriver, CSIStorageCapacity, PersistentVolumeClaim, StorageClass } from '../cluster/types.ts';
 import { NOT_SUPPORTED_PROVISIONER } from './constants.ts';
 import { matchTopologySelectorTerms } from './node-affinity.ts';
-import { claimClass, claimKey, claimMatchInput } from './pv-matching.ts';
+import { claimClass, claimKey, claimMatchInput, ignore } from './pv-matching.ts';
 
 export interface DynamicProvision {
   pvc: PersistentVolumeClaim;
@@ -93,15 +93,26 @@ export function hasEnoughCapacity(
   return capacity ? { ok: true, capacity } : { ok: false };
 }
 
+/** How the provisioning check judged one claim on a node (explain's detail). */
+export interface ProvisionVerdict {
+  pvc: PersistentVolumeClaim;
+  storageClass: StorageClass;
+  verdict: 'NoProvisioner' | 'AllowedTopologiesMismatch' | 'InsufficientCapacity' | 'Provisionable';
+  /** The capacity object that admitted the claim, when a capacity check applied and passed. */
+  capacity?: CSIStorageCapacity;
+}
+
 /**
  * checkVolumeProvisions: the first failing claim decides; class problems are errors, not reasons. `taken`: bytes
- * that claims of nominated pods would provision from a capacity object (not free for this pod).
+ * that claims of nominated pods would provision from a capacity object (not free for this pod). `note`, when given,
+ * hears the verdict on each claim judged.
  */
 export function checkVolumeProvisions(
   claims: readonly PersistentVolumeClaim[],
   nodeLabels: Readonly<Record<string, string>> | undefined,
   sources: ProvisioningSources,
   taken?: ReadonlyMap<CSIStorageCapacity, number>,
+  note: (verdict: ProvisionVerdict) => void = ignore,
 ): ProvisionCheck {
   const provisions: DynamicProvision[] = [];
   for (const pvc of claims) {
@@ -111,13 +122,23 @@ export function checkVolumeProvisions(
     if (!sc) throw new ProvisioningError(`failed to find storage class "${className}"`);
     const provisioner = sc.provisioner ?? '';
     if (provisioner === '' || provisioner === NOT_SUPPORTED_PROVISIONER) {
+      note({ pvc, storageClass: sc, verdict: 'NoProvisioner' });
       return { satisfied: false, sufficientStorage: true, provisions: [] };
     }
     if (!matchTopologySelectorTerms(sc.allowedTopologies, nodeLabels)) {
+      note({ pvc, storageClass: sc, verdict: 'AllowedTopologiesMismatch' });
       return { satisfied: false, sufficientStorage: true, provisions: [] };
     }
     const { ok, capacity } = hasEnoughCapacity(provisioner, pvc, sc, nodeLabels, sources, taken);
-    if (!ok) return { satisfied: true, sufficientStorage: false, provisions: [] };
+    if (!ok) {
+      note({ pvc, storageClass: sc, verdict: 'InsufficientCapacity' });
+      return { satisfied: true, sufficientStorage: false, provisions: [] };
+    }
+    note(
+      capacity
+        ? { pvc, storageClass: sc, verdict: 'Provisionable', capacity }
+        : { pvc, storageClass: sc, verdict: 'Provisionable' },
+    );
     provisions.push(capacity ? { pvc, nodeCapacity: capacity } : { pvc });
   }
   return { satisfied: true, sufficientStorage: true, provisions };

@@ -155,38 +155,71 @@ export function claimMatchInput(pvc: PersistentVolumeClaim): ClaimMatchInput {
 }
 
 /**
+ * Why FindMatchingVolume passed over a PV for a claim on a node, one code per check in upstream's order. The first
+ * two are the excluded set: chosen for another claim of the pod, or held back for a pod nominated to a node.
+ */
+export type PVRefusal =
+  | 'ChosenForAnotherClaim'
+  | 'HeldForNominatedPod'
+  | 'ClaimedByAnotherClaim'
+  | 'TooSmall'
+  | 'VolumeModeMismatch'
+  | 'VolumeAttributesClassMismatch'
+  | 'BeingDeleted'
+  | 'PreBoundNodeAffinityMismatch'
+  | 'NotAvailable'
+  | 'SelectorMismatch'
+  | 'StorageClassMismatch'
+  | 'NodeAffinityMismatch'
+  | 'AccessModesMismatch';
+
+/** The default of optional collectors: the hot path pays one call to an empty function, never an allocation. */
+export function ignore(): void {}
+
+/** Told of every PV the scan passes over, with the check that refused it (explain's per-PV detail). */
+export type RefusalCollector = (pv: PersistentVolume, refusal: PVRefusal) => void;
+
+/**
  * FindMatchingVolume in the scheduler path (node set, delayBinding true), over `candidates`: a PV pre-bound to the
  * claim decides alone (it is returned when its affinity holds, otherwise there is no match); else the smallest
  * Available PV that passes every check, the first one winning ties. Throws SelectorError on an invalid claim selector.
+ * `refuse`, when given, hears of every PV skipped and why (the filter's indexed path never passes one).
  */
 export function findMatchingVolume(
   input: ClaimMatchInput,
   candidates: Iterable<PersistentVolume>,
   nodeLabels: Readonly<Record<string, string>> | undefined,
   excluded: ReadonlySet<string>,
+  refuse: RefusalCollector = ignore,
 ): PersistentVolume | undefined {
   const { pvc, request, className } = input;
   const selector = pvc.spec.selector;
   let smallest: PersistentVolume | undefined;
   let smallestQty = 0;
   for (const pv of candidates) {
-    if (excluded.has(pv.metadata.name)) continue;
+    let why: PVRefusal | undefined;
     const boundToClaim = isVolumeBoundToClaim(pv, pvc);
-    if (pv.spec.claimRef && !boundToClaim) continue;
     const qty = pvCapacity(pv);
-    if (qty < request) continue;
-    if (volumeModeMismatches(pvc, pv)) continue;
-    if (volumeAttributesClassMismatches(pvc, pv)) continue;
-    if (pv.metadata.deletionTimestamp) continue;
-    if (boundToClaim) {
+    if (excluded.has(pv.metadata.name)) why = 'ChosenForAnotherClaim';
+    else if (pv.spec.claimRef && !boundToClaim) why = 'ClaimedByAnotherClaim';
+    else if (qty < request) why = 'TooSmall';
+    else if (volumeModeMismatches(pvc, pv)) why = 'VolumeModeMismatch';
+    else if (volumeAttributesClassMismatches(pvc, pv)) why = 'VolumeAttributesClassMismatch';
+    else if (pv.metadata.deletionTimestamp) why = 'BeingDeleted';
+    else if (boundToClaim) {
       // A pre-bound PV (user or earlier assumption) is the only candidate for its claim.
-      return pvNodeAffinityMatches(pv, nodeLabels) ? pv : undefined;
+      if (pvNodeAffinityMatches(pv, nodeLabels)) return pv;
+      refuse(pv, 'PreBoundNodeAffinityMismatch');
+      return undefined;
+    } else if (pv.status?.phase !== 'Available') why = 'NotAvailable';
+    else if (selector && !matchLabelSelector(selector, pv.metadata.labels)) why = 'SelectorMismatch';
+    else if (pvClass(pv) !== className) why = 'StorageClassMismatch';
+    else if (!pvNodeAffinityMatches(pv, nodeLabels)) why = 'NodeAffinityMismatch';
+    else if (!accessModesSatisfied(pvc, pv)) why = 'AccessModesMismatch';
+    if (why !== undefined) {
+      refuse(pv, why);
+      continue;
     }
-    if (pv.status?.phase !== 'Available') continue;
-    if (selector && !matchLabelSelector(selector, pv.metadata.labels)) continue;
-    if (pvClass(pv) !== className) continue;
-    if (!pvNodeAffinityMatches(pv, nodeLabels)) continue;
-    if (!accessModesSatisfied(pvc, pv)) continue;
     if (smallest === undefined || smallestQty > qty) {
       smallest = pv;
       smallestQty = qty;

@@ -1,0 +1,102 @@
+// Analysis routes for operators: explain (why a pod fits each node or not) and, later, what-if placement. They read
+// the same cache and plugins as the verbs and never change them.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { DEFAULT_MAX_VOLUMES, DEFAULT_NODE_LIMIT, explain } from '../../ops/explain.ts';
+import type { AppDeps } from '../app.ts';
+
+const open = { additionalProperties: true } as const;
+
+/** A Pod as kubectl prints it; a uid is not needed (a manifest not created yet has none). */
+const PodObject = Type.Object(
+  {
+    metadata: Type.Object({ name: Type.String({ minLength: 1 }), namespace: Type.Optional(Type.String()) }, open),
+    spec: Type.Optional(Type.Object({}, open)),
+  },
+  { ...open, description: 'The pod as a full object (e.g. `kubectl get pod -o json`, or a manifest)' },
+);
+
+const PodSelection = {
+  pod: Type.Optional(PodObject),
+  namespace: Type.Optional(
+    Type.String({ description: "With name: a pod in the extender's cache (default namespace: default)" }),
+  ),
+  name: Type.Optional(Type.String({ minLength: 1 })),
+};
+
+const ExplainBody = Type.Object(
+  {
+    ...PodSelection,
+    nodes: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), { description: 'Nodes to judge (default: every node in the cache)' }),
+    ),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 0, description: `Nodes listed (default ${DEFAULT_NODE_LIMIT}); the summary covers all` }),
+    ),
+    maxVolumes: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: `Refused PVs listed per claim and node (default ${DEFAULT_MAX_VOLUMES})`,
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    examples: [
+      { namespace: 'default', name: 'db-0', nodes: ['node-a1', 'node-b1'] },
+      { namespace: 'default', name: 'web-0' },
+    ],
+  },
+);
+
+const NodeExplanation = Type.Object({
+  name: Type.String(),
+  verdict: Type.Union([
+    Type.Literal('Fits'),
+    Type.Literal('Unschedulable'),
+    Type.Literal('UnschedulableAndUnresolvable'),
+    Type.Literal('Error'),
+  ]),
+  plugin: Type.Union([Type.String(), Type.Null()], { description: 'The plugin that rejected the node' }),
+  reasons: Type.Array(Type.String(), { description: "Upstream's reason strings, as filter reports them" }),
+  detail: Type.Record(Type.String(), Type.Object({}, open), {
+    description:
+      'Per volume plugin: VolumeBinding.claims (per claim the bound PV, or the PVs refused with why, the PV chosen, ' +
+      'the provisioning verdict with allowedTopologies and the CSIStorageCapacity consulted), ' +
+      'VolumeRestrictions.readWriteOncePod (the pods holding each RWOP claim), ' +
+      'NodeVolumeLimits.attachLimits (per driver: limit, attached, adding, the pods holding the slots)',
+  }),
+});
+
+const ExplainAnswer = Type.Object({
+  pod: Type.String(),
+  summary: Type.String({
+    description:
+      "kube-scheduler's FitError line when no node fits (`0/N nodes are available: ...`), else `M/N nodes are available`",
+  }),
+  feasibleNodes: Type.Integer(),
+  totalNodes: Type.Integer(),
+  nodes: Type.Array(NodeExplanation),
+  nodesOmitted: Type.Integer(),
+});
+
+export function analysisRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    // The answers are built in their final shape; the schemas document them and JSON.stringify writes them.
+    app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+
+    app.post(
+      '/explain',
+      {
+        schema: {
+          tags: ['analysis'],
+          summary:
+            'Why a pod fits each node or not: the FitError line, per node the deciding plugin and the volume detail',
+          body: ExplainBody,
+          response: { 200: ExplainAnswer },
+        },
+      },
+      async (request) => explain(deps.extender, request.body as Parameters<typeof explain>[1]),
+    );
+  };
+}

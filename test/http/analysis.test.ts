@@ -1,0 +1,51 @@
+// The analysis routes over HTTP on the example cluster: explain answers from the cache, refuses bad input with a 4xx
+// naming the problem, and changes nothing.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { after, before, describe, it } from 'node:test';
+import { parse } from 'yaml';
+import type { AnyObject, Pod } from '../../src/cluster/types.ts';
+import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
+
+let t: TestExtender;
+let items: AnyObject[];
+before(async () => {
+  items = parse(await readFile('examples/cluster.yaml', 'utf8')).items;
+  t = await createTestExtender(items, {}, { volumeController: false });
+});
+after(() => t.close());
+
+describe('POST /api/v1/explain', () => {
+  it('a cached pod by namespace/name: the FitError line for the nodes asked about', async () => {
+    const res = await t.request
+      .post('/api/v1/explain')
+      .send({ namespace: 'default', name: 'db-0', nodes: ['node-b1', 'node-b2'] });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.summary, '0/2 nodes are available: 2 node(s) did not have enough free storage.');
+    assert.equal(res.body.nodes[0].plugin, 'VolumeBinding');
+    assert.equal(res.body.nodes[0].detail.VolumeBinding.claims[0].provisioning.verdict, 'InsufficientCapacity');
+  });
+
+  it('a pod sent whole, without a uid (a manifest not created yet)', async () => {
+    const pod = structuredClone(items.find((o) => o.kind === 'Pod' && o.metadata.name === 'web-0')) as Pod;
+    pod.metadata = { name: 'web-9', namespace: 'default' } as Pod['metadata'];
+    const res = await t.request.post('/api/v1/explain').send({ pod });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.pod, 'default/web-9');
+    assert.equal(res.body.totalNodes, 9);
+  });
+
+  it('bad input is a 4xx naming the problem', async () => {
+    const unknown = await t.request.post('/api/v1/explain').send({ name: 'db-0', node: ['x'] });
+    assert.equal(unknown.status, 400);
+    assert.match(unknown.body.message, /additional properties/);
+    const neither = await t.request.post('/api/v1/explain').send({});
+    assert.equal(neither.status, 400);
+    assert.match(neither.body.message, /one of pod/);
+    const missing = await t.request.post('/api/v1/explain').send({ namespace: 'default', name: 'nope' });
+    assert.equal(missing.status, 404);
+    assert.match(missing.body.message, /pod default\/nope is not in the extender's cache/);
+    const badLimit = await t.request.post('/api/v1/explain').send({ name: 'db-0', limit: -1 });
+    assert.equal(badLimit.status, 400);
+  });
+});

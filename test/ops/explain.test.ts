@@ -1,0 +1,354 @@
+// Explain names, per node, the plugin that decided and why; for VolumeBinding, every PV it passed over with the rule
+// of ../shared/spec/volume-binding.md that refused it, the PV it would choose, and the provisioning verdict.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { parseSnapshot } from '../../src/cluster/snapshot/parse.ts';
+import type { AnyObject, PersistentVolume, PersistentVolumeClaim } from '../../src/cluster/types.ts';
+import { filter } from '../../src/extender/filter.ts';
+import { explain, type NodeExplanation } from '../../src/ops/explain.ts';
+import { VOLUME_BINDING, type VolumeBindingPlugin } from '../../src/plugins/index.ts';
+import type { ClaimExplanation } from '../../src/volumes/explain.ts';
+import { bindVolumeToClaim } from '../../src/volumes/pv-matching.ts';
+import { claim, localPV, node, pod, storageClass } from '../helpers/objects.ts';
+import { cluster } from './helpers.ts';
+
+function claims(n: NodeExplanation): ClaimExplanation[] {
+  return (n.detail.VolumeBinding as { claims: ClaimExplanation[] }).claims;
+}
+
+function pv(name: string, change: (pv: PersistentVolume) => void = () => {}): PersistentVolume {
+  const out = structuredClone(localPV(name, 'n1'));
+  change(out);
+  return out;
+}
+
+describe('explain: static matching, one refusal per rule', () => {
+  const objects: AnyObject[] = [
+    node('n1', { zone: 'z1' }),
+    node('n2', { zone: 'z1' }),
+    storageClass('local'),
+    claim('data', { size: '5Gi' }),
+    claim('other', { size: '5Gi' }),
+    pv('pv-claimed', (p) => {
+      p.spec.claimRef = { namespace: 'default', name: 'someone-else', uid: 'u1' };
+      p.status = { phase: 'Bound' };
+    }),
+    pv('pv-held', () => {}),
+    pv('pv-small', (p) => {
+      p.spec.capacity = { storage: '1Gi' };
+    }),
+    pv('pv-block', (p) => {
+      p.spec.volumeMode = 'Block';
+    }),
+    pv('pv-gold', (p) => {
+      p.spec.volumeAttributesClassName = 'gold';
+    }),
+    pv('pv-deleting', (p) => {
+      p.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+    }),
+    pv('pv-released', (p) => {
+      p.status = { phase: 'Released' };
+    }),
+    localPV('pv-elsewhere', 'n2'),
+    pv('pv-rox', (p) => {
+      p.spec.accessModes = ['ReadOnlyMany'];
+    }),
+    pv('pv-big', (p) => {
+      p.spec.capacity = { storage: '20Gi' };
+    }),
+    pv('pv-fit', (p) => {
+      p.spec.capacity = { storage: '10Gi' };
+    }),
+    pod('app', { claims: ['data'] }),
+  ];
+
+  it('lists every PV passed over with its rule, and the PV the filter would choose', () => {
+    const { deps } = cluster(objects);
+    // Another pod's bind in flight holds pv-held back for claim "other".
+    const binding = deps.framework.plugins.find((p) => p.name === VOLUME_BINDING) as VolumeBindingPlugin;
+    const other = deps.store.get('PersistentVolumeClaim', 'default/other') as PersistentVolumeClaim;
+    binding.binder.pvCache.assume(bindVolumeToClaim(binding.binder.pvCache.get('pv-held')!, other).pv);
+
+    const answer = explain(deps, { namespace: 'default', name: 'app', nodes: ['n1'], maxVolumes: 50 });
+    const [n1] = answer.nodes;
+    assert.equal(n1.verdict, 'Fits');
+    const [c] = claims(n1);
+    assert.equal(c.claim, 'default/data');
+    assert.equal(c.chosenVolume, 'pv-fit');
+    const refused = Object.fromEntries((c.refusedVolumes ?? []).map((r) => [r.name, r.refusal]));
+    assert.deepEqual(refused, {
+      'pv-claimed': 'ClaimedByAnotherClaim',
+      'pv-held': 'ClaimedByAnotherClaim',
+      'pv-small': 'TooSmall',
+      'pv-block': 'VolumeModeMismatch',
+      'pv-gold': 'VolumeAttributesClassMismatch',
+      'pv-deleting': 'BeingDeleted',
+      'pv-released': 'NotAvailable',
+      'pv-elsewhere': 'NodeAffinityMismatch',
+      'pv-rox': 'AccessModesMismatch',
+    });
+    const messages = Object.fromEntries((c.refusedVolumes ?? []).map((r) => [r.name, r.message]));
+    assert.equal(messages['pv-claimed'], 'claimed by default/someone-else');
+    assert.equal(messages['pv-held'], 'held back for claim default/other by a bind in flight');
+    assert.equal(messages['pv-small'], 'capacity 1Gi is less than the 5Gi requested');
+  });
+
+  it('caps the PVs listed per claim and counts the rest', () => {
+    const { deps } = cluster(objects);
+    const [c] = claims(explain(deps, { namespace: 'default', name: 'app', nodes: ['n1'], maxVolumes: 3 }).nodes[0]);
+    assert.equal(c.refusedVolumes?.length, 3);
+    assert.equal(c.refusedVolumesOmitted, 5);
+  });
+
+  it("a claim selector the PV's labels do not match", () => {
+    const selective = claim('picky');
+    selective.spec.selector = { matchLabels: { tier: 'gold' } };
+    const { deps } = cluster([
+      node('n1'),
+      storageClass('local'),
+      selective,
+      localPV('plain', 'n1'),
+      pod('p', { claims: ['picky'] }),
+    ]);
+    const [n1] = explain(deps, { namespace: 'default', name: 'p' }).nodes;
+    assert.equal(n1.verdict, 'UnschedulableAndUnresolvable');
+    assert.equal(n1.plugin, 'VolumeBinding');
+    assert.deepEqual(n1.reasons, ["node(s) didn't find available persistent volumes to bind"]);
+    assert.deepEqual(
+      claims(n1)[0].refusedVolumes?.map((r) => r.refusal),
+      ['SelectorMismatch'],
+    );
+  });
+
+  it('a PV pre-bound to the claim decides alone: its node affinity fails on another node', () => {
+    const mine = claim('mine');
+    const prebound = localPV('pv-mine', 'n1');
+    prebound.spec.claimRef = { namespace: 'default', name: 'mine' };
+    const { deps } = cluster([
+      node('n1'),
+      node('n2'),
+      storageClass('local'),
+      mine,
+      prebound,
+      pod('p', { claims: ['mine'] }),
+    ]);
+    const byName = Object.fromEntries(explain(deps, { namespace: 'default', name: 'p' }).nodes.map((n) => [n.name, n]));
+    assert.equal(claims(byName.n1)[0].chosenVolume, 'pv-mine');
+    assert.deepEqual(
+      claims(byName.n2)[0].refusedVolumes?.map((r) => r.refusal),
+      ['PreBoundNodeAffinityMismatch'],
+    );
+  });
+
+  it('a PV chosen for another claim of the same pod is not offered twice', () => {
+    const { deps } = cluster([
+      node('n1'),
+      storageClass('local'),
+      claim('a'),
+      claim('b'),
+      localPV('only', 'n1'),
+      pod('p', { claims: ['a', 'b'] }),
+    ]);
+    const [n1] = explain(deps, { namespace: 'default', name: 'p' }).nodes;
+    const [a, b] = claims(n1);
+    assert.equal(a.chosenVolume, 'only');
+    assert.deepEqual(
+      b.refusedVolumes?.map((r) => r.refusal),
+      ['ChosenForAnotherClaim'],
+    );
+  });
+});
+
+describe('explain: bound claims', () => {
+  it("a bound claim's PV whose node affinity fails; one that does not exist fails VolumeZone's preFilter", () => {
+    const boundHere = claim('here', { volumeName: 'pv-n1' });
+    const missing = claim('gone', { volumeName: 'pv-gone' });
+    const { deps } = cluster([
+      node('n1'),
+      node('n2'),
+      storageClass('local'),
+      boundHere,
+      missing,
+      localPV('pv-n1', 'n1'),
+      pod('p', { claims: ['here'] }),
+      pod('q', { claims: ['gone'] }),
+    ]);
+    const p = Object.fromEntries(explain(deps, { namespace: 'default', name: 'p' }).nodes.map((n) => [n.name, n]));
+    assert.deepEqual(claims(p.n1)[0].volume, { name: 'pv-n1', found: true, nodeAffinityMatches: true });
+    assert.deepEqual(claims(p.n2)[0].volume, { name: 'pv-n1', found: true, nodeAffinityMatches: false });
+    assert.deepEqual(p.n2.reasons, ["node(s) didn't match PersistentVolume's node affinity"]);
+    // preFilter rejected the pod: its message alone, as upstream's FitError, and no per-node detail.
+    const q = explain(deps, { namespace: 'default', name: 'q' });
+    assert.equal(q.summary, '0/2 nodes are available: persistentvolume "pv-gone" not found.');
+    assert.deepEqual(
+      q.nodes.map((n) => [n.plugin, n.verdict, n.detail]),
+      [
+        ['VolumeZone', 'UnschedulableAndUnresolvable', {}],
+        ['VolumeZone', 'UnschedulableAndUnresolvable', {}],
+      ],
+    );
+  });
+});
+
+describe('explain: provisioning', () => {
+  it('no provisioner, allowedTopologies, capacity: the class verdict and the CSIStorageCapacity consulted', () => {
+    const dyn = storageClass('dyn', { provisioner: 'disk.csi.example.com' });
+    dyn.allowedTopologies = [{ matchLabelExpressions: [{ key: 'topology.kubernetes.io/zone', values: ['z1', 'z2'] }] }];
+    const objects: AnyObject[] = [
+      node('n1', { zone: 'z1' }),
+      node('n2', { zone: 'z2' }),
+      node('n3', { zone: 'z3' }),
+      storageClass('local'),
+      dyn,
+      {
+        kind: 'CSIDriver',
+        metadata: { name: 'disk.csi.example.com', uid: 'd', resourceVersion: '1' },
+        spec: { storageCapacity: true },
+      },
+      ...['z1', 'z2'].map((z, i) => ({
+        kind: 'CSIStorageCapacity' as const,
+        metadata: { name: `cap-${z}`, namespace: 'kube-system', uid: `c${i}`, resourceVersion: '1' },
+        storageClassName: 'dyn',
+        nodeTopology: { matchLabels: { 'topology.kubernetes.io/zone': z } },
+        capacity: z === 'z1' ? '100Gi' : '1Gi',
+      })),
+      claim('fast', { className: 'dyn', size: '10Gi' }),
+      claim('static', { className: 'local' }),
+      pod('p', { claims: ['fast'] }),
+      pod('s', { claims: ['static'] }),
+    ];
+    const { deps } = cluster(objects);
+    const answer = explain(deps, { namespace: 'default', name: 'p' });
+    const by = Object.fromEntries(answer.nodes.map((n) => [n.name, claims(n)[0].provisioning]));
+    assert.equal(by.n1?.verdict, 'Provisionable');
+    assert.equal(by.n1?.allowedTopologies, true);
+    assert.deepEqual(by.n1?.capacity, {
+      namespace: 'kube-system',
+      name: 'cap-z1',
+      capacity: '100Gi',
+      maximumVolumeSize: null,
+    });
+    assert.equal(by.n2?.verdict, 'InsufficientCapacity');
+    assert.deepEqual(
+      by.n2?.capacitiesReachingNode?.map((c) => [c.name, c.capacity]),
+      [['cap-z2', '1Gi']],
+    );
+    assert.equal(by.n3?.verdict, 'AllowedTopologiesMismatch');
+    assert.equal(by.n3?.allowedTopologies, false);
+    assert.equal(
+      explain(deps, { namespace: 'default', name: 'p', nodes: ['n2', 'n3'] }).summary,
+      "0/2 nodes are available: 1 node(s) did not have enough free storage, 1 node(s) didn't find available persistent volumes to bind.",
+    );
+    // A class without a provisioner cannot provision the claim no static PV satisfied.
+    const [s1] = explain(deps, { namespace: 'default', name: 's', nodes: ['n1'] }).nodes;
+    assert.equal(claims(s1)[0].provisioning?.verdict, 'NoProvisioner');
+    assert.equal(claims(s1)[0].provisioning?.storageClass, 'local');
+  });
+});
+
+describe('explain: neighbouring volume plugins', () => {
+  it('ReadWriteOncePod: the pod holding the claim', () => {
+    const rwop = claim('exclusive', { volumeName: 'pv-x' });
+    rwop.spec.accessModes = ['ReadWriteOncePod'];
+    const pvx = localPV('pv-x', 'n1');
+    pvx.spec.accessModes = ['ReadWriteOncePod'];
+    const { deps } = cluster([
+      node('n1'),
+      storageClass('local'),
+      rwop,
+      pvx,
+      pod('holder', { claims: ['exclusive'], nodeName: 'n1' }),
+      pod('p', { claims: ['exclusive'] }),
+    ]);
+    const [n1] = explain(deps, { namespace: 'default', name: 'p' }).nodes;
+    assert.equal(n1.plugin, 'VolumeRestrictions');
+    assert.equal(n1.verdict, 'Unschedulable');
+    assert.deepEqual(n1.detail.VolumeRestrictions, {
+      readWriteOncePod: [{ claim: 'default/exclusive', heldBy: ['default/holder'] }],
+    });
+  });
+
+  it('attach limits: the count, the limit and the pods holding the slots', () => {
+    const driver = 'disk.csi.example.com';
+    const csiClass = storageClass('csi', { provisioner: driver });
+    const csiPV = (name: string): PersistentVolume => ({
+      kind: 'PersistentVolume',
+      metadata: { name, uid: name, resourceVersion: '1' },
+      spec: {
+        capacity: { storage: '5Gi' },
+        accessModes: ['ReadWriteOnce'],
+        storageClassName: 'csi',
+        csi: { driver, volumeHandle: name },
+      },
+      status: { phase: 'Bound' },
+    });
+    const { deps } = cluster([
+      node('n1'),
+      {
+        kind: 'CSINode',
+        metadata: { name: 'n1', uid: 'cn1', resourceVersion: '1' },
+        spec: { drivers: [{ name: driver, nodeID: 'n1', allocatable: { count: 1 } }] },
+      },
+      csiClass,
+      csiPV('vol-a'),
+      csiPV('vol-b'),
+      claim('a', { className: 'csi', volumeName: 'vol-a' }),
+      claim('b', { className: 'csi', volumeName: 'vol-b' }),
+      pod('holder', { claims: ['a'], nodeName: 'n1' }),
+      pod('p', { claims: ['b'] }),
+    ]);
+    const [n1] = explain(deps, { namespace: 'default', name: 'p' }).nodes;
+    assert.equal(n1.plugin, 'NodeVolumeLimits');
+    assert.deepEqual(n1.reasons, ['node(s) exceed max volume count']);
+    assert.deepEqual(n1.detail.NodeVolumeLimits, {
+      attachLimits: [{ driver, limit: 1, attached: 1, adding: 1, heldBy: ['default/holder'] }],
+    });
+  });
+});
+
+describe('explain on the example cluster', () => {
+  const parsed = parseSnapshot(readFileSync('examples/cluster.yaml', 'utf8'), 'examples/cluster.yaml');
+  const objects = [...parsed.objects.values()].flat();
+
+  it("db-0: zone eu-west-1b's capacity is too small, and the summary is kube-scheduler's line", () => {
+    const { deps } = cluster(objects);
+    const answer = explain(deps, { namespace: 'default', name: 'db-0', nodes: ['node-b1', 'node-b2', 'node-b3'] });
+    assert.equal(answer.summary, '0/3 nodes are available: 3 node(s) did not have enough free storage.');
+    for (const n of answer.nodes) {
+      const p = claims(n)[0].provisioning;
+      assert.equal(p?.verdict, 'InsufficientCapacity');
+      assert.deepEqual(
+        p?.capacitiesReachingNode?.map((c) => c.name),
+        ['csisc-fast-ssd-eu-west-1b'],
+      );
+    }
+    const all = explain(deps, { namespace: 'default', name: 'db-0' });
+    assert.equal(all.summary, '6/9 nodes are available');
+    const verdicts = filter(
+      { Pod: deps.store.get('Pod', 'default/db-0') as never, Nodes: null, NodeNames: deps.cache.nodeNames() },
+      deps,
+    );
+    assert.deepEqual(
+      all.nodes.filter((n) => n.verdict === 'Fits').map((n) => n.name),
+      verdicts.NodeNames,
+    );
+  });
+
+  it('a pod neither sent nor in the cache is a 404-style error naming it', () => {
+    const { deps } = cluster(objects);
+    assert.throws(
+      () => explain(deps, { namespace: 'default', name: 'nope' }),
+      /pod default\/nope is not in the extender's cache/,
+    );
+    assert.throws(() => explain(deps, {}), /one of pod/);
+  });
+
+  it('limit lists the first nodes and counts the others; the summary still covers all', () => {
+    const { deps } = cluster(objects);
+    const answer = explain(deps, { namespace: 'default', name: 'db-0', limit: 2 });
+    assert.equal(answer.nodes.length, 2);
+    assert.equal(answer.nodesOmitted, 7);
+    assert.equal(answer.totalNodes, 9);
+  });
+});
