@@ -282,7 +282,7 @@ for (const file of ['(defaults)', ...valueSets]) {
 }
 
 describe('mode extender: certificates and NOTES.txt', () => {
-  it('issues the certificates with cert-manager when its API is installed (tls.provider auto)', async () => {
+  it('issues the certificates with cert-manager exactly when its API is installed (tls.provider auto)', async () => {
     const objects = await renderChart(['--set', 'mode=extender', '--api-versions', 'cert-manager.io/v1']);
     assert.deepEqual(
       find(objects, 'Certificate')
@@ -291,6 +291,9 @@ describe('mode extender: certificates and NOTES.txt', () => {
       ['rel-topology-extender-ca', 'rel-topology-extender-scheduler-client', 'rel-topology-extender-tls'],
     );
     assert.equal(find(objects, 'Secret').length, 0);
+    const without = await renderChart(['--set', 'mode=extender']);
+    assert.equal(find(without, 'Certificate').length, 0, 'no cert-manager API: the chart makes them');
+    assert.equal(find(without, 'Secret', '-tls').length, 1);
   });
 
   it('generates them in the chart otherwise, and NOTES.txt prints the extender entry with that caData and serverName', async () => {

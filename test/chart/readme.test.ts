@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { helm, parseObjects } from '../helpers/chart.ts';
+import { grants, helm, type PolicyRule, parseObjects, renderChart } from '../helpers/chart.ts';
 
 const readme = readFileSync('README.md', 'utf8');
 const commands = [...readme.matchAll(/^helm (install|upgrade|get|uninstall) .*$/gm)].map((m) => m[0]);
@@ -34,4 +34,14 @@ describe('README Helm commands', () => {
       assert.match(out.info.notes, /topology-scheduler|extenders:/);
     });
   }
+
+  it("documents in its RBAC section the same grants as the chart's ClusterRole for delegated binding", async () => {
+    const section = readme.slice(readme.indexOf('### RBAC'));
+    const yaml = section.slice(section.indexOf('```yaml') + 7, section.indexOf('```', section.indexOf('```yaml') + 7));
+    const documented = parseObjects(yaml).find((o) => o.kind === 'ClusterRole') as unknown as { rules: PolicyRule[] };
+    const chart = (await renderChart(['--set', 'delegateVolumeBinding=true'])).find(
+      (o) => o.kind === 'ClusterRole' && o.metadata.name.endsWith('-extender'),
+    ) as unknown as { rules: PolicyRule[] };
+    assert.deepEqual(grants(documented.rules), grants(chart.rules));
+  });
 });

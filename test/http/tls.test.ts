@@ -1,7 +1,7 @@
 // HTTPS as kube-scheduler uses it: tlsConfig.caData/serverName to trust us, certFile/keyFile as its client
 // certificate when --client-ca-file is set, HTTP/2 negotiated by ALPN, and certificates rotated under a running server.
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http2 from 'node:http2';
 import https from 'node:https';
@@ -137,9 +137,9 @@ describe('HTTP/2', () => {
 });
 
 /** The common name of the certificate the server presents to a new connection. */
-function servedCommonName(): Promise<string> {
+function servedCommonName(at = port): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = tlsConnect({ host: '127.0.0.1', port, servername: 'localhost', ca: ca.pem }, () => {
+    const socket = tlsConnect({ host: '127.0.0.1', port: at, servername: 'localhost', ca: ca.pem }, () => {
       const cn = socket.getPeerCertificate().subject.CN;
       socket.end();
       resolve(String(cn));
@@ -148,10 +148,10 @@ function servedCommonName(): Promise<string> {
   });
 }
 
-async function waitForCommonName(expected: string): Promise<void> {
+async function waitForCommonName(expected: string, at = port): Promise<void> {
   // Bounds a hang only: the server polls the files about once a second.
   for (let i = 0; i < 300; i++) {
-    if ((await servedCommonName()) === expected) return;
+    if ((await servedCommonName(at)) === expected) return;
     await new Promise((r) => setTimeout(r, 100));
   }
   assert.fail(`the server never presented the certificate ${expected}`);
@@ -168,6 +168,38 @@ describe('certificate rotation', () => {
     await waitForCommonName('rotated');
     const res = await https1('POST', '/scheduler/filter', schedulerCert);
     assert.equal(res.status, 200);
+  });
+});
+
+describe('certificate rotation in a mounted Secret', () => {
+  it('picks up a Secret update, which kubelet makes by swapping the ..data symlink, without a restart', async () => {
+    // kubelet's layout: tls.crt -> ..data/tls.crt, ..data -> ..<timestamp>/; an update writes a new timestamped
+    // directory and renames a new ..data link over the old one, so the files themselves never change in place.
+    const mount = await mkdtemp(join(tmpdir(), 'tls-secret-'));
+    const version = (n: number, pem: Pem) => {
+      mkdirSync(join(mount, `..v${n}`));
+      writeFileSync(join(mount, `..v${n}`, 'tls.crt'), pem.cert);
+      writeFileSync(join(mount, `..v${n}`, 'tls.key'), pem.key);
+      symlinkSync(`..v${n}`, join(mount, `..data_tmp`));
+      renameSync(join(mount, '..data_tmp'), join(mount, '..data'));
+    };
+    version(1, ca.server('secret-v1'));
+    symlinkSync('..data/tls.crt', join(mount, 'tls.crt'));
+    symlinkSync('..data/tls.key', join(mount, 'tls.key'));
+    const mounted = await createTestExtender([], {
+      tlsCertFile: join(mount, 'tls.crt'),
+      tlsKeyFile: join(mount, 'tls.key'),
+    });
+    try {
+      await mounted.extender.app.listen({ host: '127.0.0.1', port: 0 });
+      const mountedPort = (mounted.extender.app.server.address() as { port: number }).port;
+      assert.equal(await servedCommonName(mountedPort), 'secret-v1');
+      version(2, ca.server('secret-v2'));
+      await waitForCommonName('secret-v2', mountedPort);
+    } finally {
+      await mounted.close();
+      await rm(mount, { recursive: true, force: true });
+    }
   });
 });
 
