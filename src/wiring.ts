@@ -37,7 +37,7 @@ export async function createExtender(parts: ExtenderParts) {
   const {
     deps: extender,
     cache,
-    stop: stopNominator,
+    stop: closeSchedulingState,
   } = buildExtenderDeps({
     store,
     writer,
@@ -95,7 +95,7 @@ export async function createExtender(parts: ExtenderParts) {
       await binder.close();
       await app.close();
       await source.stop();
-      stopNominator();
+      closeSchedulingState();
     },
   };
 }

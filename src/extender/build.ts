@@ -2,11 +2,11 @@
 // store. The extender builds one over the store its source fills; analysis builds private ones over copies.
 import { NodeInfoCache } from '../cache/cache.ts';
 import { newNodeInfo } from '../cache/node-info.ts';
-import { Nominator } from '../cache/nominator.ts';
 import { podPriority } from '../cache/priority.ts';
 import type { ClusterStore } from '../cluster/store.ts';
 import type { ClusterWriter } from '../cluster/writer.ts';
 import { Framework } from '../framework/runner.ts';
+import { SchedulingState } from '../framework/scheduling-state.ts';
 import type { Log } from '../log.ts';
 import { buildVolumePlugins, type VolumePluginsSettings } from '../plugins/index.ts';
 import type { ExtenderDeps } from './deps.ts';
@@ -17,11 +17,15 @@ export interface ExtenderDepsParts {
   logger: Log;
   settings: VolumePluginsSettings;
   assumedPodTTLms: number;
-  /** Called with the store after the cache and nominator subscribe, before the plugins do. */
+  /** Called with the store after the cache subscribes, before the scheduling state and the plugins do. */
   onStore?: (store: ClusterStore) => void;
 }
 
-/** Builds the dependencies and subscribes them to the store; `stop` unsubscribes the nominator. */
+/**
+ * Builds the dependencies and subscribes them to the store. What outlives a scheduling cycle (nominations, binding
+ * decisions, bind reservations, claim usage) lives in one SchedulingState; `stop` closes it and with it every store
+ * subscription of the nominator and the plugins.
+ */
 export function buildExtenderDeps(parts: ExtenderDepsParts): {
   deps: ExtenderDeps;
   cache: NodeInfoCache;
@@ -30,10 +34,10 @@ export function buildExtenderDeps(parts: ExtenderDepsParts): {
   const { store, writer, logger } = parts;
   const cache = new NodeInfoCache({ assumedPodTTLms: parts.assumedPodTTLms, logger });
   cache.attach(store);
-  const nominator = new Nominator(store);
-  const stop = nominator.attach(store);
   parts.onStore?.(store);
-  const plugins = buildVolumePlugins({ store, writer, logger }, parts.settings);
+  const state = new SchedulingState(store);
+  const plugins = buildVolumePlugins({ store, writer, logger, state }, parts.settings);
+  const { nominator } = state;
   const deps: ExtenderDeps = {
     framework: new Framework(plugins, { nominator, priorityOf: (pod) => podPriority(pod, store) }),
     cache,
@@ -43,5 +47,5 @@ export function buildExtenderDeps(parts: ExtenderDepsParts): {
     logger,
     nodeInfoForUnknownNode: (node) => newNodeInfo(node),
   };
-  return { deps, cache, stop };
+  return { deps, cache, stop: () => state.close() };
 }

@@ -4,9 +4,9 @@ import type { ClusterStore } from '../cluster/store.ts';
 import type { ClusterWriter } from '../cluster/writer.ts';
 import { defaultSettings, type Settings } from '../config.ts';
 import type { AnyPlugin } from '../framework/interfaces.ts';
+import { SchedulingState } from '../framework/scheduling-state.ts';
 import type { Log } from '../log.ts';
 import { VolumeBinder } from '../volumes/binder.ts';
-import { ClaimUsage } from '../volumes/claim-usage.ts';
 import { buildCapacityScorer } from '../volumes/scorer.ts';
 import { NodeVolumeLimitsPlugin } from './node-volume-limits.ts';
 import { VolumeBindingPlugin } from './volume-binding.ts';
@@ -26,6 +26,8 @@ export interface VolumePluginsDeps {
   writer: ClusterWriter;
   logger?: Log;
   now?: () => number;
+  /** Cross-cycle state and the store subscriptions to close on shutdown; default: a private one (tests). */
+  state?: SchedulingState;
 }
 
 export function buildVolumePlugins(
@@ -33,11 +35,16 @@ export function buildVolumePlugins(
   settings: VolumePluginsSettings = defaultSettings(),
 ): AnyPlugin[] {
   const enabled = (name: Settings['disabledPlugins'][number]) => !settings.disabledPlugins.includes(name);
+  const state = deps.state ?? new SchedulingState(deps.store);
   const plugins: AnyPlugin[] = [];
   if (enabled('volume-restrictions')) {
-    plugins.push(new VolumeRestrictionsPlugin(deps.store, new ClaimUsage(deps.store)));
+    plugins.push(new VolumeRestrictionsPlugin(deps.store, state.claimUsage));
   }
-  if (enabled('node-volume-limits')) plugins.push(new NodeVolumeLimitsPlugin(deps.store));
+  if (enabled('node-volume-limits')) {
+    const limits = new NodeVolumeLimitsPlugin(deps.store);
+    state.onClose(() => limits.close());
+    plugins.push(limits);
+  }
   if (enabled('volume-binding')) {
     const binder = new VolumeBinder({
       store: deps.store,
@@ -45,7 +52,9 @@ export function buildVolumePlugins(
       logger: deps.logger,
       bindTimeoutSeconds: settings.bindTimeoutSeconds,
     });
-    plugins.push(new VolumeBindingPlugin(binder, buildCapacityScorer(settings.storageScoringShape), deps.now));
+    state.onClose(() => binder.close());
+    const scorer = buildCapacityScorer(settings.storageScoringShape);
+    plugins.push(new VolumeBindingPlugin(binder, scorer, deps.now, state));
   }
   if (enabled('volume-zone')) plugins.push(new VolumeZonePlugin(deps.store));
   return plugins;

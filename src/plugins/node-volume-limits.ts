@@ -140,20 +140,28 @@ export class NodeVolumeLimitsPlugin implements PreFilterPlugin, FilterPlugin, Ex
   #volumesGeneration = 0;
   /** Node name → its CSINode record; nodes without a CSINode have no limits. */
   readonly #nodes = new Map<string, NodeRecord>();
+  readonly #unsubscribe: (() => void)[] = [];
 
   constructor(store: ClusterStore) {
     this.#store = store;
     const bump = () => {
       this.#volumesGeneration++;
     };
-    store.on('PersistentVolume', bump);
-    store.on('PersistentVolumeClaim', bump);
-    store.on('StorageClass', bump);
     for (const c of store.list('CSINode')) this.#setCSINode(c);
-    store.on('CSINode', (e) => {
-      if (e.type === 'delete') this.#nodes.delete(e.obj.metadata.name);
-      else this.#setCSINode(e.obj);
-    });
+    this.#unsubscribe.push(
+      store.on('PersistentVolume', bump),
+      store.on('PersistentVolumeClaim', bump),
+      store.on('StorageClass', bump),
+      store.on('CSINode', (e) => {
+        if (e.type === 'delete') this.#nodes.delete(e.obj.metadata.name);
+        else this.#setCSINode(e.obj);
+      }),
+    );
+  }
+
+  /** Stops following the store (the scheduling state closes it on shutdown). */
+  close(): void {
+    for (const off of this.#unsubscribe.splice(0)) off();
   }
 
   #setCSINode(csiNode: CSINode): void {

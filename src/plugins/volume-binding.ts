@@ -25,26 +25,11 @@ import { ERR_REASON_UNBOUND_IMMEDIATE } from '../volumes/constants.ts';
 import { DecisionCache } from '../volumes/decisions.ts';
 import { explainPodVolumes } from '../volumes/explain.ts';
 import { claimMatchInput, pvCapacity } from '../volumes/pv-matching.ts';
+import { type Reservation, VolumeReservations } from '../volumes/reservations.ts';
 import type { CapacityScorer, StorageResource } from '../volumes/scorer.ts';
 
 export const VOLUME_BINDING = 'VolumeBinding';
 const STATE_KEY = 'PreFilter/VolumeBinding';
-
-/** A pod's assumed volumes for one node, shared by overlapping binds of the same pod UID. */
-interface Reservation {
-  podUID: string;
-  nodeName: string;
-  allBound: boolean;
-  assumed: PodVolumes;
-  /** Cycles currently holding it; the assumption is reverted when the last one lets go without binding. */
-  holders: number;
-  binding?: Promise<void>;
-  /** Settled binding (success or failure): nothing is waiting on it any more. */
-  settled: boolean;
-  bound: boolean;
-  /** When reserve assumed the volumes (ms, from `now`). */
-  reservedAt: number;
-}
 
 interface StateData {
   skip: boolean;
@@ -71,15 +56,26 @@ export class VolumeBindingPlugin
 {
   readonly name = VOLUME_BINDING;
   readonly binder: VolumeBinder;
-  readonly decisions = new DecisionCache();
+  /** Cross-cycle state, owned by the scheduling state (src/framework/scheduling-state.ts) when wired. */
+  readonly decisions: DecisionCache;
+  readonly #reservations: VolumeReservations;
   readonly #scorer: CapacityScorer | undefined;
-  readonly #reservations = new Map<string, Reservation>();
   readonly #now: () => number;
 
-  constructor(binder: VolumeBinder, scorer?: CapacityScorer, now: () => number = Date.now) {
+  constructor(
+    binder: VolumeBinder,
+    scorer?: CapacityScorer,
+    now: () => number = Date.now,
+    shared: { decisions: DecisionCache; reservations: VolumeReservations } = {
+      decisions: new DecisionCache(),
+      reservations: new VolumeReservations(),
+    },
+  ) {
     this.binder = binder;
     this.#scorer = scorer;
     this.#now = now;
+    this.decisions = shared.decisions;
+    this.#reservations = shared.reservations;
   }
 
   preFilter(state: CycleState, pod: Pod): Status {
@@ -263,7 +259,7 @@ export class VolumeBindingPlugin
       bound: false,
       reservedAt: this.#now(),
     };
-    this.#reservations.set(uid, reservation);
+    this.#reservations.add(reservation);
     data.reservation = reservation;
     return SUCCESS;
   }
@@ -276,7 +272,7 @@ export class VolumeBindingPlugin
     r.holders--;
     if (r.holders > 0) return;
     this.binder.revertAssumedPodVolumes(r.assumed);
-    if (this.#reservations.get(r.podUID) === r) this.#reservations.delete(r.podUID);
+    this.#reservations.release(r);
   }
 
   async preBind(state: CycleState, pod: Pod, nodeName: string, signal: AbortSignal): Promise<Status> {
@@ -284,7 +280,7 @@ export class VolumeBindingPlugin
     const r = data.reservation;
     if (!r) return data.skip ? SUCCESS : status('Error', `no pod volumes found for node "${nodeName}"`);
     if (r.allBound || r.bound) {
-      if (this.#reservations.get(r.podUID) === r) this.#reservations.delete(r.podUID);
+      this.#reservations.release(r);
       return SUCCESS;
     }
     r.binding ??= this.binder.bindPodVolumes(pod, nodeName, r.assumed, signal).finally(() => {
@@ -297,7 +293,7 @@ export class VolumeBindingPlugin
       return status('Error', errorMessage(err));
     }
     r.bound = true;
-    if (this.#reservations.get(r.podUID) === r) this.#reservations.delete(r.podUID);
+    this.#reservations.release(r);
     this.decisions.forgetPod(r.podUID);
     return SUCCESS;
   }
@@ -308,16 +304,10 @@ export class VolumeBindingPlugin
    */
   expireStaleReservations(): string[] {
     const ttl = (this.binder.bindTimeoutSeconds + 60) * 1000;
-    const now = this.#now();
-    const expired: string[] = [];
-    for (const [uid, r] of this.#reservations) {
-      const waiting = r.binding !== undefined && !r.settled;
-      if (waiting || now - r.reservedAt <= ttl) continue;
+    return this.#reservations.expire(this.#now(), ttl).map((r) => {
       this.binder.revertAssumedPodVolumes(r.assumed);
-      this.#reservations.delete(uid);
-      expired.push(uid);
-    }
-    return expired;
+      return r.podUID;
+    });
   }
 
   /** Per claim: its PV, or the PVs considered on this node and why each was refused, and the provisioning verdict. */
@@ -333,7 +323,7 @@ export class VolumeBindingPlugin
 
   /** Pod UIDs with volumes currently assumed (for tests and the ops API). */
   reservedPods(): string[] {
-    return [...this.#reservations.keys()];
+    return this.#reservations.podUIDs();
   }
 }
 

@@ -22,14 +22,6 @@ import { buildVolumePlugins } from '../../src/plugins/index.ts';
 const DRIVER = 'csi.example.com';
 const LOGGER = pino({ level: 'silent' });
 
-interface PodSpec {
-  priority: number;
-  started: number;
-  app: 'a' | 'b' | '';
-  csi: number;
-  rwop: boolean;
-}
-
 const podSpec = fc.record({
   priority: fc.integer({ min: 0, max: 10 }).map((p) => p * 10),
   started: fc.integer({ min: 0, max: 5 }),

@@ -1,0 +1,35 @@
+// The one home of the state that outlives a scheduling cycle: nominations (pods waiting after preempting), the
+// binding decisions filter computed for the prioritize and bind that follow, the volumes reserved by binds in flight,
+// and which scheduled pods use which claims. Built once with the verbs (extender/build.ts; plugins get their parts)
+// and closed on shutdown: it owns every store subscription the plugins need, so plugins keep only per-cycle state,
+// as upstream's do.
+import { Nominator } from '../cache/nominator.ts';
+import type { ClusterStore } from '../cluster/store.ts';
+import { ClaimUsage } from '../volumes/claim-usage.ts';
+import { DecisionCache } from '../volumes/decisions.ts';
+import { VolumeReservations } from '../volumes/reservations.ts';
+
+export class SchedulingState {
+  readonly nominator: Nominator;
+  readonly decisions = new DecisionCache();
+  readonly reservations = new VolumeReservations();
+  readonly claimUsage: ClaimUsage;
+  readonly #closers: (() => void)[] = [];
+
+  constructor(store: ClusterStore) {
+    this.nominator = new Nominator(store);
+    this.#closers.push(this.nominator.attach(store));
+    this.claimUsage = new ClaimUsage(store);
+    this.#closers.push(() => this.claimUsage.close());
+  }
+
+  /** Registers the unsubscribe of a store-fed part built elsewhere (the volume binder, per-node plugin records). */
+  onClose(close: () => void): void {
+    this.#closers.push(close);
+  }
+
+  /** Stops every store subscription; idempotent. */
+  close(): void {
+    for (const close of this.#closers.splice(0).reverse()) close();
+  }
+}
