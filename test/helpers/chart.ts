@@ -42,7 +42,7 @@ export function helmBinary(): Promise<string> {
 let helmHome: Promise<string> | undefined;
 
 /** Runs helm with its config, cache and data dirs in a temporary home: tests never touch the user's helm setup. */
-export async function helm(args: string[]): Promise<string> {
+export async function helm(args: string[], kubeconfig?: string): Promise<string> {
   helmHome ??= mkdtemp(join(tmpdir(), 'helm-home-'));
   const home = await helmHome;
   const { stdout } = await run(await helmBinary(), args, {
@@ -53,7 +53,7 @@ export async function helm(args: string[]): Promise<string> {
       HELM_CONFIG_HOME: join(home, 'config'),
       HELM_CACHE_HOME: join(home, 'cache'),
       HELM_DATA_HOME: join(home, 'data'),
-      KUBECONFIG: join(home, 'no-kubeconfig'),
+      KUBECONFIG: kubeconfig ?? join(home, 'no-kubeconfig'),
     },
   });
   return stdout;
