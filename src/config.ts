@@ -83,6 +83,12 @@ const SETTINGS = Type.Object({
     description: 'storage capacity scoring shape; 0:10,100:0 prefers free space, 0:0,100:10 the tightest fit',
     allowed: 'points "utilization:score" with utilization 0..100 strictly ascending and score 0..10, e.g. 0:10,100:0',
   }),
+  capacityAccounting: Type.Enum(['joint', 'upstream'], {
+    default: 'joint',
+    description:
+      "joint: a pod's claims on one CSIStorageCapacity must fit it together, after provisions it does not show yet; " +
+      "upstream: kube-scheduler's per-claim check (see README, Capacity that never over-commits)",
+  }),
   tlsCertFile: file(
     'serve HTTPS (HTTP/2 and HTTP/1.1) with this PEM certificate chain; reloaded when the file changes',
   ),

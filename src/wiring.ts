@@ -11,6 +11,7 @@ import { buildExtenderDeps } from './extender/build.ts';
 import { buildApp } from './http/app.ts';
 import { createMetrics } from './http/metrics.ts';
 import { compareCache } from './ops/cache-comparer.ts';
+import { VolumeBindingPlugin } from './plugins/index.ts';
 
 export const VERSION = '0.1.0';
 
@@ -46,6 +47,7 @@ export async function createExtender(parts: ExtenderParts) {
     assumedPodTTLms: settings.assumedPodTtlSeconds * 1000,
     onStore: parts.onStore,
   });
+  const volumeBinder = extender.framework.plugins.find((p) => p instanceof VolumeBindingPlugin)?.binder;
   const binder = new PodBinder(extender);
   const list = parts.listFromSource ?? {
     listPods: async () => [...store.list('Pod')],
@@ -56,7 +58,7 @@ export async function createExtender(parts: ExtenderParts) {
     extender,
     binder,
     source,
-    metrics: createMetrics({ cache, source, store }),
+    metrics: createMetrics({ cache, source, store, volumeBinder }),
     logger,
     bodyLimit: settings.bodyLimit,
     verbDeadlineSeconds: settings.verbDeadlineSeconds,

@@ -5,6 +5,7 @@ import type { SchedulerCache } from '../cache/interface.ts';
 import type { Source } from '../cluster/source.ts';
 import type { ClusterStore } from '../cluster/store.ts';
 import { KINDS } from '../cluster/types.ts';
+import type { VolumeBinder } from '../volumes/binder.ts';
 
 export type Verb = 'filter' | 'prioritize' | 'preempt' | 'bind';
 
@@ -20,7 +21,13 @@ export interface Metrics {
   preemptVictimsAdded: Counter;
 }
 
-export function createMetrics(deps: { cache: SchedulerCache; source: Source; store: ClusterStore }): Metrics {
+export function createMetrics(deps: {
+  cache: SchedulerCache;
+  source: Source;
+  store: ClusterStore;
+  /** The volume binder, when VolumeBinding is enabled: in-flight provisions and joint-accounting rejections. */
+  volumeBinder?: VolumeBinder;
+}): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'topology_extender_' });
   const verbDuration = new Histogram({
@@ -106,6 +113,30 @@ export function createMetrics(deps: { cache: SchedulerCache; source: Source; sto
         for (const s of deps.source.status()) this.set({ kind: s.kind }, pick(s));
       },
     });
+  const binder = deps.volumeBinder;
+  if (binder) {
+    new Gauge({
+      name: 'topology_extender_capacity_in_flight_bytes',
+      help: 'Bytes of provisions the CSIStorageCapacity objects do not show yet, by selected node and storage class',
+      labelNames: ['node', 'storage_class'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const r of binder.inFlight.byNodeAndClass()) {
+          this.set({ node: r.nodeName, storage_class: r.className }, r.bytes);
+        }
+      },
+    });
+    new Counter({
+      name: 'topology_extender_capacity_joint_rejections_total',
+      help: "Nodes filter rejected for storage only because of joint capacity accounting (upstream's check admits them)",
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(binder.jointOnlyRejections);
+      },
+    });
+  }
   perKind(
     'topology_extender_watch_relists',
     'Full relists after the initial list (410 Gone, watch errors), by kind',

@@ -19,7 +19,10 @@ export { VOLUME_RESTRICTIONS, VolumeRestrictionsPlugin } from './volume-restrict
 export { VOLUME_ZONE, VolumeZonePlugin } from './volume-zone.ts';
 
 /** The settings the volume plugins read; their defaults are the settings' defaults (upstream's). */
-export type VolumePluginsSettings = Pick<Settings, 'disabledPlugins' | 'bindTimeoutSeconds' | 'storageScoringShape'>;
+export type VolumePluginsSettings = Pick<
+  Settings,
+  'disabledPlugins' | 'bindTimeoutSeconds' | 'storageScoringShape' | 'capacityAccounting'
+>;
 
 export interface VolumePluginsDeps {
   store: ClusterStore;
@@ -51,6 +54,7 @@ export function buildVolumePlugins(
       writer: deps.writer,
       logger: deps.logger,
       bindTimeoutSeconds: settings.bindTimeoutSeconds,
+      capacityAccounting: settings.capacityAccounting,
     });
     state.onClose(() => binder.close());
     const scorer = buildCapacityScorer(settings.storageScoringShape);

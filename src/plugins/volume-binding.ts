@@ -2,7 +2,6 @@
 // classifies the pod's claims, filter finds volumes per node, score rates storage capacity, reserve assumes,
 // preBind writes and waits, unreserve reverts.
 import type { NodeInfo } from '../cache/node-info.ts';
-import { parseValue } from '../cluster/quantity.ts';
 import type { CSIStorageCapacity, Node, Pod } from '../cluster/types.ts';
 import type { CycleState } from '../framework/cycle-state.ts';
 import {
@@ -24,7 +23,8 @@ import { hasClaims, type PodVolumeClaims } from '../volumes/claims.ts';
 import { ERR_REASON_UNBOUND_IMMEDIATE } from '../volumes/constants.ts';
 import { DecisionCache } from '../volumes/decisions.ts';
 import { explainPodVolumes } from '../volumes/explain.ts';
-import { claimMatchInput, pvCapacity } from '../volumes/pv-matching.ts';
+import { capacityBytes } from '../volumes/provisioning.ts';
+import { claimKey, claimMatchInput, pvCapacity } from '../volumes/pv-matching.ts';
 import { type Reservation, VolumeReservations } from '../volumes/reservations.ts';
 import type { CapacityScorer, StorageResource } from '../volumes/scorer.ts';
 
@@ -127,7 +127,10 @@ export class VolumeBindingPlugin
     } catch (err) {
       return status('Error', errorMessage(err));
     }
-    if (found.reasons.length > 0) return status('UnschedulableAndUnresolvable', ...found.reasons);
+    if (found.reasons.length > 0) {
+      if (found.jointOnly) this.binder.jointOnlyRejections++;
+      return status('UnschedulableAndUnresolvable', ...found.reasons);
+    }
     // With nominated pods the first pass decides (it avoids what they hold); the second only confirms the fit.
     if (data.held || !data.podVolumesByNode.has(nodeInfo.name)) {
       data.podVolumesByNode.set(nodeInfo.name, found.podVolumes);
@@ -216,10 +219,23 @@ export class VolumeBindingPlugin
       for (const b of podVolumes.staticBindings) {
         add(b.pv.spec.storageClassName ?? '', claimMatchInput(b.pvc).request, pvCapacity(b.pv));
       }
+    } else if (this.binder.capacityAccounting === 'joint') {
+      // What filter checked: each capacity object once, with its in-flight provisions as already requested, so a
+      // node is scored as full as joint accounting sees it.
+      const own = new Set(podVolumes.dynamicProvisions.map((p) => claimKey(p.pvc)));
+      const seen = new Set<CSIStorageCapacity>();
+      for (const p of podVolumes.dynamicProvisions) {
+        if (!p.nodeCapacity) continue;
+        const first = !seen.has(p.nodeCapacity);
+        seen.add(p.nodeCapacity);
+        const inFlight = first ? this.binder.inFlight.bytesFor(p.nodeCapacity, own) : 0;
+        const capacity = first ? (capacityBytes(p.nodeCapacity) ?? 0) : 0;
+        add(p.pvc.spec.storageClassName ?? '', claimMatchInput(p.pvc).request + inFlight, capacity);
+      }
     } else {
       for (const p of podVolumes.dynamicProvisions) {
         if (!p.nodeCapacity) continue;
-        add(p.pvc.spec.storageClassName ?? '', claimMatchInput(p.pvc).request, capacityBytes(p.nodeCapacity));
+        add(p.pvc.spec.storageClassName ?? '', claimMatchInput(p.pvc).request, capacityBytes(p.nodeCapacity) ?? 0);
       }
     }
     return this.#scorer(classResources);
@@ -325,16 +341,4 @@ export class VolumeBindingPlugin
   reservedPods(): string[] {
     return this.#reservations.podUIDs();
   }
-}
-
-const capacityBytesOf = new WeakMap<CSIStorageCapacity, number>();
-
-/** A CSIStorageCapacity's capacity in bytes, memoised per object (score reads it for every node of a zone). */
-function capacityBytes(c: CSIStorageCapacity): number {
-  let bytes = capacityBytesOf.get(c);
-  if (bytes === undefined) {
-    bytes = c.capacity === undefined ? 0 : parseValue(c.capacity);
-    capacityBytesOf.set(c, bytes);
-  }
-  return bytes;
 }

@@ -28,10 +28,14 @@ import {
   ERR_REASON_PV_NOT_EXIST,
 } from './constants.ts';
 import { pvForNode } from './csi-migration.ts';
+import { InFlightProvisions } from './in-flight.ts';
 import { NO_MATCHING_TERMS, pvNodeAffinityMatches } from './node-affinity.ts';
 import {
+  type CapacityAccountingMode,
   checkVolumeProvisions,
   type DynamicProvision,
+  type JointAccounting,
+  nodeHasAccess,
   type ProvisioningSources,
   type ProvisionVerdict,
 } from './provisioning.ts';
@@ -69,6 +73,8 @@ export interface FindResult {
   podVolumes: PodVolumes;
   /** Conflict reasons in upstream order; empty when the node fits. */
   reasons: string[];
+  /** Rejected for storage only because of joint accounting: upstream's per-claim check would have admitted it. */
+  jointOnly?: boolean;
 }
 
 /**
@@ -94,6 +100,8 @@ export interface VolumeBinderOptions {
   store: ClusterStore;
   writer: ClusterWriter;
   bindTimeoutSeconds: number;
+  /** Default joint (the setting's default). */
+  capacityAccounting?: CapacityAccountingMode;
   logger?: Log;
 }
 
@@ -118,12 +126,19 @@ function labelsEqual(a: Record<string, string> | undefined, b: Record<string, st
 
 const NONE_CHOSEN: ReadonlySet<string> = new Set();
 
+/** Whether a capacity update keeps the nodes it reaches (else its in-flight claims are attributed anew). */
+function sameTopology(a: CSIStorageCapacity, b: CSIStorageCapacity): boolean {
+  return JSON.stringify(a.nodeTopology) === JSON.stringify(b.nodeTopology);
+}
+
 /** A pod's unbound delay-binding claims, split once per classification rather than once per node. */
 interface UnboundClaims {
   /** Claims whose provisioning already started (selected-node annotation), in claim order. */
   provisioning: { pvc: PersistentVolumeClaim; selectedNode: string }[];
   /** The others, as matching inputs, smallest request first (a stable sort: equal requests keep claim order). */
   toMatch: ClaimMatchInput[];
+  /** Their keys: a pod's own claims are never in flight against itself. */
+  keys: Set<string>;
 }
 
 const unboundOf = new WeakMap<PodVolumeClaims, UnboundClaims>();
@@ -132,8 +147,9 @@ const unboundOf = new WeakMap<PodVolumeClaims, UnboundClaims>();
 function prepareUnbound(claims: PodVolumeClaims): UnboundClaims {
   let out = unboundOf.get(claims);
   if (!out) {
-    out = { provisioning: [], toMatch: [] };
+    out = { provisioning: [], toMatch: [], keys: new Set() };
     for (const pvc of claims.unboundClaimsDelayBinding) {
+      out.keys.add(claimKey(pvc));
       const ann = pvc.metadata.annotations;
       if (ann && Object.hasOwn(ann, ANN_SELECTED_NODE)) {
         out.provisioning.push({ pvc, selectedNode: ann[ANN_SELECTED_NODE] });
@@ -154,6 +170,11 @@ export class VolumeBinder implements ProvisioningSources {
   readonly #writer: ClusterWriter;
   readonly #logger: Log;
   bindTimeoutSeconds: number;
+  readonly capacityAccounting: CapacityAccountingMode;
+  /** Provisions the capacity objects do not show yet; kept in both modes (metrics), subtracted in joint mode. */
+  readonly inFlight: InFlightProvisions;
+  /** Nodes rejected for storage only because of joint accounting (filter verdicts), for the metrics. */
+  jointOnlyRejections = 0;
   /** Bumped whenever anything a decision reads changes: cached decisions compare it. */
   #generation = 0;
   readonly #capacities = new CapacityIndex();
@@ -165,23 +186,45 @@ export class VolumeBinder implements ProvisioningSources {
     this.#writer = options.writer;
     this.#logger = options.logger ?? pino({ level: 'silent' });
     this.bindTimeoutSeconds = options.bindTimeoutSeconds;
+    this.capacityAccounting = options.capacityAccounting ?? 'joint';
     const store = options.store;
+    this.inFlight = new InFlightProvisions({
+      nodeLabels: (name) => {
+        const node = this.node(name);
+        return node ? (node.metadata.labels ?? {}) : undefined;
+      },
+      reachingCapacity: (className, labels) =>
+        this.#capacities.find(className, labels, (c) => nodeHasAccess(labels, c)),
+    });
     this.pvCache.onChange(() => this.#changed());
-    this.pvcCache.onChange(() => this.#changed());
-    this.#unsubscribe.push(feedAssumeCaches(store, this.pvCache, this.pvcCache));
+    this.pvcCache.onChange((entry, _previous, deleted) => {
+      this.inFlight.claimChanged(entry.key, deleted ? undefined : entry.latest);
+      this.#changed();
+    });
     for (const c of store.list('CSIStorageCapacity')) this.#capacities.upsert(c);
+    this.#unsubscribe.push(feedAssumeCaches(store, this.pvCache, this.pvcCache));
     this.#unsubscribe.push(
       store.on('CSIStorageCapacity', (e) => {
         if (e.type === 'delete') this.#capacities.delete(e.obj);
         else this.#capacities.upsert(e.obj);
+        if (e.type === 'delete') this.inFlight.capacityRemoved(e.obj);
+        else if (e.type === 'add') this.inFlight.capacityAdded(e.obj);
+        else if (e.old.storageClassName === e.obj.storageClassName && sameTopology(e.old, e.obj)) {
+          this.inFlight.capacityRepublished(e.obj);
+        } else {
+          this.inFlight.capacityRemoved(e.old);
+          this.inFlight.capacityAdded(e.obj);
+        }
         this.#changed();
       }),
       store.on('StorageClass', () => this.#changed()),
       store.on('CSIDriver', () => this.#changed()),
       store.on('CSINode', () => this.#changed()),
       store.on('Node', (e) => {
-        if (e.type !== 'update' || !labelsEqual(e.old.metadata.labels, e.obj.metadata.labels)) this.#changed();
-        else this.#notify();
+        if (e.type !== 'update' || !labelsEqual(e.old.metadata.labels, e.obj.metadata.labels)) {
+          this.inFlight.nodeChanged(e.obj.metadata.name);
+          this.#changed();
+        } else this.#notify();
       }),
       store.on('Pod', (e) => {
         if (e.type === 'delete') this.#notify();
@@ -261,8 +304,9 @@ export class VolumeBinder implements ProvisioningSources {
       if (!unboundVolumesSatisfied) reasons.push(ERR_REASON_BIND_CONFLICT);
       if (!sufficientStorage) reasons.push(ERR_REASON_NOT_ENOUGH_SPACE);
       if (!boundPVsFound) reasons.push(ERR_REASON_PV_NOT_EXIST);
-      return { podVolumes, reasons };
+      return { podVolumes, reasons, jointOnly };
     };
+    let jointOnly = false;
 
     if (claims.boundClaims.length > 0) {
       const csiNode = this.csiNode(node.metadata.name);
@@ -283,7 +327,7 @@ export class VolumeBinder implements ProvisioningSources {
     }
 
     if (claims.unboundClaimsDelayBinding.length === 0) return done();
-    const { provisioning, toMatch } = prepareUnbound(claims);
+    const { provisioning, toMatch, keys } = prepareUnbound(claims);
     const toProvision: PersistentVolumeClaim[] = [];
     for (const { pvc, selectedNode } of provisioning) {
       explain?.selectedNode(pvc, selectedNode);
@@ -304,9 +348,14 @@ export class VolumeBinder implements ProvisioningSources {
     if (toProvision.length > 0) {
       let check: ReturnType<typeof checkVolumeProvisions>;
       try {
+        const joint = this.capacityAccounting === 'joint' ? this.#jointAccounting(keys) : undefined;
         check = explain
-          ? checkVolumeProvisions(toProvision, labels, this, held?.capacity, (v) => explain.provision(v))
-          : checkVolumeProvisions(toProvision, labels, this, held?.capacity);
+          ? checkVolumeProvisions(toProvision, labels, this, held?.capacity, (v) => explain.provision(v), joint)
+          : checkVolumeProvisions(toProvision, labels, this, held?.capacity, undefined, joint);
+        if (joint && !check.sufficientStorage) {
+          const perClaim = checkVolumeProvisions(toProvision, labels, this, held?.capacity);
+          jointOnly = perClaim.satisfied && perClaim.sufficientStorage;
+        }
       } catch (err) {
         throw new BinderError((err as Error).message);
       }
@@ -315,6 +364,11 @@ export class VolumeBinder implements ProvisioningSources {
       podVolumes.dynamicProvisions = check.provisions;
     }
     return done();
+  }
+
+  /** In-flight bytes per capacity object, the pod's own claims left out (re-checking a pod never counts it twice). */
+  #jointAccounting(own: ReadonlySet<string>): JointAccounting {
+    return { inFlight: (c) => this.inFlight.bytesFor(c, own) };
   }
 
   /** findMatchingVolumes: smallest claims first (`inputs` come sorted), each PV chosen at most once per pod. */

@@ -3,7 +3,12 @@
 import type { CSIStorageCapacity, Node, PersistentVolume, PersistentVolumeClaim, Pod } from '../cluster/types.ts';
 import type { FindExplainer, HeldVolumes, VolumeBinder } from './binder.ts';
 import type { PodVolumeClaims } from './claims.ts';
-import { nodeHasAccess, type ProvisionVerdict } from './provisioning.ts';
+import {
+  type CapacityAccountingMode,
+  type CapacityArithmetic,
+  nodeHasAccess,
+  type ProvisionVerdict,
+} from './provisioning.ts';
 import { claimClass, claimKey, type PVRefusal, pvClass } from './pv-matching.ts';
 
 export interface RefusedVolume {
@@ -29,6 +34,28 @@ export interface ProvisioningView {
   capacity?: CapacityView;
   /** When no capacity admitted it: those of the class reaching the node, with their sizes. */
   capacitiesReachingNode?: CapacityView[];
+  /** The capacity check's arithmetic on the admitting capacity, else the first reaching the node (bytes). */
+  capacityArithmetic?: CapacityArithmeticView;
+}
+
+/**
+ * free = published - nominated - inFlight - podBefore; joint accounting admits the claim when requested <= free (and
+ * <= maximumVolumeSize when set). Upstream's check reads only maximumVolumeSize, else published, minus nominated.
+ */
+export interface CapacityArithmeticView {
+  accounting: CapacityAccountingMode;
+  capacity: CapacityView;
+  published: number | null;
+  maximumVolumeSize: number | null;
+  nominated: number;
+  inFlight: number;
+  /** The claims in flight against it (joint accounting): unbound with selected-node, or bound since its last version. */
+  inFlightClaims: { claim: string; selectedNode: string; bytes: number; bound: boolean }[];
+  /** The pod's earlier claims admitted on it. */
+  podBefore: number;
+  requested: number;
+  /** What is left for this claim; null when the capacity publishes no `capacity`. */
+  free: number | null;
 }
 
 export interface ClaimExplanation {
@@ -104,11 +131,14 @@ class Collector implements FindExplainer {
   readonly #binder: VolumeBinder;
   readonly #node: Node;
   readonly #maxVolumes: number;
+  /** The pod's own claims: never in flight against itself (the check leaves them out too). */
+  readonly #ownClaims: ReadonlySet<string>;
 
-  constructor(binder: VolumeBinder, node: Node, maxVolumes: number) {
+  constructor(binder: VolumeBinder, node: Node, maxVolumes: number, ownClaims: ReadonlySet<string>) {
     this.#binder = binder;
     this.#node = node;
     this.#maxVolumes = maxVolumes;
+    this.#ownClaims = ownClaims;
   }
 
   #entry(pvc: PersistentVolumeClaim, phase: ClaimExplanation['phase']): ClaimExplanation {
@@ -150,6 +180,28 @@ class Collector implements FindExplainer {
     if (refused.length > listed.length) entry.refusedVolumesOmitted = refused.length - listed.length;
   }
 
+  #arithmetic(a: CapacityArithmetic): CapacityArithmeticView {
+    const inFlightClaims =
+      a.accounting === 'joint'
+        ? this.#binder.inFlight
+            .claimsFor(a.capacity)
+            .filter((c) => !this.#ownClaims.has(c.key))
+            .map((c) => ({ claim: c.key, selectedNode: c.nodeName, bytes: c.bytes, bound: c.bound }))
+        : [];
+    return {
+      accounting: a.accounting,
+      capacity: capacityView(a.capacity),
+      published: a.published,
+      maximumVolumeSize: a.maximumVolumeSize,
+      nominated: a.nominated,
+      inFlight: a.inFlight,
+      inFlightClaims,
+      podBefore: a.podBefore,
+      requested: a.requested,
+      free: a.published === null ? null : a.published - a.nominated - a.inFlight - a.podBefore,
+    };
+  }
+
   provision(v: ProvisionVerdict): void {
     const entry = this.#entry(v.pvc, 'Unbound');
     const view: ProvisioningView = {
@@ -159,6 +211,7 @@ class Collector implements FindExplainer {
       allowedTopologies: v.verdict === 'NoProvisioner' ? null : v.verdict !== 'AllowedTopologiesMismatch',
     };
     if (v.capacity) view.capacity = capacityView(v.capacity);
+    if (v.arithmetic) view.capacityArithmetic = this.#arithmetic(v.arithmetic);
     if (v.verdict === 'InsufficientCapacity') {
       const labels = this.#node.metadata.labels;
       const reaching: CSIStorageCapacity[] = [];
@@ -184,7 +237,8 @@ export function explainPodVolumes(
   held: HeldVolumes | undefined,
   maxVolumes: number,
 ): ClaimExplanation[] {
-  const collector = new Collector(binder, node, maxVolumes);
+  const own = new Set(claims.unboundClaimsDelayBinding.map(claimKey));
+  const collector = new Collector(binder, node, maxVolumes, own);
   binder.findPodVolumes(pod, claims, node, held, collector);
   return [...collector.claims.values()];
 }

@@ -4,7 +4,7 @@
 
 import { selectorMatchesSafely } from '../cluster/label-selector.ts';
 import { parseValue } from '../cluster/quantity.ts';
-import type { CSIDriver, CSIStorageCapacity, PersistentVolumeClaim, StorageClass } from '../cluster/types.ts';
+import type { CSIDriver, CSIStorageCapacity, PersistentVolumeClaim, Quantity, StorageClass } from '../cluster/types.ts';
 import { NOT_SUPPORTED_PROVISIONER } from './constants.ts';
 import { matchTopologySelectorTerms } from './node-affinity.ts';
 import { claimClass, claimKey, claimMatchInput, ignore } from './pv-matching.ts';
@@ -42,23 +42,60 @@ export interface ProvisionCheck {
   provisions: DynamicProvision[];
 }
 
+/** How a capacity object is checked: upstream's per-claim check, or joint (see JointAccounting). */
+export type CapacityAccountingMode = 'joint' | 'upstream';
+
+/**
+ * Joint accounting (our one deliberate departure from upstream): the claims of a pod that a capacity object admits
+ * must fit it together, after what provisions in flight already took from it. maximumVolumeSize still limits each
+ * claim alone.
+ */
+export interface JointAccounting {
+  /** Bytes provisions in flight owe the capacity object (the pod's own claims left out). */
+  inFlight(capacity: CSIStorageCapacity): number;
+}
+
 const limitOf = new WeakMap<CSIStorageCapacity, number | null>();
+const bytesOf = new WeakMap<CSIStorageCapacity, number | null>();
+
+function memoisedBytes(
+  memo: WeakMap<CSIStorageCapacity, number | null>,
+  capacity: CSIStorageCapacity,
+  quantity: Quantity | undefined,
+): number | null {
+  let bytes = memo.get(capacity);
+  if (bytes === undefined) {
+    bytes = quantity === undefined ? null : parseValue(quantity);
+    memo.set(capacity, bytes);
+  }
+  return bytes;
+}
 
 /** maximumVolumeSize when set (more precise), else capacity, in bytes; null for neither. Memoised per object. */
 function capacityLimit(capacity: CSIStorageCapacity): number | null {
-  let limit = limitOf.get(capacity);
-  if (limit === undefined) {
-    const q = capacity.maximumVolumeSize ?? capacity.capacity;
-    limit = q === undefined ? null : parseValue(q);
-    limitOf.set(capacity, limit);
-  }
-  return limit;
+  return memoisedBytes(limitOf, capacity, capacity.maximumVolumeSize ?? capacity.capacity);
+}
+
+/** The published capacity in bytes, null when unset. Memoised per object (score reads it for every node). */
+export function capacityBytes(capacity: CSIStorageCapacity): number | null {
+  return memoisedBytes(bytesOf, capacity, capacity.capacity);
 }
 
 /** capacitySufficient: maximumVolumeSize when set (more precise), else capacity; neither → not sufficient. */
 export function capacitySufficient(capacity: CSIStorageCapacity, sizeInBytes: number): boolean {
   const limit = capacityLimit(capacity);
   return limit !== null && limit >= sizeInBytes;
+}
+
+/**
+ * Joint: the claim alone within maximumVolumeSize (when set), and the claim plus what is already owed within the
+ * capacity (when set). With neither set nothing is known to be free, as upstream.
+ */
+export function jointSufficient(capacity: CSIStorageCapacity, sizeInBytes: number, owedBytes: number): boolean {
+  const total = capacityBytes(capacity);
+  if (capacity.maximumVolumeSize !== undefined && !capacitySufficient(capacity, sizeInBytes)) return false;
+  if (total === null) return capacity.maximumVolumeSize !== undefined;
+  return sizeInBytes + owedBytes <= total;
 }
 
 /** nodeHasAccess: a nil nodeTopology reaches no node; `{}` reaches all. */
@@ -70,7 +107,30 @@ export function nodeHasAccess(
   return selectorMatchesSafely(capacity.nodeTopology, nodeLabels);
 }
 
-/** hasEnoughCapacity: `{ ok, capacity }` with the admitting capacity object when a check applied. */
+/** The arithmetic behind a claim's capacity verdict (explain shows it), in bytes. */
+export interface CapacityArithmetic {
+  accounting: CapacityAccountingMode;
+  /** The capacity object that admitted the claim, else the first of the class reaching the node. */
+  capacity: CSIStorageCapacity;
+  /** This claim's request. */
+  requested: number;
+  /** The published `capacity`; null when unset. */
+  published: number | null;
+  /** `maximumVolumeSize`; null when unset. */
+  maximumVolumeSize: number | null;
+  /** What pods nominated to the node would provision from it. */
+  nominated: number;
+  /** Provisions in flight against it (joint accounting; 0 with upstream's). */
+  inFlight: number;
+  /** The pod's earlier claims admitted on it (joint accounting; 0 with upstream's). */
+  podBefore: number;
+}
+
+/**
+ * hasEnoughCapacity: `{ ok, capacity }` with the admitting capacity object when a check applied. `joint`: the
+ * in-flight bytes and what the pod's earlier claims took (undefined: upstream's per-claim check). With `explain`
+ * the arithmetic of the check comes back too.
+ */
 export function hasEnoughCapacity(
   provisioner: string,
   pvc: PersistentVolumeClaim,
@@ -78,19 +138,43 @@ export function hasEnoughCapacity(
   nodeLabels: Readonly<Record<string, string>> | undefined,
   sources: ProvisioningSources,
   taken?: ReadonlyMap<CSIStorageCapacity, number>,
-): { ok: boolean; capacity?: CSIStorageCapacity } {
+  joint?: { accounting: JointAccounting; pod: ReadonlyMap<CSIStorageCapacity, number> },
+  explain = false,
+): { ok: boolean; capacity?: CSIStorageCapacity; arithmetic?: CapacityArithmetic } {
   const request = pvc.spec.resources?.requests?.storage;
   if (request === undefined) return { ok: true };
   const driver = sources.csiDriver(provisioner);
   // Not a CSI driver, or one that does not publish capacity: nothing to check.
   if (driver?.spec.storageCapacity !== true) return { ok: true };
   const size = claimMatchInput(pvc).request; // the request parsed once per claim object
+  const nominated = (c: CSIStorageCapacity) => taken?.get(c) ?? 0;
+  const inFlight = (c: CSIStorageCapacity) => (joint ? joint.accounting.inFlight(c) : 0);
+  const podBefore = (c: CSIStorageCapacity) => (joint ? (joint.pod.get(c) ?? 0) : 0);
   const capacity = sources.findCapacity(
     sc.metadata.name,
     nodeLabels,
-    (c) => capacitySufficient(c, size + (taken?.get(c) ?? 0)) && nodeHasAccess(nodeLabels, c),
+    joint
+      ? (c) => jointSufficient(c, size, nominated(c) + inFlight(c) + podBefore(c)) && nodeHasAccess(nodeLabels, c)
+      : (c) => capacitySufficient(c, size + nominated(c)) && nodeHasAccess(nodeLabels, c),
   );
-  return capacity ? { ok: true, capacity } : { ok: false };
+  const result: { ok: boolean; capacity?: CSIStorageCapacity; arithmetic?: CapacityArithmetic } = capacity
+    ? { ok: true, capacity }
+    : { ok: false };
+  const shown =
+    explain && (capacity ?? sources.findCapacity(sc.metadata.name, nodeLabels, (c) => nodeHasAccess(nodeLabels, c)));
+  if (shown) {
+    result.arithmetic = {
+      accounting: joint ? 'joint' : 'upstream',
+      capacity: shown,
+      requested: size,
+      published: capacityBytes(shown),
+      maximumVolumeSize: shown.maximumVolumeSize === undefined ? null : parseValue(shown.maximumVolumeSize),
+      nominated: nominated(shown),
+      inFlight: inFlight(shown),
+      podBefore: podBefore(shown),
+    };
+  }
+  return result;
 }
 
 /** How the provisioning check judged one claim on a node (explain's detail). */
@@ -100,12 +184,15 @@ export interface ProvisionVerdict {
   verdict: 'NoProvisioner' | 'AllowedTopologiesMismatch' | 'InsufficientCapacity' | 'Provisionable';
   /** The capacity object that admitted the claim, when a capacity check applied and passed. */
   capacity?: CSIStorageCapacity;
+  /** The capacity check's arithmetic, when one applied and some capacity of the class reaches the node. */
+  arithmetic?: CapacityArithmetic;
 }
 
 /**
  * checkVolumeProvisions: the first failing claim decides; class problems are errors, not reasons. `taken`: bytes
- * that claims of nominated pods would provision from a capacity object (not free for this pod). `note`, when given,
- * hears the verdict on each claim judged.
+ * that claims of nominated pods would provision from a capacity object (not free for this pod). `joint`: check the
+ * pod's claims together and after the provisions in flight (undefined: upstream's per-claim check). `note`, when
+ * given, hears the verdict on each claim judged.
  */
 export function checkVolumeProvisions(
   claims: readonly PersistentVolumeClaim[],
@@ -113,8 +200,11 @@ export function checkVolumeProvisions(
   sources: ProvisioningSources,
   taken?: ReadonlyMap<CSIStorageCapacity, number>,
   note: (verdict: ProvisionVerdict) => void = ignore,
+  joint?: JointAccounting,
 ): ProvisionCheck {
   const provisions: DynamicProvision[] = [];
+  const pod = joint ? new Map<CSIStorageCapacity, number>() : undefined;
+  const explain = note !== ignore;
   for (const pvc of claims) {
     const className = claimClass(pvc);
     if (className === '') throw new ProvisioningError(`no class for claim "${claimKey(pvc)}"`);
@@ -129,14 +219,28 @@ export function checkVolumeProvisions(
       note({ pvc, storageClass: sc, verdict: 'AllowedTopologiesMismatch' });
       return { satisfied: false, sufficientStorage: true, provisions: [] };
     }
-    const { ok, capacity } = hasEnoughCapacity(provisioner, pvc, sc, nodeLabels, sources, taken);
+    const { ok, capacity, arithmetic } = hasEnoughCapacity(
+      provisioner,
+      pvc,
+      sc,
+      nodeLabels,
+      sources,
+      taken,
+      pod && joint ? { accounting: joint, pod } : undefined,
+      explain,
+    );
     if (!ok) {
-      note({ pvc, storageClass: sc, verdict: 'InsufficientCapacity' });
+      note(
+        arithmetic
+          ? { pvc, storageClass: sc, verdict: 'InsufficientCapacity', arithmetic }
+          : { pvc, storageClass: sc, verdict: 'InsufficientCapacity' },
+      );
       return { satisfied: true, sufficientStorage: false, provisions: [] };
     }
+    if (capacity && pod) pod.set(capacity, (pod.get(capacity) ?? 0) + claimMatchInput(pvc).request);
     note(
       capacity
-        ? { pvc, storageClass: sc, verdict: 'Provisionable', capacity }
+        ? { pvc, storageClass: sc, verdict: 'Provisionable', capacity, ...(arithmetic ? { arithmetic } : {}) }
         : { pvc, storageClass: sc, verdict: 'Provisionable' },
     );
     provisions.push(capacity ? { pvc, nodeCapacity: capacity } : { pvc });

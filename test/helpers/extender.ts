@@ -11,6 +11,7 @@ import type { AnyObject, Kind } from '../../src/cluster/types.ts';
 import { VolumeController } from '../../src/cluster/volume-controller.ts';
 import { applySettings, defaultSettings, type Settings } from '../../src/config.ts';
 import { createExtender, type Extender } from '../../src/wiring.ts';
+import { capacityAccountingUnderTest } from './capacity-accounting.ts';
 
 export interface TestExtender {
   request: ReturnType<typeof supertest.agent>;
@@ -41,7 +42,11 @@ export async function createTestExtender(
   const source = new SnapshotSource({ file, watch: false });
   const writer = new SnapshotWriter(source);
   const extender = await createExtender({
-    settings: applySettings(defaultSettings(), settings as Record<string, unknown>, (k) => k),
+    settings: applySettings(
+      { ...defaultSettings(), capacityAccounting: capacityAccountingUnderTest() },
+      settings as Record<string, unknown>,
+      (k) => k,
+    ),
     source,
     writer,
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),

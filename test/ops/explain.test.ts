@@ -352,3 +352,53 @@ describe('explain on the example cluster', () => {
     assert.equal(answer.totalNodes, 9);
   });
 });
+
+describe('explain: the capacity arithmetic of joint accounting', () => {
+  const GI = 2 ** 30;
+  const inFlight = claim('provisioning', { className: 'lvm', size: '30Gi' });
+  inFlight.metadata.annotations = { 'volume.kubernetes.io/selected-node': 'n1' };
+  const objects: AnyObject[] = [
+    node('n1', { zone: 'z1' }),
+    storageClass('lvm', { provisioner: 'lvm.csi.example.com' }),
+    {
+      kind: 'CSIDriver',
+      metadata: { name: 'lvm.csi.example.com', uid: 'd', resourceVersion: '1' },
+      spec: { storageCapacity: true },
+    },
+    {
+      kind: 'CSIStorageCapacity',
+      metadata: { name: 'lvm-n1', namespace: 'kube-system', uid: 'c1', resourceVersion: '1' },
+      storageClassName: 'lvm',
+      nodeTopology: { matchLabels: { 'kubernetes.io/hostname': 'n1' } },
+      capacity: '100Gi',
+    },
+    inFlight,
+    claim('a', { className: 'lvm', size: '40Gi' }),
+    claim('b', { className: 'lvm', size: '40Gi' }),
+    pod('p', { claims: ['a', 'b'] }),
+  ];
+
+  it('capacity published, in flight subtracted (with the claims), the pod’s earlier claims, what is left', () => {
+    const { deps } = cluster(objects);
+    const [n1] = explain(deps, { namespace: 'default', name: 'p' }).nodes;
+    assert.deepEqual(n1.reasons, ['node(s) did not have enough free storage']);
+    const [a, b] = claims(n1);
+    assert.equal(a.provisioning?.verdict, 'Provisionable');
+    assert.deepEqual(a.provisioning?.capacityArithmetic, {
+      accounting: 'joint',
+      capacity: { namespace: 'kube-system', name: 'lvm-n1', capacity: '100Gi', maximumVolumeSize: null },
+      published: 100 * GI,
+      maximumVolumeSize: null,
+      nominated: 0,
+      inFlight: 30 * GI,
+      inFlightClaims: [{ claim: 'default/provisioning', selectedNode: 'n1', bytes: 30 * GI, bound: false }],
+      podBefore: 0,
+      requested: 40 * GI,
+      free: 70 * GI,
+    });
+    assert.equal(b.provisioning?.verdict, 'InsufficientCapacity');
+    assert.equal(b.provisioning?.capacityArithmetic?.podBefore, 40 * GI);
+    assert.equal(b.provisioning?.capacityArithmetic?.free, 30 * GI);
+    assert.equal(b.provisioning?.capacityArithmetic?.requested, 40 * GI);
+  });
+});

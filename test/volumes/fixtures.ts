@@ -15,6 +15,7 @@ import type {
 } from '../../src/cluster/types.ts';
 import { type ClusterWriter, WriteError } from '../../src/cluster/writer.ts';
 import { VolumeBinder } from '../../src/volumes/binder.ts';
+import { capacityAccountingUnderTest } from '../helpers/capacity-accounting.ts';
 
 export const NODE_LABEL_KEY = 'nodeKey';
 export const NODE_LABEL_VALUE = 'node1';
@@ -376,7 +377,12 @@ export class TestCluster {
   }
 
   binder(bindTimeoutSeconds = 10): VolumeBinder {
-    return new VolumeBinder({ store: this.store, writer: this.writer, bindTimeoutSeconds });
+    return new VolumeBinder({
+      store: this.store,
+      writer: this.writer,
+      bindTimeoutSeconds,
+      capacityAccounting: capacityAccountingUnderTest(),
+    });
   }
 }
 

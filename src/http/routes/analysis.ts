@@ -62,7 +62,8 @@ const NodeExplanation = Type.Object({
   detail: Type.Record(Type.String(), Type.Object({}, open), {
     description:
       'Per volume plugin: VolumeBinding.claims (per claim the bound PV, or the PVs refused with why, the PV chosen, ' +
-      'the provisioning verdict with allowedTopologies and the CSIStorageCapacity consulted), ' +
+      'the provisioning verdict with allowedTopologies and the CSIStorageCapacity consulted, and its ' +
+      "capacityArithmetic: published, nominated, in flight (with the claims), the pod's earlier claims, free, requested), " +
       'VolumeRestrictions.readWriteOncePod (the pods holding each RWOP claim), ' +
       'NodeVolumeLimits.attachLimits (per driver: limit, attached, adding, the pods holding the slots)',
   }),

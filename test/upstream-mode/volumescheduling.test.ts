@@ -1,0 +1,3 @@
+// Upstream's tables in test/conformance/volumescheduling.test.ts, with capacityAccounting = upstream: that mode is exactly upstream's check.
+process.env.TEST_CAPACITY_ACCOUNTING = 'upstream';
+await import('../conformance/volumescheduling.test.ts');
