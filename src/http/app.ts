@@ -1,6 +1,7 @@
-// The Fastify app as a plugin-free factory: routes, schemas, OpenAPI, error mapping. No listen here (server.ts does it),
+// The Fastify app as a plugin-free factory: routes, schemas, OpenAPI, error mapping. No listen here (main.ts does it),
 // so tests build the app and talk to it in-process.
 
+import { STATUS_CODES } from 'node:http';
 import type { Server as TlsServer } from 'node:tls';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -10,6 +11,7 @@ import type { Logger } from 'pino';
 import type { Source } from '../cluster/source.ts';
 import type { PodBinder } from '../extender/bind.ts';
 import type { ExtenderDeps } from '../extender/deps.ts';
+import { answerClientError } from './client-error.ts';
 import type { Metrics } from './metrics.ts';
 import { analysisRoutes } from './routes/analysis.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -44,6 +46,7 @@ export async function buildApp(deps: AppDeps) {
     // kube-scheduler's keep-alive connections outlive Node's 5 s default; drop idle ones only after a minute.
     keepAliveTimeout: 65_000,
     requestIdHeader: 'x-request-id',
+    clientErrorHandler: answerClientError,
     // Per-request lines at 800 pods/s drown the log; failures, rejections and binds are logged where they happen.
     logController: new LogController({ disableRequestLogging: true }),
     ajv: {
@@ -71,7 +74,7 @@ export async function buildApp(deps: AppDeps) {
         ? `Content-Type ${JSON.stringify(request.headers['content-type'] ?? '')} is not supported: send application/json`
         : err.message;
     request.log.info({ err: { code: err.code, message } }, 'request rejected');
-    return reply.code(status).send({ statusCode: status, code: err.code, error: reasonPhrase(status), message });
+    return reply.code(status).send({ statusCode: status, code: err.code, error: STATUS_CODES[status], message });
   });
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `no route ${request.method} ${request.url}` }),
@@ -108,16 +111,4 @@ export async function buildApp(deps: AppDeps) {
   await app.register(healthRoutes(deps));
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
   return app;
-}
-
-function reasonPhrase(status: number): string {
-  return (
-    {
-      400: 'Bad Request',
-      404: 'Not Found',
-      405: 'Method Not Allowed',
-      413: 'Payload Too Large',
-      415: 'Unsupported Media Type',
-    }[status] ?? 'Client Error'
-  );
 }
