@@ -21,6 +21,8 @@ const SUFFIX: Record<string, number> = {
 };
 
 const QUANTITY = /^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?)$/;
+/** The same rule as a JSON Schema pattern (surrounding blanks allowed, as parseQuantity trims them). */
+export const QUANTITY_PATTERN = `^\\s*${QUANTITY.source.slice(1, -1)}\\s*$`;
 
 export class QuantityError extends Error {
   constructor(value: unknown) {

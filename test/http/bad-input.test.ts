@@ -33,6 +33,113 @@ async function expectRejected(
 const postRaw = (path: string, body: string, type = 'application/json') =>
   t.request.post(path).set('Content-Type', type).send(body);
 
+/** GOOD with the pod's first container, spec or metadata changed. */
+interface LoosePod {
+  metadata: Record<string, unknown>;
+  spec: { containers: Record<string, unknown>[]; initContainers?: unknown[] };
+  status?: unknown;
+}
+function withPod(change: (pod: LoosePod) => void): string {
+  const args = JSON.parse(GOOD);
+  change(args.Pod);
+  return JSON.stringify(args);
+}
+
+/** Non-cache mode: one node the cache does not know, sent whole, with `status` as given. */
+function unknownNode(status: unknown): string {
+  const node = { metadata: { name: 'node-new' }, status };
+  return JSON.stringify({ Pod: JSON.parse(GOOD).Pod, Nodes: { items: [node] }, NodeNames: null });
+}
+
+// Bodies that once answered 500: each field scheduling reads has its type checked at the edge.
+describe('the pod and node fields scheduling reads are typed: 400 naming the field', () => {
+  const cases: [string, string, RegExp][] = [
+    [
+      'a null entry in ports',
+      withPod((p) => {
+        p.spec.containers[0].ports = [null];
+      }),
+      /containers\/0\/ports\/0/,
+    ],
+    [
+      'ports given as a string',
+      withPod((p) => {
+        p.spec.containers[0].ports = '80';
+      }),
+      /containers\/0\/ports/,
+    ],
+    [
+      'ports given as an object',
+      withPod((p) => {
+        p.spec.containers[0].ports = { hostPort: 80 };
+      }),
+      /containers\/0\/ports/,
+    ],
+    [
+      'a container image of null',
+      withPod((p) => {
+        p.spec.containers[0].image = null;
+      }),
+      /containers\/0\/image/,
+    ],
+    [
+      'an init container image of null',
+      withPod((p) => {
+        p.spec.initContainers = [{ name: 'i', image: null }];
+      }),
+      /initContainers\/0\/image/,
+    ],
+    [
+      'status.startTime as an object',
+      withPod((p) => {
+        p.status = { startTime: {} };
+      }),
+      /status\/startTime/,
+    ],
+    [
+      'metadata.creationTimestamp as an object',
+      withPod((p) => {
+        p.metadata.creationTimestamp = { seconds: 1 };
+      }),
+      /metadata\/creationTimestamp/,
+    ],
+    [
+      'metadata.deletionTimestamp as an object',
+      withPod((p) => {
+        p.metadata.deletionTimestamp = [];
+      }),
+      /metadata\/deletionTimestamp/,
+    ],
+    ['an unknown node whose status.images is an object', unknownNode({ images: {} }), /status\/images/],
+    ['an unknown node whose status.images is [null]', unknownNode({ images: [null] }), /status\/images\/0/],
+    [
+      'an unknown node whose image names are false',
+      unknownNode({ images: [{ names: false }] }),
+      /status\/images\/0\/names/,
+    ],
+    [
+      'a request quantity that is not a quantity',
+      withPod((p) => {
+        p.spec.containers[0].resources = { requests: { cpu: 'lots' } };
+      }),
+      /resources\/requests\/cpu/,
+    ],
+  ];
+  for (const [what, body, field] of cases) {
+    for (const verb of ['filter', 'prioritize']) {
+      it(`${verb}: ${what}`, () => expectRejected(() => postRaw(`/scheduler/${verb}`, body), 400, field));
+    }
+  }
+
+  it('rejects a node nested thousands of levels deep instead of echoing it back', () => {
+    // Written as text: JSON.stringify itself overflows on such a value, which is the point.
+    const deep = `${'{"d":'.repeat(8_000)}"bottom"${'}'.repeat(8_000)}`;
+    const node = `{"metadata":{"name":"node-new"},"spec":{"deep":${deep}}}`;
+    const body = `{"Pod":${JSON.stringify(JSON.parse(GOOD).Pod)},"Nodes":{"items":[${node}]},"NodeNames":null}`;
+    return expectRejected(() => postRaw('/scheduler/filter', body), 400, /Nodes\/items\/0.*nested/);
+  });
+});
+
 describe('bad input on the verbs', () => {
   it('rejects invalid JSON with 400', () =>
     expectRejected(() => postRaw('/scheduler/filter', '{"Pod": {'), 400, /JSON|Unexpected|Expected/i));

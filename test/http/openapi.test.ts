@@ -33,6 +33,14 @@ it('documents the four extender verbs and the ops views', async () => {
   }
 });
 
+it('lists the 400, 413 and 415 answers of every verb', async () => {
+  const doc = JSON.parse(await readFile('openapi/openapi.json', 'utf8'));
+  for (const verb of ['filter', 'prioritize', 'preempt', 'bind']) {
+    const responses = doc.paths[`/scheduler/${verb}`].post.responses;
+    for (const status of ['200', '400', '413', '415']) assert.ok(responses[status], `${verb} lists ${status}`);
+  }
+});
+
 it('serves swagger-ui at /docs', async () => {
   const res = await t.request.get('/docs/').redirects(1);
   assert.equal(res.status, 200);

@@ -4,6 +4,7 @@ import type { Http2ServerRequest } from 'node:http2';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { BadRequestError } from '../../extender/deps.ts';
 import { filter } from '../../extender/filter.ts';
 import { preempt } from '../../extender/preempt.ts';
 import { prioritize } from '../../extender/prioritize.ts';
@@ -69,6 +70,15 @@ export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
     // and JSON.stringify writes them, a quarter faster than schema-driven serialisation on 500-node answers.
     app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
+    // Before schema validation, so that nothing (Ajv, the verbs, the echo of non-cache filter) walks such a body.
+    app.addHook('preValidation', async (request) => {
+      const path = wire.tooDeeplyNested(request.body);
+      if (path !== undefined) {
+        const shown = path.split('/').slice(0, 6).join('/');
+        throw new BadRequestError(`body${shown}/… is nested deeper than ${wire.MAX_NESTING} levels`);
+      }
+    });
+
     app.addHook('onResponse', async (request, reply) => {
       const verb = request.routeOptions.config.verb;
       if (!verb) return;
@@ -94,7 +104,7 @@ export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           tags: ['scheduler'],
           summary: 'Filter candidate nodes for a pod',
           body: wire.ExtenderArgs,
-          response: { 200: wire.ExtenderFilterResult, 503: Dropped },
+          response: { 200: wire.ExtenderFilterResult, ...wire.RequestErrors, 503: Dropped },
         },
       },
       (request, reply) =>
@@ -113,7 +123,7 @@ export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           tags: ['scheduler'],
           summary: 'Score candidate nodes (integers 0..10)',
           body: wire.ExtenderArgs,
-          response: { 200: wire.HostPriorityList, 503: Dropped },
+          response: { 200: wire.HostPriorityList, ...wire.RequestErrors, 503: Dropped },
         },
       },
       (request, reply) => inTurn(request, reply, () => prioritize(request.body, deps.extender)),
@@ -128,7 +138,7 @@ export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           summary:
             "Keep the candidates where evicting makes room for the pod's volumes; add the RWOP and attach-slot holders it needs",
           body: wire.ExtenderPreemptionArgs,
-          response: { 200: wire.ExtenderPreemptionResult, 503: Dropped },
+          response: { 200: wire.ExtenderPreemptionResult, ...wire.RequestErrors, 503: Dropped },
         },
       },
       async (request) =>
@@ -147,7 +157,7 @@ export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           tags: ['scheduler'],
           summary: "Bind the pod's delegated volumes, then the pod, to a node",
           body: wire.ExtenderBindingArgs,
-          response: { 200: wire.ExtenderBindingResult, 503: Dropped },
+          response: { 200: wire.ExtenderBindingResult, ...wire.RequestErrors, 503: Dropped },
         },
       },
       (request, reply) =>
