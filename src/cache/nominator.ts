@@ -13,6 +13,8 @@ export interface NominatedPod {
   readonly priority: number;
 }
 
+const NONE: readonly NominatedPod[] = Object.freeze([]);
+
 function nominatedNodeName(pod: Pod): string {
   return pod.status?.nominatedNodeName ?? '';
 }
@@ -24,7 +26,7 @@ function isWaiting(pod: Pod): boolean {
 
 export class Nominator {
   /** node name → its nominated pods, in nomination order (upstream nominatedPods). */
-  readonly #byNode = new Map<string, NominatedPod[]>();
+  readonly #byNode = new Map<string, readonly NominatedPod[]>();
   /** pod UID → node name (upstream nominatedPodToNode). */
   readonly #nodeOf = new Map<string, string>();
   readonly #classes: PriorityClasses | undefined;
@@ -41,10 +43,10 @@ export class Nominator {
     this.delete(pod);
     if (nodeName === '' || !isWaiting(pod)) return;
     this.#nodeOf.set(pod.metadata.uid, nodeName);
-    const list = this.#byNode.get(nodeName) ?? [];
+    // Copy on write: a list handed out by nominatedPodsForNode never changes under its reader.
     // Priority resolved once: a PriorityClass edit does not change the priority of existing pods upstream either.
-    list.push({ pod, nodeName, priority: podPriority(pod, this.#classes) });
-    this.#byNode.set(nodeName, list);
+    const entry = { pod, nodeName, priority: podPriority(pod, this.#classes) };
+    this.#byNode.set(nodeName, [...(this.#byNode.get(nodeName) ?? []), entry]);
   }
 
   /** Upstream DeleteNominatedPodIfExists. */
@@ -68,9 +70,9 @@ export class Nominator {
     this.add(newPod, nodeName);
   }
 
-  /** Pods nominated to the node (upstream NominatedPodsForNode); a copy, safe to keep. */
+  /** Pods nominated to the node (upstream NominatedPodsForNode); a snapshot, safe to keep. Filter asks per node. */
   nominatedPodsForNode(nodeName: string): readonly NominatedPod[] {
-    return [...(this.#byNode.get(nodeName) ?? [])];
+    return this.#byNode.get(nodeName) ?? NONE;
   }
 
   nodeOf(uid: string): string | undefined {

@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Pod } from '../../src/cluster/types.ts';
 import {
   ERR_REASON_BIND_CONFLICT,
+  ERR_REASON_MAX_VOLUME_COUNT,
   ERR_REASON_NOT_ENOUGH_SPACE,
   ERR_REASON_RWOP_CONFLICT,
 } from '../../src/volumes/constants.ts';
@@ -23,6 +24,12 @@ function networkPV(name: string) {
   const pv = localPV(name, 'unused');
   delete pv.spec.nodeAffinity;
   pv.spec.storageClassName = '';
+  return pv;
+}
+
+function csiPV(name: string) {
+  const pv = networkPV(name);
+  pv.spec.csi = { driver: 'csi.example.com', volumeHandle: name };
   return pv;
 }
 
@@ -59,6 +66,18 @@ before(async () => {
       nominated('big', 'node-c', 100, ['big-waiting']),
       claim('six', { className: 'csi', size: '6Gi' }),
       claim('four', { className: 'csi', size: '4Gi' }),
+      // One CSI attach slot on node-d, which a nominated pod's volume would take.
+      node('node-d'),
+      {
+        kind: 'CSINode',
+        metadata: { name: 'node-d', uid: 'csinode-d', resourceVersion: '1' },
+        spec: { drivers: [{ name: 'csi.example.com', nodeID: 'node-d', allocatable: { count: 1 } }] },
+      },
+      csiPV('pv-att-1'),
+      csiPV('pv-att-2'),
+      claim('att-1', { volumeName: 'pv-att-1', className: '' }),
+      claim('att-2', { volumeName: 'pv-att-2', className: '' }),
+      nominated('attaching', 'node-d', 100, ['att-1']),
     ],
     {},
     { volumeController: false },
@@ -133,6 +152,12 @@ describe('filter with nominated pods', () => {
     assert.equal(six.FailedAndUnresolvableNodes['node-c'], ERR_REASON_NOT_ENOUGH_SPACE);
     assert.deepEqual((await filter(pod('p', { priority: 100, claims: ['four'] }), ['node-c'])).NodeNames, ['node-c']);
     assert.deepEqual((await filter(pod('p', { priority: 101, claims: ['six'] }), ['node-c'])).NodeNames, ['node-c']);
+  });
+
+  it('the attach slot an equal-priority nominated pod would take counts against the CSI limit', async () => {
+    const equal = await filter(pod('p', { priority: 100, claims: ['att-2'] }), ['node-d']);
+    assert.equal(equal.FailedNodes['node-d'], ERR_REASON_MAX_VOLUME_COUNT);
+    assert.deepEqual((await filter(pod('p', { priority: 101, claims: ['att-2'] }), ['node-d'])).NodeNames, ['node-d']);
   });
 
   it('GET /api/v1/nominations lists, per node, the nominated pods, their priority and the PVs they hold', async () => {

@@ -23,6 +23,13 @@ function running(
   return p;
 }
 
+/** A pending pod that preempted and waits for its node. */
+function nominatedTo(name: string, nodeName: string, priority: number, claimName: string): Pod {
+  const p = pod(name, { priority, claims: [claimName], uid: `uid-${name}` });
+  p.status = { phase: 'Pending', nominatedNodeName: nodeName };
+  return p;
+}
+
 /** A PV every node reaches: network storage (no node affinity), optionally a CSI volume. */
 function networkPV(name: string, csi = false): PersistentVolume {
   const pv = localPV(name, 'unused');
@@ -101,6 +108,18 @@ const objects: AnyObject[] = [
   running('pdb-mid', 'c2', 50, { claims: ['c-5'] }),
   running('cpu-c2', 'c2', 1),
   pdb('protected', 'protected', 0),
+  // Nominated pods: l1's only PV is waited for by a lower-priority pod, l2's by a higher-priority one.
+  node('l1'),
+  node('l2'),
+  localPV('pv-l1', 'l1'),
+  localPV('pv-l2', 'l2'),
+  claim('low-nominated-data'),
+  claim('high-nominated-data'),
+  claim('l-data'),
+  nominatedTo('low-nominated', 'l1', 10, 'low-nominated-data'),
+  nominatedTo('high-nominated', 'l2', 2000, 'high-nominated-data'),
+  running('cpu-l1', 'l1', 1),
+  running('cpu-l2', 'l2', 1),
   // PDB accounting over the scheduler's victims.
   node('p1'),
   networkPV('pv-net'),
@@ -155,6 +174,14 @@ describe('preempt: nodes no eviction can fix are dropped', () => {
     // vip (priority 5000) holds rwop-6 on r4: nothing on r4 can be evicted for it.
     const answer = await preempt(preemptor(['rwop-6']), { r4: ['cpu-r4'] });
     assert.deepEqual(answer, {});
+  });
+});
+
+describe('preempt: nominated pods', () => {
+  it('PVs reserved only for lower-priority nominated pods count as free for the preemptor', async () => {
+    const answer = await preempt(preemptor(['l-data']), { l1: ['cpu-l1'], l2: ['cpu-l2'] });
+    // l2's only PV waits for a pod above the preemptor: no eviction on l2 frees it.
+    assert.deepEqual(answer, { l1: { Pods: uids('cpu-l1'), NumPDBViolations: 0 } });
   });
 });
 

@@ -102,7 +102,8 @@ export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
         config: { verb: 'filter' },
         schema: {
           tags: ['scheduler'],
-          summary: 'Filter candidate nodes for a pod',
+          summary:
+            "Filter candidate nodes by the pod's volumes (binding, zone, RWOP, attach limits), counting pods nominated there",
           body: wire.ExtenderArgs,
           response: { 200: wire.ExtenderFilterResult, ...wire.RequestErrors, 503: Dropped },
         },
