@@ -56,6 +56,7 @@ export async function createExtender(parts: ExtenderParts) {
   let started = false;
   const app = await buildApp({
     extender,
+    pluginSettings: settings,
     binder,
     source,
     metrics: createMetrics({ cache, source, store, volumeBinder }),

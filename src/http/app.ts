@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import type { Source } from '../cluster/source.ts';
 import type { PodBinder } from '../extender/bind.ts';
 import type { ExtenderDeps } from '../extender/deps.ts';
+import type { VolumePluginsSettings } from '../plugins/index.ts';
 import { answerClientError } from './client-error.ts';
 import type { Metrics } from './metrics.ts';
 import { analysisRoutes } from './routes/analysis.ts';
@@ -21,6 +22,8 @@ import { reloadOnChange, requireClientCertificate, secureServerOptions, type Tls
 
 export interface AppDeps {
   extender: ExtenderDeps;
+  /** The volume plugins' settings: simulate builds its private copy with the same ones. */
+  pluginSettings: VolumePluginsSettings;
   binder: PodBinder;
   source: Source;
   metrics: Metrics;

@@ -49,3 +49,47 @@ describe('POST /api/v1/explain', () => {
     assert.equal(badLimit.status, 400);
   });
 });
+
+describe('POST /api/v1/simulate', () => {
+  const web = {
+    kind: 'StatefulSet',
+    metadata: { name: 'web', namespace: 'default' },
+    spec: {
+      replicas: 5,
+      template: { spec: { containers: [{ name: 'nginx', image: 'nginx:1.27' }] } },
+      volumeClaimTemplates: [
+        {
+          metadata: { name: 'www' },
+          spec: {
+            accessModes: ['ReadWriteOnce'],
+            storageClassName: 'local-storage',
+            resources: { requests: { storage: '20Gi' } },
+          },
+        },
+      ],
+    },
+  };
+
+  it('places the replicas that fit, explains the first that does not, and leaves the verbs untouched', async () => {
+    const filterArgs = {
+      Pod: items.find((o) => o.kind === 'Pod' && o.metadata.name === 'web-0'),
+      Nodes: null,
+      NodeNames: t.cache.nodeNames(),
+    };
+    const before = (await t.request.post('/scheduler/filter').send(filterArgs)).body;
+    const res = await t.request.post('/api/v1/simulate').send({ statefulSet: web });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.placed, 4);
+    assert.equal(res.body.unplaced.pod, 'default/web-4');
+    assert.equal(t.store.get('PersistentVolumeClaim', 'default/www-web-1'), undefined, 'nothing written');
+    assert.deepEqual((await t.request.post('/scheduler/filter').send(filterArgs)).body, before);
+  });
+
+  it('bad input is a 400 naming the field', async () => {
+    const tooMany = await t.request.post('/api/v1/simulate').send({ statefulSet: web, replicas: 100000 });
+    assert.equal(tooMany.status, 400);
+    assert.match(tooMany.body.message, /replicas/);
+    const notASet = await t.request.post('/api/v1/simulate').send({ statefulSet: { ...web, kind: 'Deployment' } });
+    assert.equal(notASet.status, 400);
+  });
+});

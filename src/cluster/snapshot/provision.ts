@@ -18,6 +18,9 @@ import { selectorRequirements } from './labels.ts';
 import { synthesizeUid } from './normalize.ts';
 import type { SnapshotState } from './state.ts';
 
+/** What provisioning reads: the snapshot state, or any view with its `get` and `list` (simulate's private store). */
+export type ProvisioningView = Pick<SnapshotState, 'get' | 'list'>;
+
 const ANN_PROVISIONED_BY = 'pv.kubernetes.io/provisioned-by';
 const HOSTNAME = 'kubernetes.io/hostname';
 
@@ -37,7 +40,7 @@ function limit(capacity: CSIStorageCapacity): number | undefined {
 }
 
 /** Capacity objects of the class whose topology contains the node, in a stable order. */
-function capacitiesFor(state: SnapshotState, className: string, node: Node): CSIStorageCapacity[] {
+function capacitiesFor(state: ProvisioningView, className: string, node: Node): CSIStorageCapacity[] {
   return state
     .list('CSIStorageCapacity')
     .filter(
@@ -56,7 +59,7 @@ function capacitiesFor(state: SnapshotState, className: string, node: Node): CSI
  * (CSINode), else the node's hostname label (which need not equal the node name).
  */
 function topology(
-  state: SnapshotState,
+  state: ProvisioningView,
   node: Node,
   driver: string,
   capacity?: CSIStorageCapacity,
@@ -112,7 +115,7 @@ export function consumeCapacity(capacity: CSIStorageCapacity, bytes: number): CS
 }
 
 /** Decides what provisioning a claim needs, reading the current state only. */
-export function planProvisioning(state: SnapshotState, claim: PersistentVolumeClaim): ProvisionPlan {
+export function planProvisioning(state: ProvisioningView, claim: PersistentVolumeClaim): ProvisionPlan {
   const nodeName = claim.metadata.annotations?.[ANN_SELECTED_NODE];
   if (!nodeName || claim.spec.volumeName) return { action: 'none', why: 'not waiting for provisioning' };
   const className = claimClass(claim);

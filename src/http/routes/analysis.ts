@@ -3,6 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { DEFAULT_MAX_VOLUMES, DEFAULT_NODE_LIMIT, explain } from '../../ops/explain.ts';
+import { MAX_REPLICAS, simulate } from '../../ops/simulate.ts';
 import type { AppDeps } from '../app.ts';
 
 const open = { additionalProperties: true } as const;
@@ -81,6 +82,97 @@ const ExplainAnswer = Type.Object({
   nodesOmitted: Type.Integer(),
 });
 
+const StatefulSet = Type.Object(
+  {
+    kind: Type.Literal('StatefulSet'),
+    metadata: Type.Object({ name: Type.String({ minLength: 1 }), namespace: Type.Optional(Type.String()) }, open),
+    spec: Type.Object(
+      {
+        replicas: Type.Optional(Type.Integer({ minimum: 0 })),
+        template: Type.Object({ spec: Type.Object({}, open) }, open),
+        volumeClaimTemplates: Type.Optional(
+          Type.Array(
+            Type.Object(
+              { metadata: Type.Object({ name: Type.String({ minLength: 1 }) }, open), spec: Type.Object({}, open) },
+              open,
+            ),
+          ),
+        ),
+      },
+      open,
+    ),
+  },
+  {
+    ...open,
+    description:
+      'A StatefulSet as kubectl prints it: replicas `<name>-<ordinal>`, claims `<template>-<name>-<ordinal>`',
+  },
+);
+
+const SimulateBody = Type.Object(
+  {
+    statefulSet: Type.Optional(StatefulSet),
+    ...PodSelection,
+    replicas: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: MAX_REPLICAS, description: "Default: the StatefulSet's replicas, else 1" }),
+    ),
+    nodes: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), { description: 'Nodes to consider (default: all)' }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        statefulSet: {
+          kind: 'StatefulSet',
+          metadata: { name: 'web', namespace: 'default' },
+          spec: {
+            replicas: 5,
+            template: {
+              spec: { containers: [{ name: 'nginx', image: 'nginx:1.27', resources: { requests: { cpu: '500m' } } }] },
+            },
+            volumeClaimTemplates: [
+              {
+                metadata: { name: 'www' },
+                spec: {
+                  accessModes: ['ReadWriteOnce'],
+                  storageClassName: 'local-storage',
+                  resources: { requests: { storage: '20Gi' } },
+                },
+              },
+            ],
+          },
+        },
+      },
+      { namespace: 'default', name: 'db-0', replicas: 3 },
+    ],
+  },
+);
+
+const Placement = Type.Object({
+  pod: Type.String(),
+  node: Type.String(),
+  score: Type.Integer({ description: "The extender's prioritize score there (0..10)" }),
+  boundVolumes: Type.Array(Type.Object({ claim: Type.String(), volume: Type.String() })),
+  provisionedClaims: Type.Array(
+    Type.Object({
+      claim: Type.String(),
+      storageClass: Type.String(),
+      capacity: Type.Union([Type.String(), Type.Null()], { description: 'The CSIStorageCapacity that admitted it' }),
+    }),
+  ),
+});
+
+const SimulateAnswer = Type.Object({
+  requested: Type.Integer(),
+  placed: Type.Integer(),
+  placements: Type.Array(Placement),
+  unplaced: Type.Union([Type.Object({ pod: Type.String(), explanation: ExplainAnswer }), Type.Null()], {
+    description: 'The first replica that does not fit, with its explanation (up to 20 nodes listed)',
+  }),
+});
+
 export function analysisRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
     // The answers are built in their final shape; the schemas document them and JSON.stringify writes them.
@@ -98,6 +190,20 @@ export function analysisRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => explain(deps.extender, request.body as Parameters<typeof explain>[1]),
+    );
+
+    app.post(
+      '/simulate',
+      {
+        schema: {
+          tags: ['analysis'],
+          summary:
+            'Place N replicas one after another as kube-scheduler would, each assumed on a private copy of the state (never written)',
+          body: SimulateBody,
+          response: { 200: SimulateAnswer },
+        },
+      },
+      async (request) => simulate(deps.extender, deps.pluginSettings, request.body as Parameters<typeof simulate>[2]),
     );
   };
 }

@@ -1,0 +1,248 @@
+// Simulate: place N replicas of a pod template one after another as kube-scheduler would (filter every node, then the
+// highest prioritize score), each placement assumed on a private copy of the state: its static PVs bound, its claims
+// provisioned by the snapshot mode's simulated provisioner, the pod added to its node. Nothing reaches the cluster or
+// the verbs. Deterministic: among equal scores the first node in the cache's order wins (kube-scheduler picks one at
+// random).
+import { bindClaim, bindVolume } from '../cluster/snapshot/bind.ts';
+import { type ProvisioningView, planProvisioning } from '../cluster/snapshot/provision.ts';
+import type { ClusterStore } from '../cluster/store.ts';
+import { type Kind, type KindMap, objectKey, type PersistentVolumeClaim, type Pod } from '../cluster/types.ts';
+import { ANN_SELECTED_NODE } from '../cluster/volume-annotations.ts';
+import { unknownNodeReason } from '../extender/candidates.ts';
+import { BadRequestError, type ExtenderDeps } from '../extender/deps.ts';
+import { podFromRequest } from '../extender/pod.ts';
+import type { WirePod } from '../extender/wire.ts';
+import { VOLUME_BINDING, type VolumeBindingPlugin, type VolumePluginsSettings } from '../plugins/index.ts';
+import type { PodVolumes } from '../volumes/binder.ts';
+import { hasClaims } from '../volumes/claims.ts';
+import { type ExplainAnswer, explain, resolvePod } from './explain.ts';
+import { copyOf } from './what-if.ts';
+
+export const MAX_REPLICAS = 1000;
+
+/** The part of a StatefulSet simulate reads. */
+export interface StatefulSetTemplate {
+  kind: 'StatefulSet';
+  metadata: { name: string; namespace?: string };
+  spec: {
+    replicas?: number;
+    template: { metadata?: { labels?: Record<string, string> }; spec: Record<string, unknown> };
+    volumeClaimTemplates?: { metadata: { name: string }; spec: Record<string, unknown> }[];
+  };
+}
+
+export interface SimulateRequest {
+  /** A StatefulSet: its pod template and volumeClaimTemplates, replicas named `<set>-<ordinal>`. */
+  statefulSet?: StatefulSetTemplate;
+  /** Or a pod (or `namespace`/`name` of a pod in the cache): replicas named `<pod>-<i>`, same volumes. */
+  pod?: WirePod;
+  namespace?: string;
+  name?: string;
+  /** How many to place (default: the StatefulSet's replicas, else 1). */
+  replicas?: number;
+  /** Nodes to consider (default: every node in the cache). */
+  nodes?: string[];
+}
+
+export interface Placement {
+  pod: string;
+  node: string;
+  /** The extender's prioritize score on that node (0..10). */
+  score: number;
+  /** Claims bound to existing PVs. */
+  boundVolumes: { claim: string; volume: string }[];
+  /** Claims to provision, with the CSIStorageCapacity that admitted each (if one applied). */
+  provisionedClaims: { claim: string; storageClass: string; capacity: string | null }[];
+}
+
+export interface SimulateAnswer {
+  requested: number;
+  placed: number;
+  placements: Placement[];
+  /** The first replica that does not fit, with explain's summary and nodes (listed up to 20). */
+  unplaced: { pod: string; explanation: ExplainAnswer } | null;
+}
+
+function replicaPods(deps: ExtenderDeps, req: SimulateRequest): { pods: Pod[]; claims: PersistentVolumeClaim[][] } {
+  const set = req.statefulSet;
+  if (set) {
+    if (set.kind !== 'StatefulSet') throw new BadRequestError('statefulSet.kind must be StatefulSet');
+    const count = req.replicas ?? set.spec.replicas ?? 1;
+    const namespace = set.metadata.namespace || 'default';
+    const pods: Pod[] = [];
+    const claims: PersistentVolumeClaim[][] = [];
+    for (let i = 0; i < count; i++) {
+      const name = `${set.metadata.name}-${i}`;
+      const templates = set.spec.volumeClaimTemplates ?? [];
+      // The StatefulSet controller's claim for a template: <template>-<set>-<ordinal>, mounted as the template's name.
+      const own = templates.map((t) => ({
+        kind: 'PersistentVolumeClaim' as const,
+        metadata: {
+          name: `${t.metadata.name}-${name}`,
+          namespace,
+          uid: `simulate:${namespace}/${t.metadata.name}-${name}`,
+          resourceVersion: '',
+        },
+        spec: t.spec as PersistentVolumeClaim['spec'],
+        status: { phase: 'Pending' },
+      }));
+      const spec = set.spec.template.spec as Pod['spec'];
+      const named = new Set(templates.map((t) => t.metadata.name));
+      const volumes = [
+        ...(spec.volumes ?? []).filter((v) => !named.has(v.name)),
+        ...templates.map((t) => ({
+          name: t.metadata.name,
+          persistentVolumeClaim: { claimName: `${t.metadata.name}-${name}` },
+        })),
+      ];
+      pods.push(
+        podFromRequest({
+          metadata: {
+            name,
+            namespace,
+            uid: `simulate:${namespace}/${name}`,
+            labels: set.spec.template.metadata?.labels,
+          },
+          spec: { ...spec, volumes },
+        } as unknown as WirePod),
+      );
+      claims.push(own);
+    }
+    return { pods, claims };
+  }
+  if (!req.pod && !req.name) {
+    throw new BadRequestError('one of statefulSet, pod (a full Pod object) or name (with namespace) must be set');
+  }
+  const template = resolvePod(deps, req);
+  const count = req.replicas ?? 1;
+  const pods = Array.from({ length: count }, (_, i) => {
+    const name = `${template.metadata.name}-${i}`;
+    const namespace = template.metadata.namespace ?? 'default';
+    return {
+      ...template,
+      metadata: { ...template.metadata, name, uid: `simulate:${namespace}/${name}` },
+      spec: { ...template.spec, nodeName: undefined },
+    } as Pod;
+  });
+  return { pods, claims: pods.map(() => []) };
+}
+
+/** Writes to the private store with resourceVersions above any real one (the assume caches compare them). */
+class PrivateWriter {
+  readonly #store: ClusterStore;
+  // Above any etcd revision a copied object can carry, and still an exact integer.
+  #version = 2 ** 52;
+
+  constructor(store: ClusterStore) {
+    this.#store = store;
+  }
+
+  write<K extends Kind>(kind: K, obj: KindMap[K]): KindMap[K] {
+    const stored = { ...obj, metadata: { ...obj.metadata, resourceVersion: String(++this.#version) } } as KindMap[K];
+    this.#store.upsert(kind, stored);
+    return this.#store.get(kind, objectKey(kind, stored)) ?? stored;
+  }
+}
+
+function view(store: ClusterStore): ProvisioningView {
+  return {
+    get: (kind, key) => store.get(kind, key),
+    list: (kind) => [...store.list(kind)],
+  } as ProvisioningView;
+}
+
+/** Carries out a placement on the private state: what the PV controller, provisioner and kubelet would do. */
+function assume(store: ClusterStore, writer: PrivateWriter, pod: Pod, node: string, volumes: PodVolumes): Placement {
+  const placement: Placement = {
+    pod: `${pod.metadata.namespace}/${pod.metadata.name}`,
+    node,
+    score: 0,
+    boundVolumes: [],
+    provisionedClaims: [],
+  };
+  for (const { pv, pvc } of volumes.staticBindings) {
+    const claim =
+      store.get('PersistentVolumeClaim', `${pvc.metadata.namespace ?? 'default'}/${pvc.metadata.name}`) ?? pvc;
+    const bound = writer.write('PersistentVolume', bindVolume(pv, claim) ?? pv);
+    const boundClaim = bindClaim(claim, bound);
+    if (boundClaim) writer.write('PersistentVolumeClaim', boundClaim);
+    placement.boundVolumes.push({
+      claim: `${claim.metadata.namespace}/${claim.metadata.name}`,
+      volume: pv.metadata.name,
+    });
+  }
+  for (const { pvc, nodeCapacity } of volumes.dynamicProvisions) {
+    const key = `${pvc.metadata.namespace ?? 'default'}/${pvc.metadata.name}`;
+    const current = store.get('PersistentVolumeClaim', key) ?? pvc;
+    const annotated = writer.write('PersistentVolumeClaim', {
+      ...current,
+      metadata: { ...current.metadata, annotations: { ...current.metadata.annotations, [ANN_SELECTED_NODE]: node } },
+    });
+    const plan = planProvisioning(view(store), annotated);
+    if (plan.action === 'create') {
+      const pv = writer.write('PersistentVolume', plan.pv);
+      if (plan.capacity) writer.write('CSIStorageCapacity', plan.capacity);
+      const boundClaim = bindClaim(annotated, pv);
+      if (boundClaim) writer.write('PersistentVolumeClaim', boundClaim);
+    }
+    placement.provisionedClaims.push({
+      claim: key,
+      storageClass: pvc.spec.storageClassName ?? '',
+      capacity: nodeCapacity ? `${nodeCapacity.metadata.namespace ?? ''}/${nodeCapacity.metadata.name}` : null,
+    });
+  }
+  writer.write('Pod', { ...pod, spec: { ...pod.spec, nodeName: node }, status: { phase: 'Running' } });
+  return placement;
+}
+
+/** The volumes the filter decided for the pod on the node (remembered by VolumeBinding), else found again. */
+function decision(binding: VolumeBindingPlugin | undefined, pod: Pod, node: string): PodVolumes {
+  const none: PodVolumes = { staticBindings: [], dynamicProvisions: [] };
+  if (!binding) return none;
+  const { binder } = binding;
+  const remembered = binding.decisions.get(pod.metadata.uid, node, binder.generation());
+  if (remembered) return remembered;
+  const nodeObj = binder.node(node);
+  if (!nodeObj || !hasClaims(pod) || binder.podClaimsError(pod)) return none;
+  return binder.findPodVolumes(pod, binder.getPodVolumeClaims(pod), nodeObj).podVolumes;
+}
+
+export function simulate(deps: ExtenderDeps, settings: VolumePluginsSettings, req: SimulateRequest): SimulateAnswer {
+  const { pods, claims } = replicaPods(deps, req);
+  if (pods.length > MAX_REPLICAS) throw new BadRequestError(`replicas must be at most ${MAX_REPLICAS}`);
+  const copy = copyOf(deps.store, settings);
+  const { store, deps: own } = copy;
+  const writer = new PrivateWriter(store);
+  const binding = own.framework.plugins.find((p) => p.name === VOLUME_BINDING) as VolumeBindingPlugin | undefined;
+  const lookup = (name: string) => {
+    const info = own.cache.nodeInfo(name);
+    return info?.node ? info : undefined;
+  };
+  const answer: SimulateAnswer = { requested: pods.length, placed: 0, placements: [], unplaced: null };
+  for (const [i, pod] of pods.entries()) {
+    // A claim the StatefulSet controller would find already there is reused, as the controller does.
+    for (const c of claims[i]) {
+      if (!store.get('PersistentVolumeClaim', `${c.metadata.namespace}/${c.metadata.name}`))
+        writer.write('PersistentVolumeClaim', c);
+    }
+    writer.write('Pod', pod);
+    const names = req.nodes ?? own.cache.nodeNames();
+    const outcome = own.framework.filterNodes(pod, names, lookup, unknownNodeReason);
+    if (outcome.feasible.length === 0) {
+      answer.unplaced = {
+        pod: `${pod.metadata.namespace}/${pod.metadata.name}`,
+        explanation: explain(own, { pod: pod as unknown as WirePod, nodes: names, limit: 20 }),
+      };
+      break;
+    }
+    const scores = own.framework.scoreNodes(pod, outcome.feasible, lookup);
+    let best = scores[0];
+    for (const s of scores) if (s.score > best.score) best = s;
+    const volumes = decision(binding, pod, best.host);
+    const placement = assume(store, writer, pod, best.host, volumes);
+    placement.score = best.score;
+    answer.placements.push(placement);
+    answer.placed++;
+  }
+  return answer;
+}
