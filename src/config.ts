@@ -7,18 +7,21 @@ import { type Static, type TSchema, Type } from 'typebox';
 import { Value } from 'typebox/value';
 import { parse as parseYaml } from 'yaml';
 import { parseValue } from './cluster/quantity.ts';
+import { canonicalPluginName, PLUGIN_NAMES } from './plugins/names.ts';
 import { shapeSchema } from './volumes/scorer.ts';
 
-export const PLUGIN_NAMES = ['volume-restrictions', 'node-volume-limits', 'volume-binding', 'volume-zone'] as const;
-export type PluginName = (typeof PLUGIN_NAMES)[number];
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 const file = (description: string) => Type.Optional(Type.String({ minLength: 1, description }));
 const seconds = (o: { default: number; description: string }) => Type.Number({ exclusiveMinimum: 0, ...o });
 
-/** Schema options read here: `fromText` parses the text form (flags, environment), `allowed` words the error. */
+/**
+ * Schema options read here: `fromText` parses the text form (flags, environment), `normalize` maps an accepted alias
+ * to its canonical value (an array's items are normalized one by one), `allowed` words the error.
+ */
 interface TextOptions {
   fromText?: (text: string) => unknown;
+  normalize?: (value: unknown) => unknown;
   toText?: (value: never) => string;
   allowed?: string;
 }
@@ -71,9 +74,9 @@ const SETTINGS = Type.Object({
     description: 'page size (limit) of list requests',
   }),
   shutdownGraceSeconds: seconds({ default: 10, description: 'on SIGTERM, how long in-flight requests may finish' }),
-  disabledPlugins: Type.Array(Type.Enum(PLUGIN_NAMES), {
+  disabledPlugins: Type.Array(Type.Enum(PLUGIN_NAMES, { normalize: canonicalPluginName }), {
     default: [],
-    description: `plugins to turn off: ${PLUGIN_NAMES.join(', ')}`,
+    description: `plugins to turn off, by kube-scheduler's names: ${PLUGIN_NAMES.join(', ')} (kebab-case accepted)`,
   }),
   storageScoringShape: shapeSchema({
     default: [
@@ -140,6 +143,11 @@ function fromText(schema: SettingSchema, text: string): unknown {
   return text;
 }
 
+function normalize(schema: SettingSchema, value: unknown): unknown {
+  if (schema.items && Array.isArray(value)) return value.map((v) => normalize(schema.items as SettingSchema, v));
+  return schema.normalize ? schema.normalize(value) : value;
+}
+
 /** What a setting allows, in words, from its schema. */
 function allowed(schema: SettingSchema): string {
   if (schema.allowed) return schema.allowed;
@@ -184,7 +192,7 @@ export function applySettings(base: Settings, raw: Record<string, unknown>, orig
       out[key] = undefined;
       continue;
     }
-    const parsed = typeof value === 'string' ? fromText(schema, value) : value;
+    const parsed = normalize(schema, typeof value === 'string' ? fromText(schema, value) : value);
     if (!Value.Check(schema, parsed)) {
       throw new SettingsError(
         `invalid setting ${origin(key)}=${JSON.stringify(value)}: allowed values are ${allowed(schema)}`,

@@ -1,5 +1,6 @@
 // Prometheus metrics, one registry per app (tests build many apps in one process).
-// Gauges are collected on scrape from their owners, so nothing has to remember to update them.
+// Gauges, and the Counters whose totals their owners keep, are collected on scrape, so nothing has to remember to
+// update them. Values that only ever grow are Counters named ..._total.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { SchedulerCache } from '../cache/interface.ts';
 import type { Source } from '../cluster/source.ts';
@@ -103,16 +104,29 @@ export function createMetrics(deps: {
       for (const kind of KINDS) this.set({ kind }, deps.store.count(kind));
     },
   });
-  const perKind = (name: string, help: string, pick: (s: ReturnType<Source['status']>[number]) => number) =>
-    new Gauge({
-      name,
-      help,
-      labelNames: ['kind'],
-      registers: [registry],
-      collect() {
-        for (const s of deps.source.status()) this.set({ kind: s.kind }, pick(s));
-      },
-    });
+  type SourceStatus = ReturnType<Source['status']>[number];
+  /** A value per kind read from the source on scrape: a Gauge, or a Counter (named ..._total) for totals that only grow. */
+  const perKind = (type: 'gauge' | 'counter', name: string, help: string, pick: (s: SourceStatus) => number) =>
+    type === 'gauge'
+      ? new Gauge({
+          name,
+          help,
+          labelNames: ['kind'],
+          registers: [registry],
+          collect() {
+            for (const s of deps.source.status()) this.set({ kind: s.kind }, pick(s));
+          },
+        })
+      : new Counter({
+          name,
+          help,
+          labelNames: ['kind'],
+          registers: [registry],
+          collect() {
+            this.reset();
+            for (const s of deps.source.status()) this.inc({ kind: s.kind }, pick(s));
+          },
+        });
   const binder = deps.volumeBinder;
   if (binder) {
     new Gauge({
@@ -138,14 +152,23 @@ export function createMetrics(deps: {
     });
   }
   perKind(
-    'topology_extender_watch_relists',
+    'counter',
+    'topology_extender_watch_relists_total',
     'Full relists after the initial list (410 Gone, watch errors), by kind',
     (s) => s.relists,
   );
-  perKind('topology_extender_watch_restarts', 'Watch restarts (errors, silence), by kind', (s) => s.watchRestarts);
-  perKind('topology_extender_watch_last_event_age_seconds', 'Seconds since the watch last spoke, by kind', (s) =>
-    s.silentForMs === undefined ? -1 : s.silentForMs / 1000,
+  perKind(
+    'counter',
+    'topology_extender_watch_restarts_total',
+    'Watch restarts (errors, silence), by kind',
+    (s) => s.watchRestarts,
   );
-  perKind('topology_extender_watch_stale', '1 while the watch of a kind is stale', (s) => (s.stale ? 1 : 0));
+  perKind(
+    'gauge',
+    'topology_extender_watch_last_event_age_seconds',
+    'Seconds since the watch last spoke, by kind',
+    (s) => (s.silentForMs === undefined ? -1 : s.silentForMs / 1000),
+  );
+  perKind('gauge', 'topology_extender_watch_stale', '1 while the watch of a kind is stale', (s) => (s.stale ? 1 : 0));
   return { registry, verbDuration, verbResults, verbDropped, verbQueueDepth, preemptNodes, preemptVictimsAdded };
 }

@@ -8,10 +8,11 @@ import { SchedulingState } from '../framework/scheduling-state.ts';
 import type { Log } from '../log.ts';
 import { VolumeBinder } from '../volumes/binder.ts';
 import { buildCapacityScorer } from '../volumes/scorer.ts';
-import { NodeVolumeLimitsPlugin } from './node-volume-limits.ts';
-import { VolumeBindingPlugin } from './volume-binding.ts';
-import { VolumeRestrictionsPlugin } from './volume-restrictions.ts';
-import { VolumeZonePlugin } from './volume-zone.ts';
+import type { PluginName } from './names.ts';
+import { NODE_VOLUME_LIMITS, NodeVolumeLimitsPlugin } from './node-volume-limits.ts';
+import { VOLUME_BINDING, VolumeBindingPlugin } from './volume-binding.ts';
+import { VOLUME_RESTRICTIONS, VolumeRestrictionsPlugin } from './volume-restrictions.ts';
+import { VOLUME_ZONE, VolumeZonePlugin } from './volume-zone.ts';
 
 export { NODE_VOLUME_LIMITS, NodeVolumeLimitsPlugin } from './node-volume-limits.ts';
 export { VOLUME_BINDING, VolumeBindingPlugin } from './volume-binding.ts';
@@ -37,18 +38,18 @@ export function buildVolumePlugins(
   deps: VolumePluginsDeps,
   settings: VolumePluginsSettings = defaultSettings(),
 ): AnyPlugin[] {
-  const enabled = (name: Settings['disabledPlugins'][number]) => !settings.disabledPlugins.includes(name);
+  const enabled = (name: PluginName) => !settings.disabledPlugins.includes(name);
   const state = deps.state ?? new SchedulingState(deps.store);
   const plugins: AnyPlugin[] = [];
-  if (enabled('volume-restrictions')) {
+  if (enabled(VOLUME_RESTRICTIONS)) {
     plugins.push(new VolumeRestrictionsPlugin(deps.store, state.claimUsage));
   }
-  if (enabled('node-volume-limits')) {
+  if (enabled(NODE_VOLUME_LIMITS)) {
     const limits = new NodeVolumeLimitsPlugin(deps.store);
     state.onClose(() => limits.close());
     plugins.push(limits);
   }
-  if (enabled('volume-binding')) {
+  if (enabled(VOLUME_BINDING)) {
     const binder = new VolumeBinder({
       store: deps.store,
       writer: deps.writer,
@@ -60,6 +61,6 @@ export function buildVolumePlugins(
     const scorer = buildCapacityScorer(settings.storageScoringShape);
     plugins.push(new VolumeBindingPlugin(binder, scorer, deps.now, state));
   }
-  if (enabled('volume-zone')) plugins.push(new VolumeZonePlugin(deps.store));
+  if (enabled(VOLUME_ZONE)) plugins.push(new VolumeZonePlugin(deps.store));
   return plugins;
 }

@@ -31,7 +31,6 @@ import {
   status,
 } from '../framework/interfaces.ts';
 import { ephemeralOwnershipError } from '../volumes/claims.ts';
-import { ERR_REASON_MAX_VOLUME_COUNT } from '../volumes/constants.ts';
 import {
   csiDriverForInTreePlugin,
   inlineVolumeAsCSI,
@@ -42,6 +41,9 @@ import {
   translateInTreePVToCSI,
 } from '../volumes/csi-migration.ts';
 import { claimClass } from '../volumes/pv-matching.ts';
+
+/** Reasons as upstream's plugin spells them. */
+export const ERR_REASON_MAX_VOLUME_COUNT = 'node(s) exceed max volume count';
 
 export const NODE_VOLUME_LIMITS = 'NodeVolumeLimits';
 const CYCLE_KEY = 'Filter/NodeVolumeLimits';

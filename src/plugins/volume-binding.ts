@@ -20,13 +20,15 @@ import {
 } from '../framework/interfaces.ts';
 import type { HeldVolumes, PodVolumes, VolumeBinder } from '../volumes/binder.ts';
 import { hasClaims, type PodVolumeClaims } from '../volumes/claims.ts';
-import { ERR_REASON_UNBOUND_IMMEDIATE } from '../volumes/constants.ts';
 import { DecisionCache } from '../volumes/decisions.ts';
 import { explainPodVolumes } from '../volumes/explain.ts';
 import { capacityBytes } from '../volumes/provisioning.ts';
 import { claimKey, claimMatchInput, pvCapacity } from '../volumes/pv-matching.ts';
 import { type Reservation, VolumeReservations } from '../volumes/reservations.ts';
 import type { CapacityScorer, StorageResource } from '../volumes/scorer.ts';
+
+/** Reasons as upstream's plugin spells them. */
+export const ERR_REASON_UNBOUND_IMMEDIATE = 'pod has unbound immediate PersistentVolumeClaims';
 
 export const VOLUME_BINDING = 'VolumeBinding';
 const STATE_KEY = 'PreFilter/VolumeBinding';

@@ -16,7 +16,12 @@ import {
   status,
 } from '../framework/interfaces.ts';
 import type { ClaimUsage } from '../volumes/claim-usage.ts';
-import { ERR_REASON_DISK_CONFLICT, ERR_REASON_RWOP_CONFLICT, READ_WRITE_ONCE_POD } from '../volumes/constants.ts';
+import { READ_WRITE_ONCE_POD } from '../volumes/constants.ts';
+
+/** Reasons as upstream's plugin spells them. */
+export const ERR_REASON_DISK_CONFLICT = 'node(s) had no available disk';
+export const ERR_REASON_RWOP_CONFLICT =
+  'node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode';
 
 export const VOLUME_RESTRICTIONS = 'VolumeRestrictions';
 const STATE_KEY = 'PreFilter/VolumeRestrictions';

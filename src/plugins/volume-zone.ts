@@ -13,7 +13,6 @@ import {
 } from '../framework/interfaces.ts';
 import { podClaimRefs } from '../volumes/claims.ts';
 import {
-  ERR_REASON_VOLUME_ZONE_CONFLICT,
   LABEL_BETA_REGION,
   LABEL_BETA_ZONE,
   LABEL_MULTI_ZONE_DELIMITER,
@@ -21,6 +20,9 @@ import {
   LABEL_TOPOLOGY_ZONE,
 } from '../volumes/constants.ts';
 import { claimClass } from '../volumes/pv-matching.ts';
+
+/** Reasons as upstream's plugin spells them. */
+export const ERR_REASON_VOLUME_ZONE_CONFLICT = 'node(s) had no available volume zone';
 
 export const VOLUME_ZONE = 'VolumeZone';
 const STATE_KEY = 'PreFilter/VolumeZone';

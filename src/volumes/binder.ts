@@ -20,13 +20,7 @@ import type { Log } from '../log.ts';
 import { feedAssumeCaches, PVAssumeCache, PVCAssumeCache } from './assume-cache.ts';
 import { CapacityIndex } from './capacity-index.ts';
 import { getPodVolumeClaims, isClaimFullyBound, type PodVolumeClaims, podClaimRefs, podClaimsError } from './claims.ts';
-import {
-  ANN_SELECTED_NODE,
-  ERR_REASON_BIND_CONFLICT,
-  ERR_REASON_NODE_CONFLICT,
-  ERR_REASON_NOT_ENOUGH_SPACE,
-  ERR_REASON_PV_NOT_EXIST,
-} from './constants.ts';
+import { ANN_SELECTED_NODE } from './constants.ts';
 import { pvForNode } from './csi-migration.ts';
 import { InFlightProvisions } from './in-flight.ts';
 import { NO_MATCHING_TERMS, pvNodeAffinityMatches } from './node-affinity.ts';
@@ -48,6 +42,12 @@ import {
   isVolumeBoundToClaim,
   type PVRefusal,
 } from './pv-matching.ts';
+
+/** FindPodVolumes conflict reasons (volumebinding/binder.go), in the order they are reported. */
+export const ERR_REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity";
+export const ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind";
+export const ERR_REASON_NOT_ENOUGH_SPACE = 'node(s) did not have enough free storage';
+export const ERR_REASON_PV_NOT_EXIST = 'node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)';
 
 export interface BindingInfo {
   pvc: PersistentVolumeClaim;

@@ -46,13 +46,13 @@ describe('precedence: defaults < config file < environment < flags', () => {
       'disabledPlugins: [volume-zone]\nstorageScoringShape:\n- {utilization: 0, score: 0}\n- {utilization: 100, score: 10}\n',
     );
     const fromFile = loadSettings(['--config', file], {});
-    assert.deepEqual(fromFile.disabledPlugins, ['volume-zone']);
+    assert.deepEqual(fromFile.disabledPlugins, ['VolumeZone'], 'kebab-case is an alias of the upstream name');
     assert.deepEqual(fromFile.storageScoringShape[1], { utilization: 100, score: 10 });
     const fromEnv = loadSettings([], {
-      TOPOLOGY_EXTENDER_DISABLED_PLUGINS: 'node-volume-limits, volume-restrictions',
+      TOPOLOGY_EXTENDER_DISABLED_PLUGINS: 'NodeVolumeLimits, volume-restrictions',
       TOPOLOGY_EXTENDER_STORAGE_SCORING_SHAPE: '0:0,50:5,100:10',
     });
-    assert.deepEqual(fromEnv.disabledPlugins, ['node-volume-limits', 'volume-restrictions']);
+    assert.deepEqual(fromEnv.disabledPlugins, ['NodeVolumeLimits', 'VolumeRestrictions']);
     assert.equal(fromEnv.storageScoringShape.length, 3);
     assert.equal(loadSettings(['--body-limit', '64Mi'], {}).bodyLimit, 64 * 1024 * 1024);
     assert.equal(loadSettings(['--in-cluster'], {}).inCluster, true);
@@ -76,7 +76,7 @@ describe('invalid settings name the setting and the allowed values', () => {
     [
       'a plugin name',
       () => loadSettings(['--disabled-plugins', 'volume-magic'], {}),
-      /--disabled-plugins.*volume-restrictions, node-volume-limits, volume-binding, volume-zone/,
+      /--disabled-plugins.*VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone/,
     ],
     [
       'a shape with descending utilization',

@@ -3,12 +3,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Pod } from '../../src/cluster/types.ts';
-import {
-  ERR_REASON_BIND_CONFLICT,
-  ERR_REASON_MAX_VOLUME_COUNT,
-  ERR_REASON_NOT_ENOUGH_SPACE,
-  ERR_REASON_RWOP_CONFLICT,
-} from '../../src/volumes/constants.ts';
+import { ERR_REASON_MAX_VOLUME_COUNT } from '../../src/plugins/node-volume-limits.ts';
+import { ERR_REASON_RWOP_CONFLICT } from '../../src/plugins/volume-restrictions.ts';
+import { ERR_REASON_BIND_CONFLICT, ERR_REASON_NOT_ENOUGH_SPACE } from '../../src/volumes/binder.ts';
 import { makeCapacity, makeCSIDriver } from '../conformance/harness.ts';
 import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
 import { claim, localPV, node, pod, storageClass } from '../helpers/objects.ts';

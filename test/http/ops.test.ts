@@ -85,4 +85,13 @@ describe('metrics', () => {
     assert.match(res.text, /topology_extender_verb_results_total\{verb="filter",outcome="rejected"\} 1/);
     assert.match(res.text, /topology_extender_cache_nodes 2/);
   });
+
+  it('exposes the watch totals that only grow as counters named _total, per kind', async () => {
+    const res = await t.request.get('/metrics');
+    for (const name of ['topology_extender_watch_relists_total', 'topology_extender_watch_restarts_total']) {
+      assert.match(res.text, new RegExp(`# TYPE ${name} counter`));
+      assert.match(res.text, new RegExp(`${name}\\{kind="Node"\\} 0`));
+    }
+    assert.match(res.text, /# TYPE topology_extender_watch_stale gauge/);
+  });
 });

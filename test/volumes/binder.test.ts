@@ -10,13 +10,15 @@ import type {
   PersistentVolumeClaim,
   Pod,
 } from '../../src/cluster/types.ts';
-import type { FindResult, PodVolumes, VolumeBinder } from '../../src/volumes/binder.ts';
 import {
   ERR_REASON_BIND_CONFLICT as BIND_CONFLICT,
+  type FindResult,
   ERR_REASON_NODE_CONFLICT as NODE_CONFLICT,
   ERR_REASON_NOT_ENOUGH_SPACE as NOT_ENOUGH_SPACE,
+  type PodVolumes,
   ERR_REASON_PV_NOT_EXIST as PV_NOT_EXIST,
-} from '../../src/volumes/constants.ts';
+  type VolumeBinder,
+} from '../../src/volumes/binder.ts';
 import type { DynamicProvision } from '../../src/volumes/provisioning.ts';
 import {
   boundMigrationPVC,
