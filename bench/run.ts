@@ -69,7 +69,12 @@ function runOne(file: string, flags: string[]): Promise<{ code: number | null; s
 }
 
 const filters = process.argv.slice(2);
-const candidates = ['bench/http-verbs.ts', ...(await listDir('volumes')), ...(await listDir('live'))];
+const candidates = [
+  'bench/results.ts',
+  'bench/http-verbs.ts',
+  ...(await listDir('volumes')),
+  ...(await listDir('live')),
+];
 const files: string[] = [];
 for (const file of candidates) {
   if (filters.length > 0 && !filters.some((f) => file.includes(f))) continue;

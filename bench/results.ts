@@ -1,0 +1,488 @@
+// The issue-9 figures, each against a floor measured in the same run, written to bench/RESULTS.md.
+// The cluster is the local-storage shape (bench/synthetic.ts LOCAL_STORAGE_SHAPE: 5,000 nodes, ~150,000 pods,
+// 50,000 local PVs, one CSIStorageCapacity per node) served by the real CLI (`src/main.ts serve --cluster-state`)
+// in a child process; the floor is bench/floor-server.ts (HTTP + JSON only, same framework, same bodies) in
+// another. Each scenario alternates rounds floor / extender / extender / floor ... and reports:
+//   one at a time   one keep-alive connection, closed loop: p50/p99 latency
+//   16 connections  autocannon (worker thread), closed loop: req/s and p99
+//   open loop       requests issued on a fixed schedule at --rate req/s (a stall shows in p99: latency counts from
+//                   the scheduled time, not from when a socket was free)
+// then the backlog check (abandoned heavy filters, then a fresh one), the server's time to ready and RSS at ready.
+// Timings are never asserted: the machine is shared (its load average is in the report); compare ratios.
+//
+// Run: ./node_modules/.bin/node bench/results.ts [--nodes 5000] [--seconds 2] [--rounds 2] [--rate 1000]
+//        [--abandoned 1000] [--profile] [--out bench/RESULTS.md]
+// --profile starts the extender with --cpu-prof (profile written to bench/out/ when it exits).
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { Agent, request as httpRequest } from 'node:http';
+import { createRequire } from 'node:module';
+import { connect, type Socket } from 'node:net';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { Node, Pod } from '../src/cluster/types.ts';
+import { candidateNames, generateCluster, LOCAL_STORAGE_SHAPE } from './synthetic.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    nodes: { type: 'string', default: '5000' },
+    seconds: { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '2' },
+    rate: { type: 'string', default: '1000' },
+    abandoned: { type: 'string', default: '1000' },
+    profile: { type: 'boolean', default: false },
+    out: { type: 'string', default: fileURLToPath(new URL('./RESULTS.md', import.meta.url)) },
+  },
+});
+const NODES = Number(args.nodes);
+const SECONDS = Number(args.seconds);
+const ROUNDS = Number(args.rounds);
+const RATE = Number(args.rate);
+const ABANDONED = Number(args.abandoned);
+const CANDIDATES = 500;
+const VARIANTS = 8;
+const root = fileURLToPath(new URL('..', import.meta.url));
+const log = (line: string) => console.log(line);
+const uptime = () => execFileSync('uptime', { encoding: 'utf8' }).trim();
+
+// ------------------------------------------------------------------------------------------------- cluster
+const loadAtStart = uptime();
+log(`load at start: ${loadAtStart}`);
+const cluster = generateCluster({ ...LOCAL_STORAGE_SHAPE, nodes: NODES, seed: 1 });
+const dir = await mkdtemp(join(tmpdir(), 'topology-extender-results-'));
+const snapshot = join(dir, 'cluster.json');
+let text: string | undefined = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: cluster.objects });
+const snapshotMiB = Math.round(text.length / 2 ** 20);
+await writeFile(snapshot, text);
+text = undefined;
+const counts = cluster.counts;
+const nodeNames = cluster.nodeNames;
+const nodesByName = new Map<string, Node>();
+for (const o of cluster.objects) if (o.kind === 'Node') nodesByName.set(o.metadata.name, o as Node);
+const pending = cluster.pending;
+cluster.objects.length = 0;
+log(
+  `cluster: ${counts.Node} nodes, ${counts.runningPods} running pods, ${counts.PersistentVolume} PVs, ` +
+    `${counts.CSIStorageCapacity} CSIStorageCapacity; snapshot ${snapshotMiB} MiB`,
+);
+
+// -------------------------------------------------------------------------------------------------- servers
+interface Server {
+  port: number;
+  pid: number;
+  stop: () => Promise<void>;
+}
+async function startServer(argv: string[], portOf: (line: string) => number | undefined): Promise<Server> {
+  const child = spawn(process.execPath, argv, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  process.on('exit', () => child.kill('SIGKILL'));
+  let port: number | undefined;
+  for await (const line of createInterface(child.stdout!)) {
+    port = portOf(line);
+    if (port !== undefined) break;
+  }
+  if (port === undefined) throw new Error(`${argv.join(' ')} exited before listening`);
+  child.stdout!.resume();
+  return {
+    port,
+    pid: child.pid!,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
+}
+const rssMiB = async (pid: number) =>
+  Math.round(Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024);
+
+const profileDir = fileURLToPath(new URL('./out/', import.meta.url));
+await mkdir(profileDir, { recursive: true });
+const t0 = performance.now();
+const extender = await startServer(
+  [
+    ...(args.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+    'src/main.ts',
+    'serve',
+    '--cluster-state',
+    snapshot,
+    '--port',
+    '0',
+    '--log-level',
+    'info',
+  ],
+  (line) => {
+    const m = /"address":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(line);
+    return m ? Number(m[1]) : undefined;
+  },
+);
+// Ready: /readyz answers 200 (every kind listed into the store and the cache).
+const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+interface Answer {
+  status: number;
+  body: string;
+}
+function call(port: number, method: string, path: string, body?: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: '127.0.0.1', port, method, path, agent, headers: body ? { 'content-type': 'application/json' } : {} },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+while ((await call(extender.port, 'GET', '/readyz')).status !== 200) await new Promise((r) => setTimeout(r, 50));
+const readyMs = Math.round(performance.now() - t0);
+const readyRssMiB = await rssMiB(extender.pid);
+log(`extender ready in ${readyMs} ms (process start to /readyz 200), RSS ${readyRssMiB} MiB`);
+await rm(dir, { recursive: true, force: true });
+const floor = await startServer(['bench/floor-server.ts'], (line) =>
+  line.startsWith('{"port"') ? (JSON.parse(line) as { port: number }).port : undefined,
+);
+
+// -------------------------------------------------------------------------------------------------- bodies
+const step = Math.floor(nodeNames.length / VARIANTS);
+const cacheMode = (pods: Pod[]) =>
+  Array.from({ length: VARIANTS }, (_, i) =>
+    JSON.stringify({
+      Pod: pods[i % pods.length],
+      Nodes: null,
+      NodeNames: candidateNames(nodeNames, CANDIDATES, i * step),
+    }),
+  );
+const fullNodes = (pods: Pod[]) =>
+  Array.from({ length: VARIANTS }, (_, i) =>
+    JSON.stringify({
+      Pod: pods[i % pods.length],
+      Nodes: { items: candidateNames(nodeNames, CANDIDATES, i * step).map((n) => nodesByName.get(n)) },
+      NodeNames: null,
+    }),
+  );
+const filter3 = cacheMode(pending.localAndCsi);
+// prioritize gets what filter let through, as kube-scheduler sends it.
+const prioritize3 = await Promise.all(
+  filter3.map(async (body) => {
+    const answer = await call(extender.port, 'POST', '/scheduler/filter', body);
+    if (answer.status !== 200) throw new Error(`filter: HTTP ${answer.status} ${answer.body}`);
+    const { NodeNames } = JSON.parse(answer.body) as { NodeNames: string[] };
+    return JSON.stringify({ ...JSON.parse(body), NodeNames });
+  }),
+);
+const feasible3 = Math.round(prioritize3.reduce((a, b) => a + JSON.parse(b).NodeNames.length, 0) / VARIANTS);
+interface Scenario {
+  name: string;
+  what: string;
+  path: string;
+  bodies: string[];
+  /** Open-loop rate when not --rate: 500 full nodes are ~0.8 MB a body, beyond 1,000/s for the floor too. */
+  rate?: number;
+}
+const scenarios: Scenario[] = [
+  { name: 'filter-3', what: 'filter, 500 names, 2 local + 1 CSI claim', path: '/scheduler/filter', bodies: filter3 },
+  {
+    name: 'filter-1',
+    what: 'filter, 500 names, 1 local claim',
+    path: '/scheduler/filter',
+    bodies: cacheMode(pending.localClaim),
+  },
+  {
+    name: 'filter-0',
+    what: 'filter, 500 names, no claims',
+    path: '/scheduler/filter',
+    bodies: cacheMode(pending.noClaims),
+  },
+  {
+    name: 'filter-3-nodes',
+    what: 'filter, 500 full nodes (non-cache mode), 3 claims',
+    path: '/scheduler/filter',
+    bodies: fullNodes(pending.localAndCsi),
+    rate: 20,
+  },
+  {
+    name: 'prioritize-3',
+    what: `prioritize, filter's ${feasible3} feasible of 500, 3 claims`,
+    path: '/scheduler/prioritize',
+    bodies: prioritize3,
+  },
+];
+
+nodesByName.clear();
+
+// ------------------------------------------------------------------------------------------------- clients
+const quantile = (sorted: number[], q: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : Number.NaN;
+
+/** One connection, one request at a time: latencies in ms. */
+async function oneAtATime(port: number, s: Scenario, seconds: number): Promise<number[]> {
+  const samples: number[] = [];
+  const end = performance.now() + seconds * 1000;
+  for (let i = 0; performance.now() < end; i++) {
+    const t = performance.now();
+    const a = await call(port, 'POST', s.path, s.bodies[i % s.bodies.length]);
+    if (a.status !== 200) throw new Error(`${s.name}: HTTP ${a.status} ${a.body.slice(0, 200)}`);
+    samples.push(performance.now() - t);
+  }
+  return samples;
+}
+
+interface CannonResult {
+  '2xx': number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  duration: number;
+  latency: { p50: number; p99: number };
+}
+type Autocannon = (opts: object, cb: (err: Error | null, r: CannonResult) => void) => unknown;
+const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+function connections16(port: number, s: Scenario, seconds: number): Promise<CannonResult> {
+  return new Promise((resolve, reject) =>
+    autocannon(
+      {
+        url: `http://127.0.0.1:${port}`,
+        connections: 16,
+        duration: seconds,
+        workers: 1,
+        timeout: 10,
+        requests: s.bodies.map((body) => ({
+          method: 'POST',
+          path: s.path,
+          headers: { 'content-type': 'application/json' },
+          body,
+        })),
+      },
+      (err, r) => (err ? reject(err) : resolve(r)),
+    ),
+  );
+}
+
+/** Requests issued on schedule at `rate`/s whatever the answers: latency counts from the scheduled time. */
+async function openLoop(port: number, s: Scenario, rate: number, seconds: number) {
+  const total = Math.round(rate * seconds);
+  const samples: number[] = [];
+  let failed = 0;
+  const start = performance.now() + 20;
+  const inFlight: Promise<void>[] = [];
+  for (let i = 0; i < total; ) {
+    const now = performance.now();
+    for (; i < total && start + (i * 1000) / rate <= now; i++) {
+      const due = start + (i * 1000) / rate;
+      inFlight.push(
+        call(port, 'POST', s.path, s.bodies[i % s.bodies.length]).then(
+          (a) => {
+            if (a.status === 200) samples.push(performance.now() - due);
+            else failed++;
+          },
+          () => {
+            failed++;
+          },
+        ),
+      );
+    }
+    await new Promise((r) => setImmediate(r));
+  }
+  await Promise.all(inFlight);
+  samples.sort((a, b) => a - b);
+  return { p50: quantile(samples, 0.5), p99: quantile(samples, 0.99), answered: samples.length, failed };
+}
+
+// ------------------------------------------------------------------------------------------------ measuring
+interface Side {
+  p50: number;
+  p99: number;
+  rps: number;
+  rpsP99: number;
+  openP50: number;
+  openP99: number;
+  openFailed: number;
+}
+type Sides = { floor: Side; extender: Side };
+const results: Record<string, Sides> = {};
+const blank = (): Side => ({ p50: 0, p99: 0, rps: 0, rpsP99: 0, openP50: 0, openP99: 0, openFailed: 0 });
+for (const s of scenarios) {
+  const serial: Record<'floor' | 'extender', number[]> = { floor: [], extender: [] };
+  const out: Sides = { floor: blank(), extender: blank() };
+  for (let r = 0; r < ROUNDS; r++) {
+    // Alternate which side goes first, so a drift in the machine's load hits both alike.
+    const order = r % 2 === 0 ? (['floor', 'extender'] as const) : (['extender', 'floor'] as const);
+    for (const side of order) {
+      const port = side === 'floor' ? floor.port : extender.port;
+      serial[side].push(...(await oneAtATime(port, s, SECONDS)));
+      const c = await connections16(port, s, SECONDS);
+      if (c.non2xx || c.errors || c.timeouts)
+        log(`  ${s.name} ${side}: ${c.non2xx} non-2xx, ${c.errors} errors, ${c.timeouts} timeouts`);
+      out[side].rps += c['2xx'] / c.duration / ROUNDS;
+      out[side].rpsP99 = Math.max(out[side].rpsP99, c.latency.p99);
+      const o = await openLoop(port, s, s.rate ?? RATE, SECONDS);
+      out[side].openP50 = Math.max(out[side].openP50, o.p50);
+      out[side].openP99 = Math.max(out[side].openP99, o.p99);
+      out[side].openFailed += o.failed;
+    }
+  }
+  for (const side of ['floor', 'extender'] as const) {
+    const sorted = serial[side].sort((a, b) => a - b);
+    out[side].p50 = quantile(sorted, 0.5);
+    out[side].p99 = quantile(sorted, 0.99);
+  }
+  results[s.name] = out;
+  const f = out.floor;
+  const e = out.extender;
+  log(
+    `${s.name.padEnd(15)} one at a time p50 ${e.p50.toFixed(2)} ms (floor ${f.p50.toFixed(2)}), p99 ${e.p99.toFixed(2)} ` +
+      `(${f.p99.toFixed(2)}); 16 conns ${Math.round(e.rps)} req/s (floor ${Math.round(f.rps)}, ratio ` +
+      `${(e.rps / f.rps).toFixed(2)}), p99 ${e.rpsP99} ms (${f.rpsP99}); open loop ${RATE}/s p99 ${e.openP99.toFixed(1)} ms ` +
+      `(floor ${f.openP99.toFixed(1)})${e.openFailed ? `, ${e.openFailed} failed` : ''}`,
+  );
+}
+
+// --------------------------------------------------------------------------------------------------- backlog
+// kube-scheduler gave up on these: each heavy filter is sent and its connection closed at once. Then a fresh filter.
+const metric = async (pattern: RegExp) =>
+  Number(pattern.exec((await call(extender.port, 'GET', '/metrics')).body)?.[1] ?? 0);
+const droppedBefore = await metric(/verb_dropped_total\{verb="filter",reason="client_gone"\} (\d+)/);
+const computedFilters = () => metric(/verb_results_total\{verb="filter",outcome="ok"\} (\d+)/);
+const computedBefore = await computedFilters();
+const raw = (body: string) =>
+  `POST /scheduler/filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+// First every request is sent and left waiting (the server sees live requests and starts on them), then every
+// connection is closed at once, as kube-scheduler does when its httpTimeout passes; then the fresh filter.
+const abandonedAt = performance.now();
+const abandoned: Socket[] = [];
+for (let i = 0; i < ABANDONED; i += 100) {
+  await Promise.all(
+    Array.from(
+      { length: Math.min(100, ABANDONED - i) },
+      (_, j) =>
+        new Promise<void>((resolve) => {
+          const socket = connect(extender.port, '127.0.0.1', () => {
+            socket.write(raw(filter3[(i + j) % filter3.length]), () => resolve());
+          });
+          socket.on('error', () => resolve());
+          abandoned.push(socket);
+        }),
+    ),
+  );
+}
+for (const socket of abandoned) socket.destroy();
+const sentMs = performance.now() - abandonedAt;
+const freshAt = performance.now();
+const fresh = await call(extender.port, 'POST', '/scheduler/filter', filter3[0]);
+const freshMs = performance.now() - freshAt;
+await new Promise((r) => setTimeout(r, 500));
+const skipped = (await metric(/verb_dropped_total\{verb="filter",reason="client_gone"\} (\d+)/)) - droppedBefore;
+const computed = (await computedFilters()) - computedBefore - 1;
+log(
+  `backlog: ${ABANDONED} abandoned filters (3 claims) sent in ${Math.round(sentMs)} ms, then a fresh filter answered ` +
+    `HTTP ${fresh.status} in ${freshMs.toFixed(1)} ms; of the abandoned, ${computed} were computed (live when read), ` +
+    `${skipped} skipped by the verb queue, the rest never reached a handler (Node drops a closed connection's requests)`,
+);
+const rssEndMiB = await rssMiB(extender.pid);
+await extender.stop();
+await floor.stop();
+
+// --------------------------------------------------------------------------------------------------- report
+const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench'], { cwd: root, encoding: 'utf8' })
+  .trim()
+  .split('\n')
+  .filter(Boolean).length;
+const loadAtEnd = uptime();
+const ms = (x: number) => (x < 10 ? x.toFixed(2) : x.toFixed(1));
+const ratio = (x: number) => x.toFixed(2);
+const verdict = (ok: boolean) => (ok ? 'met' : '**not met**');
+const r = results;
+const targets: [string, string, boolean][] = [
+  [
+    'filter-3: ≥ 2,500 req/s at 16 connections',
+    `${Math.round(r['filter-3'].extender.rps)} req/s`,
+    r['filter-3'].extender.rps >= 2500,
+  ],
+  [
+    'filter-3: ≥ 1/2 of the floor at 16 connections',
+    `${ratio(r['filter-3'].extender.rps / r['filter-3'].floor.rps)}×`,
+    r['filter-3'].extender.rps >= r['filter-3'].floor.rps / 2,
+  ],
+  [
+    `filter-3: p99 ≤ 10 ms at ${RATE} req/s open loop`,
+    `${ms(r['filter-3'].extender.openP99)} ms`,
+    r['filter-3'].extender.openP99 <= 10 && r['filter-3'].extender.openFailed === 0,
+  ],
+  [
+    'filter-3: one request at a time ≤ 2 ms (p50)',
+    `${ms(r['filter-3'].extender.p50)} ms`,
+    r['filter-3'].extender.p50 <= 2,
+  ],
+  [
+    'prioritize-3: ≥ 1/2 of the floor at 16 connections',
+    `${ratio(r['prioritize-3'].extender.rps / r['prioritize-3'].floor.rps)}×`,
+    r['prioritize-3'].extender.rps >= r['prioritize-3'].floor.rps / 2,
+  ],
+  [
+    'filter-0: ≥ 1/2 of the floor at 16 connections',
+    `${ratio(r['filter-0'].extender.rps / r['filter-0'].floor.rps)}×`,
+    r['filter-0'].extender.rps >= r['filter-0'].floor.rps / 2,
+  ],
+  [
+    `no backlog: after ${ABANDONED} abandoned heavy filters a fresh one answers within 50 ms`,
+    `${ms(freshMs)} ms`,
+    fresh.status === 200 && freshMs <= 50,
+  ],
+  ['ready ≤ 20 s from the snapshot', `${(readyMs / 1000).toFixed(1)} s`, readyMs <= 20_000],
+  ['RSS at ready ≤ 1 GiB', `${readyRssMiB} MiB`, readyRssMiB <= 1024],
+];
+const rows = scenarios.map((s) => {
+  const { floor: f, extender: e } = r[s.name];
+  return (
+    `| ${s.what} | ${ms(e.p50)} / ${ms(e.p99)} | ${ms(f.p50)} / ${ms(f.p99)} | ${ratio(e.p50 / f.p50)} | ` +
+    `${Math.round(e.rps)} (p99 ${e.rpsP99} ms) | ${Math.round(f.rps)} (p99 ${f.rpsP99} ms) | ${ratio(e.rps / f.rps)} | ` +
+    `${ms(e.openP99)}${e.openFailed ? ` (${e.openFailed} failed)` : ''}${s.rate ? ` at ${s.rate}/s` : ''} | ${ms(f.openP99)} |`
+  );
+});
+const md = `# Benchmark results (issue 9)
+
+Written by \`npm run bench -- results\` (\`bench/results.ts\`); do not edit by hand.
+
+- **When**: ${new Date().toISOString()}; commit \`${commit}\`${dirty ? ` with ${dirty} uncommitted file(s) under src/ or bench/` : ''}
+- **Machine**: ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; shared with other work: figures are noisy, **ratios in the same run are what count**
+- **Load**: at start \`${loadAtStart}\`; at end \`${loadAtEnd}\` (load average ${loadavg()
+  .map((l) => l.toFixed(2))
+  .join(' ')})
+- **Cluster**: local-storage shape (\`LOCAL_STORAGE_SHAPE\`): ${counts.Node} nodes in 3 zones, ${counts.runningPods} running pods, ${counts.PersistentVolume} PVs (${NODES * 10} local), ${counts.CSIStorageCapacity} CSIStorageCapacity (one per node); a ${snapshotMiB} MiB snapshot served by \`src/main.ts serve --cluster-state\` in its own process
+- **Floor**: \`bench/floor-server.ts\`, HTTP + JSON only (same framework, body limit and bodies; answers in the verb's shape without deciding), in its own process
+- **Method**: per scenario ${ROUNDS} alternating rounds (floor/extender, then extender/floor), each ${SECONDS} s one request at a time on one keep-alive connection, ${SECONDS} s at 16 connections (autocannon), ${SECONDS} s open loop at ${RATE} req/s (issued on schedule; latency from the scheduled time). 8 bodies per scenario (different pods and 500-node windows). p99 of 16 connections and open loop: the worst round.
+
+## Targets
+
+| target | measured | |
+|---|---:|---|
+${targets.map(([t, m, ok]) => `| ${t} | ${m} | ${verdict(ok)} |`).join('\n')}
+
+## Verbs
+
+| scenario | extender p50 / p99 ms, one at a time | floor p50 / p99 ms | p50 ratio | extender req/s, 16 conns | floor req/s | throughput ratio | extender p99 ms, open loop ${RATE}/s | floor p99 ms |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|
+${rows.join('\n')}
+
+## Backlog
+
+${ABANDONED} filters with 3 claims sent on as many connections, then every connection closed (a kube-scheduler that
+gave up), in ${Math.round(sentMs)} ms; then a fresh filter on a new connection: HTTP ${fresh.status} in
+**${ms(freshMs)} ms** (one at a time, a filter costs ${ms(r['filter-3'].extender.p50)} ms). Of the ${ABANDONED} abandoned
+filters, ${computed} were computed (read while their connection was still open), ${skipped} were skipped by the verb queue
+(\`topology_extender_verb_dropped_total{reason="client_gone"}\`), and the rest never reached a handler (Node drops the
+requests of a connection closed before they were routed).
+
+## Memory and start
+
+Process start to \`/readyz\` 200: **${(readyMs / 1000).toFixed(1)} s**; RSS at ready **${readyRssMiB} MiB**, after the run ${rssEndMiB} MiB.
+`;
+await writeFile(args.out, md);
+log(`wrote ${args.out}`);
+process.exit(0);
