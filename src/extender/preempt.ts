@@ -8,6 +8,7 @@ import { CycleState } from '../framework/cycle-state.ts';
 import { isSuccess } from '../framework/interfaces.ts';
 import { FrameworkError } from '../framework/runner.ts';
 import { type NodeVerdict, selectVictimsOnNode, type Victim } from '../preemption/select-victims.ts';
+import * as reasons from '../volumes/constants.ts';
 import type { ExtenderDeps } from './deps.ts';
 import { podFromRequest } from './pod.ts';
 import type { ExtenderPreemptionArgs, ExtenderPreemptionResult, MetaVictims } from './wire.ts';
@@ -15,7 +16,7 @@ import type { ExtenderPreemptionArgs, ExtenderPreemptionResult, MetaVictims } fr
 /** What one preempt call decided, for /metrics. */
 export interface PreemptOutcome {
   kept: number;
-  /** reason → nodes dropped for it */
+  /** reason (upstream's fixed string, or `other`) → nodes dropped for it */
   dropped: Map<string, number>;
   victimsAdded: number;
 }
@@ -41,6 +42,21 @@ function candidatesOf(args: ExtenderPreemptionArgs): Map<string, Candidate> {
   return out;
 }
 
+const NEVER = 'pod has preemptionPolicy: Never';
+/** Upstream's fixed reason strings; anything else (a message naming a claim) is counted as `other`. */
+const KNOWN_REASONS = new Set<string>([
+  NEVER,
+  ...Object.entries(reasons)
+    .filter(([name]) => name.startsWith('ERR_REASON_'))
+    .map(([, text]) => String(text)),
+]);
+
+/** A bounded label for /metrics: the first of the reasons when it is one of upstream's fixed strings. */
+function reasonLabel(reason: string): string {
+  const first = reason.split(', ')[0]!;
+  return KNOWN_REASONS.has(first) ? first : 'other';
+}
+
 const meta = (victims: readonly Victim[], numPDBViolations: number): MetaVictims => ({
   Pods: victims.map((v) => ({ UID: v.uid })),
   NumPDBViolations: numPDBViolations,
@@ -58,10 +74,13 @@ export function preempt(
     return { NodeNameToMetaVictims: nodes };
   };
   const candidates = candidatesOf(args);
-  const drop = (reason: string) => outcome.dropped.set(reason, (outcome.dropped.get(reason) ?? 0) + 1);
+  const drop = (reason: string) => {
+    const label = reasonLabel(reason);
+    outcome.dropped.set(label, (outcome.dropped.get(label) ?? 0) + 1);
+  };
   // Upstream PodEligibleToPreemptOthers: such a pod may not preempt at all.
   if (preemptionPolicy(pod, deps.store) === 'Never') {
-    for (const _ of candidates) drop('pod has preemptionPolicy: Never');
+    for (const _ of candidates) drop(NEVER);
     return answer({});
   }
   const out: Record<string, MetaVictims> = {};

@@ -51,7 +51,10 @@ export function selectVictimsOnNode(ctx: SelectionContext, nodeInfo: NodeInfo, s
   // The scheduler's victims leave first: they go whatever we decide. One it sent that the cache does not hold on
   // this node (watch lag) is not there to remove, and stays in the answer as sent.
   const chosen: Victim[] = [];
+  const seen = new Set<string>();
   for (const v of sent) {
+    if (seen.has(v.uid)) continue; // the same pod named twice is one victim
+    seen.add(v.uid);
     const onNode = node.pods.get(v.uid)?.pod;
     if (onNode) remove(onNode);
     chosen.push(onNode ? { uid: v.uid, pod: onNode } : v);

@@ -253,6 +253,11 @@ describe("preempt: the scheduler's victims and PDB violations (default_preemptio
     assert.deepEqual(answer, { p1: { Pods: uids('unlabelled', 'not-yet-seen'), NumPDBViolations: 0 } });
   });
 
+  it('a victim named twice is answered once', async () => {
+    const answer = await preempt(preemptor(['net']), { p1: ['unlabelled', 'unlabelled'] });
+    assert.deepEqual(answer, { p1: { Pods: uids('unlabelled'), NumPDBViolations: 0 } });
+  });
+
   it('an empty victim list that arrived empty stays empty when the pod fits', async () => {
     const answer = await preempt(preemptor(['net']), { p1: [] });
     assert.deepEqual(answer, { p1: { Pods: [], NumPDBViolations: 0 } });
@@ -300,9 +305,13 @@ describe('preempt: metrics', () => {
     const added = 'topology_extender_preempt_victims_added_total';
     await preempt(preemptor(['wffc']), { 'node-a': ['low-a'], 'node-b': ['low-b'] });
     await preempt(preemptor(['rwop-1']), { r1: ['cpu-hog'] });
+    await preempt(pod('claimless', { priority: 1000, claims: ['no-such-claim'] }), { p1: ['unlabelled'] });
     const after = await t.request.get('/metrics').expect(200);
     assert.equal(value(after.text, kept) - value(before.text, kept), 2);
     assert.equal(value(after.text, dropped) - value(before.text, dropped), 1);
     assert.equal(value(after.text, added) - value(before.text, added), 1);
+    // A reason naming a claim would make a label per claim: it is counted as "other".
+    const other = 'topology_extender_preempt_nodes_total{result="dropped",reason="other"}';
+    assert.equal(value(after.text, other) - value(before.text, other), 1);
   });
 });
