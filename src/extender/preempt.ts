@@ -7,8 +7,17 @@ import { preemptionPolicy } from '../cache/priority.ts';
 import { CycleState } from '../framework/cycle-state.ts';
 import { isSuccess } from '../framework/interfaces.ts';
 import { FrameworkError } from '../framework/runner.ts';
+import { ERR_REASON_MAX_VOLUME_COUNT } from '../plugins/node-volume-limits.ts';
+import { ERR_REASON_UNBOUND_IMMEDIATE } from '../plugins/volume-binding.ts';
+import { ERR_REASON_DISK_CONFLICT, ERR_REASON_RWOP_CONFLICT } from '../plugins/volume-restrictions.ts';
+import { ERR_REASON_VOLUME_ZONE_CONFLICT } from '../plugins/volume-zone.ts';
 import { type NodeVerdict, selectVictimsOnNode, type Victim } from '../preemption/select-victims.ts';
-import * as reasons from '../volumes/constants.ts';
+import {
+  ERR_REASON_BIND_CONFLICT,
+  ERR_REASON_NODE_CONFLICT,
+  ERR_REASON_NOT_ENOUGH_SPACE,
+  ERR_REASON_PV_NOT_EXIST,
+} from '../volumes/binder.ts';
 import type { ExtenderDeps } from './deps.ts';
 import { podFromRequest } from './pod.ts';
 import type { ExtenderPreemptionArgs, ExtenderPreemptionResult, MetaVictims } from './wire.ts';
@@ -46,9 +55,15 @@ const NEVER = 'pod has preemptionPolicy: Never';
 /** Upstream's fixed reason strings; anything else (a message naming a claim) is counted as `other`. */
 const KNOWN_REASONS = new Set<string>([
   NEVER,
-  ...Object.entries(reasons)
-    .filter(([name]) => name.startsWith('ERR_REASON_'))
-    .map(([, text]) => String(text)),
+  ERR_REASON_NODE_CONFLICT,
+  ERR_REASON_BIND_CONFLICT,
+  ERR_REASON_NOT_ENOUGH_SPACE,
+  ERR_REASON_PV_NOT_EXIST,
+  ERR_REASON_UNBOUND_IMMEDIATE,
+  ERR_REASON_VOLUME_ZONE_CONFLICT,
+  ERR_REASON_DISK_CONFLICT,
+  ERR_REASON_RWOP_CONFLICT,
+  ERR_REASON_MAX_VOLUME_COUNT,
 ]);
 
 /** A bounded label for /metrics: the first of the reasons when it is one of upstream's fixed strings. */
