@@ -37,6 +37,11 @@ const SETTINGS = Type.Object({
   clusterState: file('serve from this snapshot file (YAML/JSON as kubectl prints it) instead of an API server'),
   kubeconfig: file('kubeconfig of the cluster to watch'),
   inCluster: Type.Boolean({ default: false, description: "use the pod's service account (in-cluster config)" }),
+  simulateVolumeController: Type.Boolean({
+    default: true,
+    description:
+      'with --cluster-state: run the simulated PV controller and provisioner; --no-simulate-volume-controller serves the file exactly as written (pre-bound and selected-node claims stay as they are)',
+  }),
   logLevel: Type.Enum(LOG_LEVELS, { default: 'info', description: 'log level' }),
   bodyLimit: Type.Integer({
     minimum: 1024,
@@ -229,7 +234,8 @@ export function loadSettings(argv: string[], env: NodeJS.ProcessEnv = process.en
   ]);
   let parsed: ReturnType<typeof parseArgs>;
   try {
-    parsed = parseArgs({ args: argv, options, strict: true, allowPositionals: false });
+    // --no-<flag> turns a boolean off (simulateVolumeController defaults to true).
+    parsed = parseArgs({ args: argv, options, strict: true, allowPositionals: false, allowNegative: true });
   } catch (err) {
     throw new SettingsError(`${(err as Error).message}; run with --help for the settings`);
   }

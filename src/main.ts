@@ -2,6 +2,7 @@
 // server), wires the extender, listens, and shuts down gracefully on SIGTERM/SIGINT.
 import closeWithGrace from 'close-with-grace';
 import { pino } from 'pino';
+import { ANALYZE_USAGE, analyze } from './cli/analyze.ts';
 import { makeApiListers } from './cluster/kube/listers.ts';
 import { KubeWriter } from './cluster/kube-writer.ts';
 import { loadKubeConfig } from './cluster/kubeconfig.ts';
@@ -15,7 +16,7 @@ import { createExtender, type ExtenderParts, VERSION } from './wiring.ts';
 const USAGE = `topology-extender ${VERSION}: kube-scheduler extender for topology-aware volume binding
 
 Usage: topology-extender serve [settings]
-
+${ANALYZE_USAGE}
 Cluster state comes from --cluster-state FILE (a snapshot, watched for edits), or from an API server:
 --kubeconfig FILE, --in-cluster, or kubectl's default (KUBECONFIG, ~/.kube/config).
 
@@ -27,6 +28,7 @@ function sourceParts(settings: Settings, logger: pino.Logger): Omit<ExtenderPart
   if (settings.clusterState) {
     const source = new SnapshotSource({ file: settings.clusterState, logger: logger.child({ component: 'snapshot' }) });
     const writer = new SnapshotWriter(source);
+    if (!settings.simulateVolumeController) return { source, writer };
     const controllerLog = logger.child({ component: 'volume-controller' });
     return { source, writer, onStore: (store) => new VolumeController(store, source, controllerLog).start() };
   }
@@ -82,6 +84,14 @@ async function serve(argv: string[]): Promise<void> {
 const [command = 'serve', ...rest] = process.argv.slice(2);
 if (command === '--help' || command === '-h' || command === 'help' || rest.includes('--help')) {
   process.stdout.write(USAGE);
+} else if (command === 'explain' || command === 'simulate') {
+  try {
+    process.stdout.write(await analyze(command, rest));
+  } catch (err) {
+    // Bad arguments, an unreadable file, a pod that is not there: one line naming it, exit status 1.
+    process.stderr.write(`topology-extender ${command}: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
 } else if (command === 'serve') {
   await serve(rest);
 } else if (command.startsWith('--')) {

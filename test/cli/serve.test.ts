@@ -81,6 +81,54 @@ describe('serve', () => {
     assert.match(stdout, /"msg":"shutting down"/);
   });
 
+  it('--no-simulate-volume-controller serves the file as written: a pre-bound claim stays unbound', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'serve-frozen-'));
+    const file = join(dir, 'cluster.yaml');
+    const claim = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'data', namespace: 'default' },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        storageClassName: 'local',
+        volumeName: 'pv-1',
+        resources: { requests: { storage: '1Gi' } },
+      },
+    };
+    const pv = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name: 'pv-1' },
+      spec: {
+        capacity: { storage: '1Gi' },
+        accessModes: ['ReadWriteOnce'],
+        storageClassName: 'local',
+        local: { path: '/x' },
+      },
+      status: { phase: 'Available' },
+    };
+    await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [claim, pv] }));
+    const phases: Record<string, string> = {};
+    for (const frozen of [true, false]) {
+      const cli = serve('--cluster-state', file, '--port', '0', ...(frozen ? ['--no-simulate-volume-controller'] : []));
+      const address = await cli.address;
+      assert.equal(await readyz(address), 200);
+      // The simulated controller completes the binding a few event-loop turns after loading: poll (bounded) for it.
+      const phase = async () =>
+        ((await (await fetch(`${address}/api/v1/persistentvolumeclaims/default/data`)).json()) as { phase: string })
+          .phase;
+      let view = { phase: await phase() };
+      for (let i = 0; i < 100 && view.phase !== 'Bound'; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        view = { phase: await phase() };
+      }
+      phases[frozen ? 'frozen' : 'simulated'] = view.phase;
+      cli.proc.kill('SIGTERM');
+      await cli.exited;
+    }
+    assert.deepEqual(phases, { frozen: 'Pending', simulated: 'Bound' });
+  });
+
   it('runs in the exact form `npm run serve -- --cluster-state FILE --port N --host H`', async () => {
     const npm = process.env.npm_execpath;
     const args = [

@@ -1,0 +1,239 @@
+// `topology-extender explain` and `simulate`: the analysis routes without a server, on a snapshot file (kubectl's
+// `get -o yaml` output, frozen by default: no simulated PV controller or provisioner) or on a live cluster listed
+// once. Output is a kubectl-like table, or the route's answer with -o json|yaml.
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import { parseAllDocuments } from 'yaml';
+import { loadKubeConfig } from '../cluster/kubeconfig.ts';
+import { SnapshotWriter } from '../cluster/snapshot-writer.ts';
+import { KubeSource } from '../cluster/sources/kube.ts';
+import { SnapshotSource } from '../cluster/sources/snapshot.ts';
+import { ClusterStore } from '../cluster/store.ts';
+import { VolumeController } from '../cluster/volume-controller.ts';
+import type { ClusterWriter } from '../cluster/writer.ts';
+import { defaultSettings } from '../config.ts';
+import { buildExtenderDeps } from '../extender/build.ts';
+import type { ExtenderDeps } from '../extender/deps.ts';
+import type { WirePod } from '../extender/wire.ts';
+import { type ExplainAnswer, type ExplainRequest, explain } from '../ops/explain.ts';
+import { type SimulateAnswer, type StatefulSetTemplate, simulate } from '../ops/simulate.ts';
+import type { ClaimExplanation } from '../volumes/explain.ts';
+
+export const ANALYZE_USAGE = `Usage:
+  topology-extender explain  (-f POD.yaml | NAMESPACE/NAME) [--nodes a,b] [--limit N] [--max-volumes N] [source] [-o table|json|yaml]
+  topology-extender simulate (-f POD_OR_STATEFULSET.yaml | NAMESPACE/NAME) [--replicas N] [--nodes a,b] [source] [-o ...]
+
+Source: --cluster-state FILE (a \`kubectl get -o yaml\` dump, taken exactly as written unless
+--simulate-volume-controller), or a live cluster: --kubeconfig FILE, --in-cluster, or kubectl's default.
+`;
+
+export class UsageError extends Error {}
+
+const OPTIONS = {
+  filename: { type: 'string', short: 'f' },
+  output: { type: 'string', short: 'o', default: 'table' },
+  'cluster-state': { type: 'string' },
+  kubeconfig: { type: 'string' },
+  'in-cluster': { type: 'boolean', default: false },
+  'simulate-volume-controller': { type: 'boolean', default: false },
+  nodes: { type: 'string' },
+  limit: { type: 'string' },
+  'max-volumes': { type: 'string' },
+  replicas: { type: 'string' },
+} as const;
+
+function count(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${name} must be a non-negative integer, got "${value}"`);
+  return n;
+}
+
+/** The first Pod or StatefulSet in a YAML/JSON file (a List's items included). */
+async function objectFrom(file: string): Promise<{ kind: string; metadata: { name: string } }> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read ${file}: ${(err as Error).message}`);
+  }
+  for (const doc of parseAllDocuments(text)) {
+    if (doc.errors.length > 0) throw new UsageError(`${file}: ${doc.errors[0].message}`);
+    const value = doc.toJS() as { kind?: string; items?: unknown[] } | null;
+    const candidates = value?.kind === 'List' ? (value.items ?? []) : [value];
+    for (const c of candidates as { kind?: string; metadata?: { name?: string } }[]) {
+      if ((c?.kind === 'Pod' || c?.kind === 'StatefulSet') && c.metadata?.name) {
+        return c as { kind: string; metadata: { name: string } };
+      }
+    }
+  }
+  throw new UsageError(`${file} holds no Pod or StatefulSet`);
+}
+
+/** The cluster state, loaded once into a store with the verbs' plugins over it. */
+async function load(values: Record<string, unknown>): Promise<{ deps: ExtenderDeps; close: () => Promise<void> }> {
+  const logger = pino({ level: 'silent' });
+  const settings = defaultSettings();
+  const store = new ClusterStore();
+  const file = values['cluster-state'] as string | undefined;
+  if (file) {
+    const source = new SnapshotSource({ file, watch: false });
+    let controller: VolumeController | undefined;
+    const { deps } = buildExtenderDeps({
+      store,
+      writer: new SnapshotWriter(source),
+      logger,
+      settings,
+      assumedPodTTLms: Number.MAX_SAFE_INTEGER,
+      onStore: values['simulate-volume-controller']
+        ? (s) => {
+            controller = new VolumeController(s, source);
+            controller.start();
+          }
+        : undefined,
+    });
+    await source.start(store);
+    await controller?.idle();
+    return { deps, close: () => source.stop() };
+  }
+  const kubeConfig = loadKubeConfig({
+    kubeconfig: values.kubeconfig as string | undefined,
+    inCluster: values['in-cluster'] as boolean,
+  });
+  const source = new KubeSource({ kubeConfig, logger });
+  const readOnly = {} as ClusterWriter; // analysis never writes
+  const { deps } = buildExtenderDeps({
+    store,
+    writer: readOnly,
+    logger,
+    settings,
+    assumedPodTTLms: Number.MAX_SAFE_INTEGER,
+  });
+  await source.start(store);
+  return { deps, close: () => source.stop() };
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows
+    .map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]))).join('   '))
+    .join('\n');
+}
+
+/** One line per claim: what VolumeBinding found for it on the node. */
+function claimLine(c: ClaimExplanation): string {
+  const parts: string[] = [c.claim];
+  if (c.volume)
+    parts.push(
+      c.volume.found
+        ? `bound to ${c.volume.name}${c.volume.nodeAffinityMatches ? '' : ' (affinity does not match)'}`
+        : `bound to missing PV ${c.volume.name}`,
+    );
+  if (c.selectedNode) parts.push(`provisioning for ${c.selectedNode}`);
+  if (c.chosenVolume) parts.push(`would bind ${c.chosenVolume}`);
+  for (const r of c.refusedVolumes ?? []) parts.push(`${r.name}: ${r.message}`);
+  if (c.refusedVolumesOmitted) parts.push(`${c.refusedVolumesOmitted} more refused`);
+  const p = c.provisioning;
+  if (p) {
+    const cap = p.capacity ?? p.capacitiesReachingNode?.[0];
+    parts.push(
+      `class ${p.storageClass}: ${p.verdict}${cap ? ` (CSIStorageCapacity ${cap.namespace}/${cap.name} ${cap.capacity ?? '-'})` : ''}`,
+    );
+  }
+  return parts.join('; ');
+}
+
+export function explainTable(a: ExplainAnswer): string {
+  const rows = [['NODE', 'VERDICT', 'PLUGIN', 'REASON', 'VOLUMES']];
+  for (const n of a.nodes) {
+    const claims = (n.detail.VolumeBinding as { claims?: ClaimExplanation[] } | undefined)?.claims ?? [];
+    const extra: string[] = [];
+    for (const r of (n.detail.VolumeRestrictions as { readWriteOncePod?: { claim: string; heldBy: string[] }[] })
+      ?.readWriteOncePod ?? []) {
+      if (r.heldBy.length > 0) extra.push(`${r.claim} (ReadWriteOncePod) held by ${r.heldBy.join(', ')}`);
+    }
+    for (const l of (
+      n.detail.NodeVolumeLimits as {
+        attachLimits?: { driver: string; limit: number; attached: number; adding: number; heldBy: string[] }[];
+      }
+    )?.attachLimits ?? []) {
+      extra.push(
+        `${l.driver}: ${l.attached}+${l.adding} of ${l.limit} attached${l.heldBy.length ? ` (${l.heldBy.join(', ')})` : ''}`,
+      );
+    }
+    rows.push([
+      n.name,
+      n.verdict,
+      n.plugin ?? '-',
+      n.reasons.join(', ') || '-',
+      [...claims.map(claimLine), ...extra].join(' | ') || '-',
+    ]);
+  }
+  const more = a.nodesOmitted > 0 ? `\n(${a.nodesOmitted} more nodes; --limit to list them)` : '';
+  return `${a.summary}\n\n${table(rows)}${more}\n`;
+}
+
+export function simulateTable(a: SimulateAnswer): string {
+  const rows = [['REPLICA', 'NODE', 'SCORE', 'VOLUMES']];
+  for (const p of a.placements) {
+    const volumes = [
+      ...p.boundVolumes.map((b) => `${b.claim} -> ${b.volume}`),
+      ...p.provisionedClaims.map(
+        (c) => `${c.claim} provisioned (${c.storageClass}${c.capacity ? `, ${c.capacity}` : ''})`,
+      ),
+    ];
+    rows.push([p.pod, p.node, String(p.score), volumes.join(', ') || '-']);
+  }
+  const head = `${a.placed}/${a.requested} replicas placed`;
+  const tail = a.unplaced ? `\n\n${a.unplaced.pod} does not fit: ${a.unplaced.explanation.summary}\n` : '\n';
+  return `${head}\n\n${a.placements.length > 0 ? table(rows) : '(none)'}${tail}`;
+}
+
+async function render(value: unknown, output: string, asTable: () => string): Promise<string> {
+  if (output === 'json') return `${JSON.stringify(value, null, 2)}\n`;
+  if (output === 'yaml') return (await import('yaml')).stringify(value);
+  return asTable();
+}
+
+/** Runs `explain` or `simulate` with its arguments; returns the text to print. Throws UsageError on bad input. */
+export async function analyze(command: 'explain' | 'simulate', argv: string[]): Promise<string> {
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (!['table', 'json', 'yaml'].includes(values.output)) {
+    throw new UsageError(`-o must be table, json or yaml, got "${values.output}"`);
+  }
+  if (!values.filename && positionals.length !== 1) throw new UsageError('give the pod: -f FILE or NAMESPACE/NAME');
+  const req: ExplainRequest & { statefulSet?: StatefulSetTemplate } = {};
+  if (values.filename) {
+    const obj = await objectFrom(values.filename);
+    if (obj.kind === 'StatefulSet') {
+      if (command === 'explain') throw new UsageError('explain takes a Pod; simulate takes a StatefulSet');
+      req.statefulSet = obj as unknown as StatefulSetTemplate;
+    } else req.pod = obj as unknown as WirePod;
+  } else {
+    const [namespace, name] = positionals[0].includes('/') ? positionals[0].split('/', 2) : ['default', positionals[0]];
+    Object.assign(req, { namespace, name });
+  }
+  if (values.nodes) req.nodes = values.nodes.split(',').filter(Boolean);
+  const { deps, close } = await load(values);
+  try {
+    if (command === 'explain') {
+      const answer = explain(deps, {
+        ...req,
+        limit: count('limit', values.limit),
+        maxVolumes: count('max-volumes', values['max-volumes']),
+      });
+      return await render(answer, values.output, () => explainTable(answer));
+    }
+    const answer = simulate(deps, defaultSettings(), { ...req, replicas: count('replicas', values.replicas) });
+    return await render(answer, values.output, () => simulateTable(answer));
+  } finally {
+    await close();
+  }
+}

@@ -1,0 +1,103 @@
+// `explain` and `simulate` on a kubectl dump with no server: a table by default, the route's answer with -o json|yaml,
+// the dump taken exactly as written unless --simulate-volume-controller, and bad input named in one line.
+import assert from 'node:assert/strict';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { parse } from 'yaml';
+import { analyze } from '../../src/cli/analyze.ts';
+import { loadSettings } from '../../src/config.ts';
+import { claim, localPV, node, pod, storageClass } from '../helpers/objects.ts';
+
+const EXAMPLE = 'examples/cluster.yaml';
+
+describe('topology-extender explain', () => {
+  it('a cached pod by NAMESPACE/NAME: the summary line and one table row per node', async () => {
+    const out = await analyze('explain', ['default/db-0', '--cluster-state', EXAMPLE, '--nodes', 'node-b1,node-b2']);
+    const lines = out.split('\n');
+    assert.equal(lines[0], '0/2 nodes are available: 2 node(s) did not have enough free storage.');
+    assert.match(lines[2], /^NODE\s+VERDICT\s+PLUGIN\s+REASON\s+VOLUMES$/);
+    assert.match(
+      lines[3],
+      /^node-b1\s+UnschedulableAndUnresolvable\s+VolumeBinding\s+node\(s\) did not have enough free storage/,
+    );
+    assert.match(lines[3], /InsufficientCapacity \(CSIStorageCapacity kube-system\/csisc-fast-ssd-eu-west-1b 40Gi\)/);
+  });
+
+  it('-o json and -o yaml print the route answer', async () => {
+    const json = JSON.parse(await analyze('explain', ['default/web-0', '--cluster-state', EXAMPLE, '-o', 'json']));
+    assert.equal(json.pod, 'default/web-0');
+    assert.equal(json.totalNodes, 9);
+    const yaml = parse(await analyze('explain', ['default/web-0', '--cluster-state', EXAMPLE, '-o', 'yaml']));
+    assert.deepEqual(yaml, json);
+  });
+
+  it('the dump exactly as written unless --simulate-volume-controller', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'analyze-'));
+    // A claim pre-bound to its PV by the user: the PV controller would complete the binding; as written it is unbound.
+    const prebound = claim('data', { className: 'local' });
+    prebound.spec.volumeName = 'pv-1';
+    const dump = join(dir, 'dump.yaml');
+    await writeFile(
+      dump,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [node('n1'), storageClass('local'), localPV('pv-1', 'n1'), prebound, pod('app', { claims: ['data'] })],
+      }),
+    );
+    const frozen = await analyze('explain', ['default/app', '--cluster-state', dump]);
+    assert.match(
+      frozen.split('\n')[0],
+      /^0\/1 nodes are available: pod has unbound immediate PersistentVolumeClaims\.$/,
+    );
+    const live = await analyze('explain', ['default/app', '--cluster-state', dump, '--simulate-volume-controller']);
+    assert.equal(live.split('\n')[0], '1/1 nodes are available');
+  });
+
+  it('bad input: one message naming it', async () => {
+    await assert.rejects(analyze('explain', ['--cluster-state', EXAMPLE]), /give the pod: -f FILE or NAMESPACE\/NAME/);
+    await assert.rejects(analyze('explain', ['default/db-0', '--cluster-state', EXAMPLE, '-o', 'wide']), /-o must be/);
+    await assert.rejects(analyze('explain', ['default/nope', '--cluster-state', EXAMPLE]), /pod default\/nope is not/);
+    await assert.rejects(analyze('explain', ['-f', '/nonexistent.yaml', '--cluster-state', EXAMPLE]), /cannot read/);
+    await assert.rejects(analyze('explain', ['x', '--bogus']), /Unknown option '--bogus'/);
+  });
+});
+
+describe('topology-extender simulate', () => {
+  it('a StatefulSet from -f: replicas placed, and the first that does not fit', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'analyze-'));
+    const file = join(dir, 'sts.yaml');
+    await writeFile(
+      file,
+      `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: web, namespace: default}
+spec:
+  replicas: 5
+  template: {spec: {containers: [{name: nginx, image: nginx}]}}
+  volumeClaimTemplates:
+  - metadata: {name: www}
+    spec: {accessModes: [ReadWriteOnce], storageClassName: local-storage, resources: {requests: {storage: 20Gi}}}
+`,
+    );
+    const out = await analyze('simulate', ['-f', file, '--cluster-state', EXAMPLE]);
+    const lines = out.trimEnd().split('\n');
+    assert.equal(lines[0], '4/5 replicas placed');
+    assert.match(lines[3], /^default\/web-0\s+node-\S+\s+\d+\s+default\/www-web-0 -> local-pv-/);
+    assert.equal(
+      lines.at(-1),
+      "default/web-4 does not fit: 0/9 nodes are available: 9 node(s) didn't find available persistent volumes to bind.",
+    );
+  });
+});
+
+it('simulateVolumeController: --no-simulate-volume-controller and the environment turn it off; default true', () => {
+  assert.equal(loadSettings([], {}).simulateVolumeController, true);
+  assert.equal(loadSettings(['--no-simulate-volume-controller'], {}).simulateVolumeController, false);
+  assert.equal(
+    loadSettings([], { TOPOLOGY_EXTENDER_SIMULATE_VOLUME_CONTROLLER: 'false' }).simulateVolumeController,
+    false,
+  );
+});
