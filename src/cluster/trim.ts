@@ -120,8 +120,25 @@ function trimPod(pod: Pod): Pod {
   return out;
 }
 
-/** Returns a trimmed copy; `kind`/`apiVersion` and status fields nobody schedules on are dropped. */
+/**
+ * Objects trimObject returned. Trimming one again returns it as is: the snapshot source trims what it loads and
+ * hands the same objects to the store, which would otherwise hold a second copy of the whole cluster (held objects
+ * are never mutated: writers commit modified copies).
+ */
+const trimmed = new WeakSet<object>();
+
+/**
+ * Returns a trimmed copy (or `raw` itself when trimObject made it); `kind`/`apiVersion` and status fields nobody
+ * schedules on are dropped.
+ */
 export function trimObject<K extends Kind>(kind: K, raw: KindMap[K]): KindMap[K] {
+  if (trimmed.has(raw)) return raw;
+  const out = trimKind(kind, raw);
+  trimmed.add(out);
+  return out;
+}
+
+function trimKind<K extends Kind>(kind: K, raw: KindMap[K]): KindMap[K] {
   if (kind === 'Pod') return trimPod(raw as Pod) as KindMap[K];
   const { apiVersion: _a, kind: _k, metadata, ...rest } = raw as KindMap[K] & { status?: unknown };
   const out = { ...rest, metadata: trimMeta(metadata) } as KindMap[K] & { status?: Record<string, unknown> };
