@@ -8,11 +8,12 @@ import { VerbDropped, VerbQueue } from '../../src/http/verb-queue.ts';
 import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
 import { node, pod } from '../helpers/objects.ts';
 
+// Arrival times are on the queue's clock, which these tests fix at 0 unless they move it.
 const request = (verb: string, gone = false, arrivedAt = 0) => ({ verb, arrivedAt, gone: () => gone });
 
 describe('VerbQueue', () => {
   it('runs verbs one at a time in arrival order', async () => {
-    const queue = new VerbQueue({ deadlineMs: 5000 });
+    const queue = new VerbQueue({ deadlineMs: 5000, now: () => 0 });
     const ran: number[] = [];
     const results = await Promise.all([1, 2, 3].map((i) => queue.run(request('filter'), () => ran.push(i))));
     assert.deepEqual(ran, [1, 2, 3]);
@@ -22,7 +23,11 @@ describe('VerbQueue', () => {
 
   it('skips a verb whose client closed the connection, and runs the one behind it', async () => {
     const dropped: string[] = [];
-    const queue = new VerbQueue({ deadlineMs: 5000, onDrop: (verb, reason) => dropped.push(`${verb}:${reason}`) });
+    const queue = new VerbQueue({
+      deadlineMs: 5000,
+      now: () => 0,
+      onDrop: (verb, reason) => dropped.push(`${verb}:${reason}`),
+    });
     let computed = 0;
     const gone = queue.run(request('filter', true), () => ++computed);
     const live = queue.run(request('prioritize'), () => ++computed);
@@ -45,7 +50,7 @@ describe('VerbQueue', () => {
   });
 
   it('starts the next verb while an async one (bind) is still waiting', async () => {
-    const queue = new VerbQueue({ deadlineMs: 5000 });
+    const queue = new VerbQueue({ deadlineMs: 5000, now: () => 0 });
     let release = () => {};
     const bind = queue.run(request('bind'), () => new Promise<string>((r) => (release = () => r('bound'))));
     assert.equal(await queue.run(request('filter'), () => 'filtered'), 'filtered');
@@ -54,7 +59,7 @@ describe('VerbQueue', () => {
   });
 
   it('a verb that throws rejects only its own request', async () => {
-    const queue = new VerbQueue({ deadlineMs: 5000 });
+    const queue = new VerbQueue({ deadlineMs: 5000, now: () => 0 });
     const bad = queue.run(request('filter'), () => {
       throw new Error('boom');
     });
