@@ -139,6 +139,8 @@ interface UnboundClaims {
   toMatch: ClaimMatchInput[];
   /** Their keys: a pod's own claims are never in flight against itself. */
   keys: Set<string>;
+  /** The joint check's view of the in-flight provisions, made once per classification. */
+  joint?: JointAccounting;
 }
 
 const unboundOf = new WeakMap<PodVolumeClaims, UnboundClaims>();
@@ -327,7 +329,8 @@ export class VolumeBinder implements ProvisioningSources {
     }
 
     if (claims.unboundClaimsDelayBinding.length === 0) return done();
-    const { provisioning, toMatch, keys } = prepareUnbound(claims);
+    const unbound = prepareUnbound(claims);
+    const { provisioning, toMatch } = unbound;
     const toProvision: PersistentVolumeClaim[] = [];
     for (const { pvc, selectedNode } of provisioning) {
       explain?.selectedNode(pvc, selectedNode);
@@ -348,14 +351,12 @@ export class VolumeBinder implements ProvisioningSources {
     if (toProvision.length > 0) {
       let check: ReturnType<typeof checkVolumeProvisions>;
       try {
-        const joint = this.capacityAccounting === 'joint' ? this.#jointAccounting(keys) : undefined;
+        const joint =
+          this.capacityAccounting === 'joint' ? (unbound.joint ??= this.#jointAccounting(unbound.keys)) : undefined;
         check = explain
           ? checkVolumeProvisions(toProvision, labels, this, held?.capacity, (v) => explain.provision(v), joint)
           : checkVolumeProvisions(toProvision, labels, this, held?.capacity, undefined, joint);
-        if (joint && !check.sufficientStorage) {
-          const perClaim = checkVolumeProvisions(toProvision, labels, this, held?.capacity);
-          jointOnly = perClaim.satisfied && perClaim.sufficientStorage;
-        }
+        jointOnly = check.jointOnly === true;
       } catch (err) {
         throw new BinderError((err as Error).message);
       }

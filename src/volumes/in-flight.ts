@@ -30,8 +30,16 @@ export interface InFlightSources {
   reachingCapacity(className: string, nodeLabels: Readonly<Record<string, string>>): CSIStorageCapacity | undefined;
 }
 
+const keyOf = new WeakMap<CSIStorageCapacity, string>();
+
+/** namespace/name, memoised per object (the joint check asks for every capacity it considers). */
 export function capacityKeyOf(c: CSIStorageCapacity): string {
-  return `${c.metadata.namespace ?? ''}/${c.metadata.name}`;
+  let key = keyOf.get(c);
+  if (key === undefined) {
+    key = `${c.metadata.namespace ?? ''}/${c.metadata.name}`;
+    keyOf.set(c, key);
+  }
+  return key;
 }
 
 interface Owed {
@@ -110,6 +118,7 @@ export class InFlightProvisions {
 
   /** Bytes in flight against the capacity object, leaving out the claims `except` names (the pod's own). */
   bytesFor(capacity: CSIStorageCapacity, except?: ReadonlySet<string>): number {
+    if (this.#byCapacity.size === 0) return 0;
     const owed = this.#byCapacity.get(capacityKeyOf(capacity));
     if (!owed) return 0;
     let bytes = owed.bytes;

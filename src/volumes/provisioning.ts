@@ -40,6 +40,8 @@ export interface ProvisionCheck {
   satisfied: boolean;
   sufficientStorage: boolean;
   provisions: DynamicProvision[];
+  /** Not enough storage only because of joint accounting: upstream's per-claim check admits every claim. */
+  jointOnly?: boolean;
 }
 
 /** How a capacity object is checked: upstream's per-claim check, or joint (see JointAccounting). */
@@ -147,21 +149,25 @@ export function hasEnoughCapacity(
   // Not a CSI driver, or one that does not publish capacity: nothing to check.
   if (driver?.spec.storageCapacity !== true) return { ok: true };
   const size = claimMatchInput(pvc).request; // the request parsed once per claim object
-  const nominated = (c: CSIStorageCapacity) => taken?.get(c) ?? 0;
-  const inFlight = (c: CSIStorageCapacity) => (joint ? joint.accounting.inFlight(c) : 0);
-  const podBefore = (c: CSIStorageCapacity) => (joint ? (joint.pod.get(c) ?? 0) : 0);
-  const capacity = sources.findCapacity(
-    sc.metadata.name,
-    nodeLabels,
-    joint
-      ? (c) => jointSufficient(c, size, nominated(c) + inFlight(c) + podBefore(c)) && nodeHasAccess(nodeLabels, c)
-      : (c) => capacitySufficient(c, size + nominated(c)) && nodeHasAccess(nodeLabels, c),
-  );
+  const className = sc.metadata.name;
+  const capacity = joint
+    ? sources.findCapacity(
+        className,
+        nodeLabels,
+        (c) =>
+          jointSufficient(c, size, (taken?.get(c) ?? 0) + joint.accounting.inFlight(c) + (joint.pod.get(c) ?? 0)) &&
+          nodeHasAccess(nodeLabels, c),
+      )
+    : sources.findCapacity(
+        className,
+        nodeLabels,
+        (c) => capacitySufficient(c, size + (taken?.get(c) ?? 0)) && nodeHasAccess(nodeLabels, c),
+      );
+  if (!explain) return capacity ? { ok: true, capacity } : { ok: false };
   const result: { ok: boolean; capacity?: CSIStorageCapacity; arithmetic?: CapacityArithmetic } = capacity
     ? { ok: true, capacity }
     : { ok: false };
-  const shown =
-    explain && (capacity ?? sources.findCapacity(sc.metadata.name, nodeLabels, (c) => nodeHasAccess(nodeLabels, c)));
+  const shown = capacity ?? sources.findCapacity(className, nodeLabels, (c) => nodeHasAccess(nodeLabels, c));
   if (shown) {
     result.arithmetic = {
       accounting: joint ? 'joint' : 'upstream',
@@ -169,9 +175,9 @@ export function hasEnoughCapacity(
       requested: size,
       published: capacityBytes(shown),
       maximumVolumeSize: shown.maximumVolumeSize === undefined ? null : parseValue(shown.maximumVolumeSize),
-      nominated: nominated(shown),
-      inFlight: inFlight(shown),
-      podBefore: podBefore(shown),
+      nominated: taken?.get(shown) ?? 0,
+      inFlight: joint ? joint.accounting.inFlight(shown) : 0,
+      podBefore: joint ? (joint.pod.get(shown) ?? 0) : 0,
     };
   }
   return result;
@@ -188,6 +194,8 @@ export interface ProvisionVerdict {
   arithmetic?: CapacityArithmetic;
 }
 
+const NOTHING_TAKEN: ReadonlyMap<CSIStorageCapacity, number> = new Map();
+
 /**
  * checkVolumeProvisions: the first failing claim decides; class problems are errors, not reasons. `taken`: bytes
  * that claims of nominated pods would provision from a capacity object (not free for this pod). `joint`: check the
@@ -203,9 +211,11 @@ export function checkVolumeProvisions(
   joint?: JointAccounting,
 ): ProvisionCheck {
   const provisions: DynamicProvision[] = [];
-  const pod = joint ? new Map<CSIStorageCapacity, number>() : undefined;
+  // What the pod's earlier claims took per capacity object (joint); made when a second claim needs it.
+  let pod: Map<CSIStorageCapacity, number> | undefined;
   const explain = note !== ignore;
-  for (const pvc of claims) {
+  for (let index = 0; index < claims.length; index++) {
+    const pvc = claims[index];
     const className = claimClass(pvc);
     if (className === '') throw new ProvisioningError(`no class for claim "${claimKey(pvc)}"`);
     const sc = sources.storageClass(className);
@@ -226,7 +236,7 @@ export function checkVolumeProvisions(
       nodeLabels,
       sources,
       taken,
-      pod && joint ? { accounting: joint, pod } : undefined,
+      joint ? { accounting: joint, pod: pod ?? NOTHING_TAKEN } : undefined,
       explain,
     );
     if (!ok) {
@@ -235,9 +245,15 @@ export function checkVolumeProvisions(
           ? { pvc, storageClass: sc, verdict: 'InsufficientCapacity', arithmetic }
           : { pvc, storageClass: sc, verdict: 'InsufficientCapacity' },
       );
-      return { satisfied: true, sufficientStorage: false, provisions: [] };
+      // The claims before this one passed the stricter joint check; upstream's would judge only the rest.
+      const perClaim = joint ? checkVolumeProvisions(claims.slice(index), nodeLabels, sources, taken) : undefined;
+      const jointOnly = perClaim !== undefined && perClaim.satisfied && perClaim.sufficientStorage;
+      return { satisfied: true, sufficientStorage: false, provisions: [], jointOnly };
     }
-    if (capacity && pod) pod.set(capacity, (pod.get(capacity) ?? 0) + claimMatchInput(pvc).request);
+    if (capacity && joint && index < claims.length - 1) {
+      pod ??= new Map();
+      pod.set(capacity, (pod.get(capacity) ?? 0) + claimMatchInput(pvc).request);
+    }
     note(
       capacity
         ? { pvc, storageClass: sc, verdict: 'Provisionable', capacity, ...(arithmetic ? { arithmetic } : {}) }
