@@ -143,7 +143,9 @@ export function createMetrics(deps: {
     });
     new Counter({
       name: 'topology_extender_capacity_joint_rejections_total',
-      help: "Nodes filter rejected for storage only because of joint capacity accounting (upstream's check admits them)",
+      help:
+        'Node verdicts (filter, and the filter runs of preempt and explain) rejected for storage only because of joint ' +
+        "capacity accounting: upstream's per-claim check admits them",
       registers: [registry],
       collect() {
         this.reset();
