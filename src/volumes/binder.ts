@@ -351,8 +351,8 @@ export class VolumeBinder implements ProvisioningSources {
     if (toProvision.length > 0) {
       let check: ReturnType<typeof checkVolumeProvisions>;
       try {
-        const joint =
-          this.capacityAccounting === 'joint' ? (unbound.joint ??= this.#jointAccounting(unbound.keys)) : undefined;
+        if (this.capacityAccounting === 'joint') unbound.joint ??= this.#jointAccounting(unbound.keys);
+        const joint = this.capacityAccounting === 'joint' ? unbound.joint : undefined;
         check = explain
           ? checkVolumeProvisions(toProvision, labels, this, held?.capacity, (v) => explain.provision(v), joint)
           : checkVolumeProvisions(toProvision, labels, this, held?.capacity, undefined, joint);

@@ -247,7 +247,7 @@ export function checkVolumeProvisions(
       );
       // The claims before this one passed the stricter joint check; upstream's would judge only the rest.
       const perClaim = joint ? checkVolumeProvisions(claims.slice(index), nodeLabels, sources, taken) : undefined;
-      const jointOnly = perClaim !== undefined && perClaim.satisfied && perClaim.sufficientStorage;
+      const jointOnly = perClaim?.satisfied === true && perClaim.sufficientStorage;
       return { satisfied: true, sufficientStorage: false, provisions: [], jointOnly };
     }
     if (capacity && joint && index < claims.length - 1) {
