@@ -7,7 +7,7 @@ export interface PodUsage {
   readonly resource: PodResource;
   /** "protocol/hostIP/port" keys (upstream HostPortInfo, with its defaults TCP and 0.0.0.0). */
   readonly hostPorts: readonly string[];
-  /** "namespace/claimName" of every claim the pod mounts, generic ephemeral claims included. */
+  /** "namespace/claimName" of every claim the pod mounts through a persistentVolumeClaim source (upstream PVCRefCounts). */
   readonly claims: readonly string[];
   /** Inline CSI volumes as [driver, handle]. */
   readonly csiVolumes: readonly (readonly [string, string])[];
@@ -40,16 +40,14 @@ export function podHostPorts(pod: Pod): string[] {
 }
 
 /**
- * Upstream counts only `persistentVolumeClaim` sources; generic ephemeral claims are counted here too, because a
- * ReadWriteOncePod check against `<pod>-<volume>` claims must see them.
+ * NodeInfo.updatePVCRefCounts: only `persistentVolumeClaim` sources count, as upstream counts them (a generic
+ * ephemeral volume's claim belongs to its one pod, and upstream's ReadWriteOncePod check reads only PVC sources too).
  */
 export function podClaimKeys(pod: Pod): string[] {
   const ns = podNamespace(pod);
   const out: string[] = [];
-  for (const v of pod.spec.volumes ?? []) {
+  for (const v of pod.spec.volumes ?? [])
     if (v.persistentVolumeClaim) out.push(`${ns}/${v.persistentVolumeClaim.claimName}`);
-    else if (v.ephemeral) out.push(`${ns}/${ephemeralClaimName(pod, v.name)}`);
-  }
   return out;
 }
 

@@ -11,7 +11,6 @@ import {
   SUCCESS,
   status,
 } from '../framework/interfaces.ts';
-import { podClaimRefs } from '../volumes/claims.ts';
 import {
   LABEL_BETA_REGION,
   LABEL_BETA_ZONE,
@@ -69,10 +68,14 @@ export class VolumeZonePlugin implements PreFilterPlugin, FilterPlugin {
   preFilter(state: CycleState, pod: Pod): Status {
     const topologies: PVTopology[] = [];
     const namespace = pod.metadata.namespace ?? 'default';
-    for (const ref of podClaimRefs(pod)) {
-      if (ref.name === '') return status('UnschedulableAndUnresolvable', 'PersistentVolumeClaim had no name');
-      const pvc = this.#store.get('PersistentVolumeClaim', `${namespace}/${ref.name}`);
-      if (!pvc) return status('UnschedulableAndUnresolvable', `persistentvolumeclaim "${ref.name}" not found`);
+    // getPersistentVolumeClaimNameFromPod: persistentVolumeClaim sources only. A generic ephemeral claim is
+    // VolumeBinding's to wait for (and its PV's zone is the one VolumeBinding provisioned in).
+    for (const v of pod.spec.volumes ?? []) {
+      if (!v.persistentVolumeClaim) continue;
+      const name = v.persistentVolumeClaim.claimName;
+      if (name === '') return status('UnschedulableAndUnresolvable', 'PersistentVolumeClaim had no name');
+      const pvc = this.#store.get('PersistentVolumeClaim', `${namespace}/${name}`);
+      if (!pvc) return status('UnschedulableAndUnresolvable', `persistentvolumeclaim "${name}" not found`);
       const pvName = pvc.spec.volumeName ?? '';
       if (pvName === '') {
         const scName = claimClass(pvc);

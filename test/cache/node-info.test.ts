@@ -66,14 +66,14 @@ describe('NodeInfo', () => {
     assert.deepEqual(Object.fromEntries(info.usedPorts), { 'TCP/0.0.0.0/8080': 1, 'UDP/10.0.0.1/53': 1 });
   });
 
-  it('counts claim references per namespace/name, generic ephemeral volumes as <pod>-<volume>', () => {
+  it('updatePVCRefCounts: counts persistentVolumeClaim references per namespace/name, not generic ephemeral volumes', () => {
     const info = newNodeInfo(makeNode('n1'));
     const claim = { name: 'data', persistentVolumeClaim: { claimName: 'shared' } };
     const scratch = { name: 'scratch', ephemeral: { volumeClaimTemplate: { spec: {} } } };
     info.addPod(makePod('a', { namespace: 'ns1', volumes: [claim, scratch] }));
     info.addPod(makePod('b', { namespace: 'ns1', volumes: [claim] }));
     info.addPod(makePod('c', { namespace: 'ns2', volumes: [claim] }));
-    assert.deepEqual(Object.fromEntries(info.pvcRefCounts), { 'ns1/shared': 2, 'ns1/a-scratch': 1, 'ns2/shared': 1 });
+    assert.deepEqual(Object.fromEntries(info.pvcRefCounts), { 'ns1/shared': 2, 'ns2/shared': 1 });
     info.removePod('uid-a');
     assert.deepEqual(Object.fromEntries(info.pvcRefCounts), { 'ns1/shared': 1, 'ns2/shared': 1 });
   });

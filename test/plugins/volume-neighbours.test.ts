@@ -151,6 +151,16 @@ describe('VolumeZone', () => {
       'persistentvolume "gone" not found',
     ]);
   });
+  // getPersistentVolumeClaimNameFromPod reads persistentVolumeClaim sources only: with VolumeBinding disabled, a pod
+  // whose ephemeral claim the controller has not created yet is not VolumeZone's to refuse.
+  it('generic ephemeral volumes are not read: PreFilter skips though the claim does not exist yet', () => {
+    const plugin = new VolumeZonePlugin(new TestCluster([]).store);
+    const scratch = {
+      name: 'scratch',
+      ephemeral: { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'] } } },
+    };
+    assert.deepEqual(view(plugin.preFilter(new CycleState(), pod('p', [scratch]))), ['Skip']);
+  });
 });
 
 describe('VolumeRestrictions', () => {
@@ -188,6 +198,13 @@ describe('VolumeRestrictions', () => {
   it('ReadWriteOncePod claim whose user terminated: fits', () => {
     const done = { ...pod('user', [claimVolume('claim-rwop')], 'n2'), status: { phase: 'Succeeded' } };
     assert.equal(run([rwop, done], pod('p', [claimVolume('claim-rwop')]), []).code, 'Success');
+  });
+
+  // updatePVCRefCounts and readWriteOncePodPVCsForPod read persistentVolumeClaim sources only.
+  it("ReadWriteOncePod claim that is another pod's generic ephemeral volume: that pod is not counted as a user", () => {
+    const rwopScratch = pvc('owner-scratch', { accessModes: ['ReadWriteOncePod'] });
+    const owner = pod('owner', [{ name: 'scratch', ephemeral: { volumeClaimTemplate: { spec: {} } } }], 'n1');
+    assert.equal(run([rwopScratch, owner], pod('p', [claimVolume('owner-scratch')]), [owner]).code, 'Success');
   });
 
   it('missing claim is unresolvable', () => {
