@@ -194,6 +194,24 @@ describe('provisions in flight count against the capacity until it is republishe
   });
 });
 
+describe('nominated pods’ provisions count with the in-flight ones', () => {
+  it('40Gi nominated + 30Gi in flight + this pod’s 40Gi exceed 100Gi in joint mode; upstream sees 40 + 40', () => {
+    const inFlight = claim('other', '30Gi', 'node1');
+    const mine = claim('mine', '40Gi');
+    for (const [mode, reasons] of [
+      ['joint', [NOT_ENOUGH_SPACE]],
+      ['upstream', []],
+    ] as const) {
+      const { binder } = setup(mode, [inFlight, mine], cap100);
+      // Held amounts are keyed by the capacity object the binder holds (what the nominated pod's check admitted on).
+      const stored = binder.findCapacity(WAIT_CLASS_WITH_PROVISIONER, node1.metadata.labels, () => true)!;
+      const held = { pvs: new Set<string>(), capacity: new Map([[stored, 40 * GI]]) };
+      const pod = makePod('test-pod', { claims: [mine] });
+      assert.deepEqual(binder.findPodVolumes(pod, binder.getPodVolumeClaims(pod), node1, held).reasons, reasons, mode);
+    }
+  });
+});
+
 describe('scoring uses the same accounting', () => {
   // 0:0,100:10: the tightest fit scores best, which would favour an over-committed node without in-flight counting.
   const tightest = buildCapacityScorer([
