@@ -10,8 +10,13 @@ import { type AnyObject, KINDS, type Kind, type KindMap, NAMESPACED, objectKey }
 import { synthesizeUid } from './normalize.ts';
 
 interface FileEntry {
-  /** Hash of the trimmed object without its resourceVersion: what the file said, not when. */
-  fingerprint: string;
+  /**
+   * Hash of the trimmed object without its resourceVersion: what the file said, not when. Computed when a reload
+   * first compares against it (hashing every object of a large snapshot at start was a tenth of the start time).
+   */
+  fingerprint?: string;
+  /** What the file said, kept once a write replaced it (otherwise the current object is what the file said). */
+  fileObject?: AnyObject;
   resourceVersion: string;
 }
 
@@ -22,6 +27,15 @@ function perKind<T>(make: () => T): Map<Kind, T> {
 function fingerprint(obj: AnyObject): string {
   const unversioned = { ...obj, metadata: { ...obj.metadata, resourceVersion: '' } };
   return createHash('sha1').update(JSON.stringify(unversioned)).digest('hex');
+}
+
+/** The fingerprint of what the file said; `current` is the stored object, the file's own unless a write replaced it. */
+function filePrint(entry: FileEntry, current: AnyObject): string {
+  if (entry.fingerprint === undefined) {
+    entry.fingerprint = fingerprint(entry.fileObject ?? current);
+    entry.fileObject = undefined;
+  }
+  return entry.fingerprint;
 }
 
 export class SnapshotState {
@@ -67,8 +81,14 @@ export class SnapshotState {
     meta.uid ||= synthesizeUid(kind, meta.namespace, meta.name); // objects created in tests often carry none
     meta.resourceVersion = this.nextResourceVersion();
     const key = objectKey(kind, stored);
+    const overlay = this.#overlay.get(kind)!;
+    if (!overlay.has(key)) {
+      // The first write over the file's object: keep that object for the fingerprint a reload compares.
+      const entry = this.#file.get(kind)!.get(key);
+      if (entry && entry.fingerprint === undefined) entry.fileObject = this.#map(kind).get(key);
+    }
     this.#map(kind).set(key, stored);
-    this.#overlay.get(kind)!.add(key);
+    overlay.add(key);
     if (this.#store) this.#enqueue(kind, stored);
     return stored;
   }
@@ -113,10 +133,11 @@ export class SnapshotState {
     for (const item of items) {
       const obj = trimObject(kind, item);
       const key = objectKey(kind, obj);
-      const print = fingerprint(obj);
       const before = previousFile.get(key);
       const existing = current.get(key);
-      if (before && before.fingerprint === print && existing) {
+      // Only a reload compares: the first load hashes nothing.
+      const print = before && existing ? fingerprint(obj) : undefined;
+      if (before && existing && filePrint(before, existing) === print) {
         nextFile.set(key, before);
         next.set(key, existing); // unchanged in the file: keep what is stored, written or not
         continue;
@@ -125,7 +146,7 @@ export class SnapshotState {
       const rv =
         !this.#loaded && obj.metadata.resourceVersion ? obj.metadata.resourceVersion : this.nextResourceVersion();
       obj.metadata.resourceVersion = rv;
-      nextFile.set(key, { fingerprint: print, resourceVersion: rv });
+      nextFile.set(key, print === undefined ? { resourceVersion: rv } : { fingerprint: print, resourceVersion: rv });
       next.set(key, obj);
     }
     for (const key of [...overlay]) {
