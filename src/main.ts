@@ -69,16 +69,23 @@ async function serve(argv: string[]): Promise<void> {
     await extender.close();
   });
 
+  const start = async () => {
+    try {
+      await extender.start();
+    } catch (err) {
+      logger.fatal({ err }, 'cannot load the cluster state');
+      process.stderr.write(`topology-extender: ${(err as Error).message}\n`);
+      await extender.app.close();
+      process.exit(1);
+    }
+  };
+  // A snapshot file loads in moments and a bad one ends the process: load it before listening, so that such a
+  // failure is never preceded by "listening". A live cluster's first lists may take long: /healthz answers meanwhile.
+  const loadFirst = Boolean(settings.clusterState);
+  if (loadFirst) await start();
   const address = await extender.app.listen({ host: settings.host, port: settings.port });
   logger.info({ address }, 'listening');
-  try {
-    await extender.start();
-  } catch (err) {
-    logger.fatal({ err }, 'cannot load the cluster state');
-    process.stderr.write(`topology-extender: ${(err as Error).message}\n`);
-    await extender.app.close();
-    process.exit(1);
-  }
+  if (!loadFirst) await start();
 }
 
 const [command = 'serve', ...rest] = process.argv.slice(2);

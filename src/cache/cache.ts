@@ -3,12 +3,11 @@
 // Fed by the cluster store's Pod and Node events and by our own bind (assume, finishBinding, forget).
 import { pino } from 'pino';
 import type { ClusterStore } from '../cluster/store.ts';
-import type { Node, Pod } from '../cluster/types.ts';
+import { type Node, namespaceOf, type Pod } from '../cluster/types.ts';
 import type { Log } from '../log.ts';
 import type { AssumedPod, SchedulerCache } from './interface.ts';
 import { CachedPodInfo, MutableNodeInfo, type NodeInfo, nextGeneration } from './node-info.ts';
 import { NodeTree } from './node-tree.ts';
-import { podNamespace } from './pod-usage.ts';
 import { type GetPod, type ReconcileResult, reconcileAssumedPods } from './reconcile.ts';
 import { Snapshot, type SnapshotSource } from './snapshot.ts';
 import { feedFromStore } from './store-feed.ts';
@@ -40,7 +39,7 @@ interface NodeEntry {
 }
 
 function podRef(pod: Pod): string {
-  return `${podNamespace(pod)}/${pod.metadata.name}`;
+  return `${namespaceOf(pod)}/${pod.metadata.name}`;
 }
 
 export class NodeInfoCache implements SchedulerCache {
@@ -163,7 +162,7 @@ export class NodeInfoCache implements SchedulerCache {
       if (!s.assumed) continue;
       const a: AssumedPod = {
         uid,
-        namespace: podNamespace(s.pod),
+        namespace: namespaceOf(s.pod),
         name: s.pod.metadata.name,
         nodeName: s.nodeName,
         bindingFinished: s.bindingFinished,

@@ -1,6 +1,6 @@
 // Everything a pod occupies on its node, computed once when the pod enters the cache so that removing it later
 // subtracts exactly what was added, whatever the object the removal event carries.
-import type { Pod } from '../cluster/types.ts';
+import { namespaceOf, type Pod } from '../cluster/types.ts';
 import { type PodResource, podResource } from './resources.ts';
 
 export interface PodUsage {
@@ -11,10 +11,6 @@ export interface PodUsage {
   readonly claims: readonly string[];
   /** Inline CSI volumes as [driver, handle]. */
   readonly csiVolumes: readonly (readonly [string, string])[];
-}
-
-export function podNamespace(pod: Pod): string {
-  return pod.metadata.namespace ?? 'default';
 }
 
 /** Upstream ephemeral.VolumeClaimName: the claim a generic ephemeral volume creates is named `<pod>-<volume>`. */
@@ -44,7 +40,7 @@ export function podHostPorts(pod: Pod): string[] {
  * ephemeral volume's claim belongs to its one pod, and upstream's ReadWriteOncePod check reads only PVC sources too).
  */
 export function podClaimKeys(pod: Pod): string[] {
-  const ns = podNamespace(pod);
+  const ns = namespaceOf(pod);
   const out: string[] = [];
   for (const v of pod.spec.volumes ?? [])
     if (v.persistentVolumeClaim) out.push(`${ns}/${v.persistentVolumeClaim.claimName}`);
@@ -55,7 +51,7 @@ export function podClaimKeys(pod: Pod): string[] {
 export function podInlineCSIVolumes(pod: Pod): [string, string][] {
   const out: [string, string][] = [];
   for (const v of pod.spec.volumes ?? []) {
-    if (v.csi) out.push([v.csi.driver, v.csi.volumeHandle ?? `${podNamespace(pod)}/${pod.metadata.name}/${v.name}`]);
+    if (v.csi) out.push([v.csi.driver, v.csi.volumeHandle ?? `${namespaceOf(pod)}/${pod.metadata.name}/${v.name}`]);
   }
   return out;
 }

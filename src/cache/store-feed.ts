@@ -1,9 +1,8 @@
 // Feeds a scheduler cache from the cluster store, the way kube-scheduler's informer handlers feed its cache
 // (pkg/scheduler/eventhandlers.go): nodes always; pods only while assigned and not terminal.
 import type { ClusterStore, StoreEvent } from '../cluster/store.ts';
-import type { Node, Pod } from '../cluster/types.ts';
+import { type Node, namespaceOf, type Pod } from '../cluster/types.ts';
 import type { Log } from '../log.ts';
-import { podNamespace } from './pod-usage.ts';
 
 const TERMINAL_PHASES = new Set(['Succeeded', 'Failed']);
 
@@ -48,7 +47,7 @@ export function feedFromStore(cache: FedCache, store: ClusterStore, log: Log): (
     if (cached && !cache.isAssumed(uid)) {
       // Already added, e.g. confirmed by reconciling before the watch caught up: the event is newer, keep it.
       log.info(
-        { pod: `${podNamespace(pod)}/${pod.metadata.name}`, uid },
+        { pod: `${namespaceOf(pod)}/${pod.metadata.name}`, uid },
         'Pod already added; updating it from the watch',
       );
       cache.updatePod(cached, pod);

@@ -261,6 +261,14 @@ export const NAMESPACED: ReadonlySet<Kind> = new Set<Kind>([
 ]);
 
 /** The store key of an object: `namespace/name` for namespaced kinds, `name` otherwise. */
+/** The namespace of a namespaced object that omits it: the API server defaults it, requests and files may not. */
+export const DEFAULT_NAMESPACE = 'default';
+
+/** An object's namespace, DEFAULT_NAMESPACE when the field is absent (an empty one is kept, as the API keeps it). */
+export function namespaceOf(obj: { metadata: { namespace?: string } }): string {
+  return obj.metadata.namespace ?? DEFAULT_NAMESPACE;
+}
+
 export function objectKey(kind: Kind, obj: { metadata: { name: string; namespace?: string } }): string {
-  return NAMESPACED.has(kind) ? `${obj.metadata.namespace ?? 'default'}/${obj.metadata.name}` : obj.metadata.name;
+  return NAMESPACED.has(kind) ? `${namespaceOf(obj)}/${obj.metadata.name}` : obj.metadata.name;
 }

@@ -55,7 +55,7 @@ export interface FilterPlugin extends Plugin {
 }
 
 export interface ScorePlugin extends Plugin {
-  /** Raw score in 0..100 (kube-scheduler's MaxNodeScore); the runner maps weighted sums to the extender's 0..10. */
+  /** Raw score in 0..100 (kube-scheduler's MaxNodeScore); the runner maps the plugins' mean to the extender's 0..10. */
   score(state: CycleState, pod: Pod, nodeInfo: NodeInfo): number;
 }
 

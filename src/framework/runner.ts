@@ -1,5 +1,5 @@
 // Runs the enabled plugins' extension points in profile order, as kube-scheduler's framework runtime does:
-// a node fails at the first filter plugin that rejects it, scores are summed, reserve is undone in reverse.
+// a node fails at the first filter plugin that rejects it, scores are averaged, reserve is undone in reverse.
 import { copyNodeInfo, type NodeInfo } from '../cache/node-info.ts';
 import type { Pod } from '../cluster/types.ts';
 import { CycleState } from './cycle-state.ts';

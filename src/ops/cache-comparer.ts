@@ -6,7 +6,7 @@
 import { isAssignedNonTerminal } from '../cache/cache.ts';
 import type { SchedulerCache } from '../cache/interface.ts';
 import type { ClusterStore } from '../cluster/store.ts';
-import type { Node, Pod } from '../cluster/types.ts';
+import { type Node, namespaceOf, type Pod } from '../cluster/types.ts';
 
 export interface PodRef {
   uid: string;
@@ -57,7 +57,7 @@ export interface CompareCacheArgs {
 
 const ref = (pod: Pod): PodRef => ({
   uid: pod.metadata.uid,
-  namespace: pod.metadata.namespace ?? 'default',
+  namespace: namespaceOf(pod),
   name: pod.metadata.name,
   ...(pod.spec.nodeName ? { nodeName: pod.spec.nodeName } : {}),
 });

@@ -1,6 +1,6 @@
 // Explain: why a pod fits or does not fit each node, from the same framework run as the filter verb (preFilter once,
 // then every filter plugin per node until one rejects), with upstream's FitError line and each volume plugin's detail.
-import type { Pod } from '../cluster/types.ts';
+import { DEFAULT_NAMESPACE, namespaceOf, type Pod } from '../cluster/types.ts';
 import { unknownNodeReason } from '../extender/candidates.ts';
 import { BadRequestError, type ExtenderDeps } from '../extender/deps.ts';
 import { podFromRequest } from '../extender/pod.ts';
@@ -62,11 +62,11 @@ export function resolvePod(deps: Pick<ExtenderDeps, 'store'>, req: ExplainReques
   if (req.pod) {
     // A manifest not created yet has no uid; the plugins key decisions by it.
     const meta = req.pod.metadata;
-    const uid = meta.uid || `explain:${meta.namespace || 'default'}/${meta.name}`;
+    const uid = meta.uid || `explain:${meta.namespace || DEFAULT_NAMESPACE}/${meta.name}`;
     return podFromRequest({ ...req.pod, metadata: { ...meta, uid } });
   }
   if (!req.name) throw new BadRequestError('one of pod (a full Pod object) or name (with namespace) must be set');
-  const key = `${req.namespace || 'default'}/${req.name}`;
+  const key = `${req.namespace || DEFAULT_NAMESPACE}/${req.name}`;
   const pod = deps.store.get('Pod', key);
   if (!pod) throw new NotFoundError(`pod ${key} is not in the extender's cache`);
   return pod;
@@ -105,7 +105,7 @@ export function explain(deps: ExtenderDeps, req: ExplainRequest): ExplainAnswer 
   }
   const preFilterMsg = isSuccess(pre) ? '' : pre.reasons.join(', ');
   return {
-    pod: `${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`,
+    pod: `${namespaceOf(pod)}/${pod.metadata.name}`,
     summary:
       feasible === 0
         ? fitErrorMessage(names.length, preFilterMsg, failed)

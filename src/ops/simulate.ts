@@ -6,7 +6,15 @@
 import { bindClaim, bindVolume } from '../cluster/snapshot/bind.ts';
 import { type ProvisioningView, planProvisioning } from '../cluster/snapshot/provision.ts';
 import type { ClusterStore } from '../cluster/store.ts';
-import { type Kind, type KindMap, objectKey, type PersistentVolumeClaim, type Pod } from '../cluster/types.ts';
+import {
+  DEFAULT_NAMESPACE,
+  type Kind,
+  type KindMap,
+  namespaceOf,
+  objectKey,
+  type PersistentVolumeClaim,
+  type Pod,
+} from '../cluster/types.ts';
 import { ANN_SELECTED_NODE } from '../cluster/volume-annotations.ts';
 import { unknownNodeReason } from '../extender/candidates.ts';
 import { BadRequestError, type ExtenderDeps } from '../extender/deps.ts';
@@ -68,7 +76,7 @@ function replicaPods(deps: ExtenderDeps, req: SimulateRequest): { pods: Pod[]; c
   if (set) {
     if (set.kind !== 'StatefulSet') throw new BadRequestError('statefulSet.kind must be StatefulSet');
     const count = req.replicas ?? set.spec.replicas ?? 1;
-    const namespace = set.metadata.namespace || 'default';
+    const namespace = set.metadata.namespace || DEFAULT_NAMESPACE;
     const pods: Pod[] = [];
     const claims: PersistentVolumeClaim[][] = [];
     for (let i = 0; i < count; i++) {
@@ -117,7 +125,7 @@ function replicaPods(deps: ExtenderDeps, req: SimulateRequest): { pods: Pod[]; c
   const count = req.replicas ?? 1;
   const pods = Array.from({ length: count }, (_, i) => {
     const name = `${template.metadata.name}-${i}`;
-    const namespace = template.metadata.namespace ?? 'default';
+    const namespace = namespaceOf(template);
     return {
       ...template,
       metadata: { ...template.metadata, name, uid: `simulate:${namespace}/${name}` },
@@ -161,8 +169,7 @@ function assume(store: ClusterStore, writer: PrivateWriter, pod: Pod, node: stri
     provisionedClaims: [],
   };
   for (const { pv, pvc } of volumes.staticBindings) {
-    const claim =
-      store.get('PersistentVolumeClaim', `${pvc.metadata.namespace ?? 'default'}/${pvc.metadata.name}`) ?? pvc;
+    const claim = store.get('PersistentVolumeClaim', `${namespaceOf(pvc)}/${pvc.metadata.name}`) ?? pvc;
     const bound = writer.write('PersistentVolume', bindVolume(pv, claim) ?? pv);
     const boundClaim = bindClaim(claim, bound);
     if (boundClaim) writer.write('PersistentVolumeClaim', boundClaim);
@@ -172,7 +179,7 @@ function assume(store: ClusterStore, writer: PrivateWriter, pod: Pod, node: stri
     });
   }
   for (const { pvc, nodeCapacity } of volumes.dynamicProvisions) {
-    const key = `${pvc.metadata.namespace ?? 'default'}/${pvc.metadata.name}`;
+    const key = `${namespaceOf(pvc)}/${pvc.metadata.name}`;
     const current = store.get('PersistentVolumeClaim', key) ?? pvc;
     const annotated = writer.write('PersistentVolumeClaim', {
       ...current,

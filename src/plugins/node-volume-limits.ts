@@ -17,9 +17,9 @@
 //   StorageClass changes: a store-fed counter, or the CSINode is replaced). A node without CSINode has no limits:
 //   it needs no record at all.
 import { MutableNodeInfo, type NodeInfo } from '../cache/node-info.ts';
-import { ephemeralClaimName, podNamespace } from '../cache/pod-usage.ts';
+import { ephemeralClaimName } from '../cache/pod-usage.ts';
 import type { ClusterStore } from '../cluster/store.ts';
-import type { CSINode, PersistentVolumeClaim, Pod, Volume } from '../cluster/types.ts';
+import { type CSINode, namespaceOf, type PersistentVolumeClaim, type Pod, type Volume } from '../cluster/types.ts';
 import type { CycleState } from '../framework/cycle-state.ts';
 import {
   type ExplainPlugin,
@@ -281,7 +281,7 @@ export class NodeVolumeLimitsPlugin implements PreFilterPlugin, FilterPlugin, Ex
         } catch {
           continue;
         }
-        if ([...own.values()].includes(driver)) heldBy.push(`${podNamespace(other)}/${other.metadata.name}`);
+        if ([...own.values()].includes(driver)) heldBy.push(`${namespaceOf(other)}/${other.metadata.name}`);
       }
       attachLimits.push({ driver, limit, attached: attached.counts.get(driver) ?? 0, adding, heldBy });
     }
@@ -329,7 +329,7 @@ export class NodeVolumeLimitsPlugin implements PreFilterPlugin, FilterPlugin, Ex
     result: Map<string, string>,
     dependence?: NodeDependence,
   ): void {
-    const namespace = pod.metadata.namespace ?? 'default';
+    const namespace = namespaceOf(pod);
     for (const v of pod.spec.volumes ?? []) {
       let claimName: string;
       let ephemeral = false;

@@ -1,9 +1,9 @@
 // VolumeRestrictions (upstream plugins/volumerestrictions): inline disks that cannot be mounted twice on a node, and
 // ReadWriteOncePod claims already used by a scheduled pod. Both are Unschedulable: evicting the user can fix them.
 import type { NodeInfo } from '../cache/node-info.ts';
-import { podClaimKeys, podNamespace } from '../cache/pod-usage.ts';
+import { podClaimKeys } from '../cache/pod-usage.ts';
 import type { ClusterStore } from '../cluster/store.ts';
-import type { Pod, Volume } from '../cluster/types.ts';
+import { namespaceOf, type Pod, type Volume } from '../cluster/types.ts';
 import type { CycleState } from '../framework/cycle-state.ts';
 import {
   type ExplainPlugin,
@@ -38,7 +38,7 @@ interface StateData {
  * taken. Returns a new state: the cycle state may be a clone sharing the old one.
  */
 function withPod(data: StateData, other: Pod, add: boolean): StateData {
-  const namespace = other.metadata.namespace ?? 'default';
+  const namespace = namespaceOf(other);
   let rwopUsers: Map<string, ReadonlySet<string>> | undefined;
   for (const v of other.spec.volumes ?? []) {
     const key = v.persistentVolumeClaim && `${namespace}/${v.persistentVolumeClaim.claimName}`;
@@ -104,7 +104,7 @@ export class VolumeRestrictionsPlugin implements PreFilterPlugin, PreFilterExten
   preFilter(state: CycleState, pod: Pod): Status {
     const volumes = pod.spec.volumes ?? [];
     const needsCheck = volumes.some(needsRestrictionsCheck);
-    const namespace = pod.metadata.namespace ?? 'default';
+    const namespace = namespaceOf(pod);
     const rwopClaims: string[] = [];
     for (const v of volumes) {
       if (!v.persistentVolumeClaim) continue;
@@ -175,7 +175,7 @@ export class VolumeRestrictionsPlugin implements PreFilterPlugin, PreFilterExten
       for (const uid of users) holders.set(uid, this.#usage.podName(uid) ?? uid);
       for (const { pod: other } of nodeInfo.pods.values()) {
         if (podClaimKeys(other).includes(claim))
-          holders.set(other.metadata.uid, `${podNamespace(other)}/${other.metadata.name}`);
+          holders.set(other.metadata.uid, `${namespaceOf(other)}/${other.metadata.name}`);
       }
       holders.delete(pod.metadata.uid);
       return { claim, heldBy: [...holders.values()].sort() };

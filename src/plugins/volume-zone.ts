@@ -1,7 +1,7 @@
 // VolumeZone (upstream plugins/volumezone): a bound PV's zone/region labels must name the node's zone/region.
 import type { NodeInfo } from '../cache/node-info.ts';
 import type { ClusterStore } from '../cluster/store.ts';
-import type { PersistentVolume, Pod } from '../cluster/types.ts';
+import { namespaceOf, type PersistentVolume, type Pod } from '../cluster/types.ts';
 import type { CycleState } from '../framework/cycle-state.ts';
 import {
   type FilterPlugin,
@@ -67,7 +67,7 @@ export class VolumeZonePlugin implements PreFilterPlugin, FilterPlugin {
 
   preFilter(state: CycleState, pod: Pod): Status {
     const topologies: PVTopology[] = [];
-    const namespace = pod.metadata.namespace ?? 'default';
+    const namespace = namespaceOf(pod);
     // getPersistentVolumeClaimNameFromPod: persistentVolumeClaim sources only. A generic ephemeral claim is
     // VolumeBinding's to wait for (and its PV's zone is the one VolumeBinding provisioned in).
     for (const v of pod.spec.volumes ?? []) {

@@ -3,7 +3,7 @@
 // gives up one of its `disruptionsAllowed`, unless the victim is already in the PDB's `disruptedPods`; a budget
 // going below zero makes the victim a violation.
 import { selectorMatchesSafely } from '../cluster/label-selector.ts';
-import type { Pod, PodDisruptionBudget } from '../cluster/types.ts';
+import { namespaceOf, type Pod, type PodDisruptionBudget } from '../cluster/types.ts';
 
 /** A nil or empty selector matches nothing (upstream LabelSelectorAsSelector(nil) and selector.Empty()). */
 function selects(pdb: PodDisruptionBudget, pod: Pod): boolean {
@@ -27,7 +27,7 @@ export function splitByPDBViolation(
     // A pod without labels matches no PDB.
     if (pod.metadata.labels && Object.keys(pod.metadata.labels).length > 0) {
       pdbs.forEach((pdb, i) => {
-        if ((pdb.metadata.namespace ?? 'default') !== (pod.metadata.namespace ?? 'default')) return;
+        if (namespaceOf(pdb) !== namespaceOf(pod)) return;
         if (!selects(pdb, pod)) return;
         // Already processed by the API server: not a violation, and the budget is not decremented twice.
         if (pdb.status?.disruptedPods && Object.hasOwn(pdb.status.disruptedPods, pod.metadata.name)) return;

@@ -5,15 +5,17 @@
 import { pino } from 'pino';
 import { SelectorError } from '../cluster/label-selector.ts';
 import type { ClusterStore } from '../cluster/store.ts';
-import type {
-  CSIDriver,
-  CSINode,
-  CSIStorageCapacity,
-  Node,
-  PersistentVolume,
-  PersistentVolumeClaim,
-  Pod,
-  StorageClass,
+import {
+  type CSIDriver,
+  type CSINode,
+  type CSIStorageCapacity,
+  DEFAULT_NAMESPACE,
+  type Node,
+  namespaceOf,
+  type PersistentVolume,
+  type PersistentVolumeClaim,
+  type Pod,
+  type StorageClass,
 } from '../cluster/types.ts';
 import type { ClusterWriter } from '../cluster/writer.ts';
 import type { Log } from '../log.ts';
@@ -269,7 +271,7 @@ export class VolumeBinder implements ProvisioningSources {
 
   /** A claim of the pod's namespace, as the PVC assume cache holds it (assumptions included). */
   claim(namespace: string | undefined, name: string): PersistentVolumeClaim | undefined {
-    return this.pvcCache.get(`${namespace ?? 'default'}/${name}`);
+    return this.pvcCache.get(`${namespace || DEFAULT_NAMESPACE}/${name}`);
   }
 
   /** podHasPVCs' verdict: the reason no node can host the pod's claims, if any. */
@@ -557,7 +559,7 @@ export class VolumeBinder implements ProvisioningSources {
     const node = this.#store.get('Node', nodeName);
     if (!node) throw new Error(`failed to get node "${nodeName}": node "${nodeName}" not found`);
     const csiNode = this.csiNode(nodeName);
-    const podKey = `${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`;
+    const podKey = `${namespaceOf(pod)}/${pod.metadata.name}`;
     if (!this.#store.get('Pod', podKey)) {
       throw new Error(`pod does not exist any more: pods "${pod.metadata.name}" not found`);
     }

@@ -1,9 +1,9 @@
 // Which scheduled pods use which claims, cluster-wide (upstream StorageInfos().IsPVCUsedByPods): the
 // ReadWriteOncePod check needs it for every node at once, so it is kept as an index fed by pod events.
-import { podClaimKeys, podNamespace } from '../cache/pod-usage.ts';
+import { podClaimKeys } from '../cache/pod-usage.ts';
 import { isAssignedNonTerminal } from '../cache/store-feed.ts';
 import type { ClusterStore } from '../cluster/store.ts';
-import type { Pod } from '../cluster/types.ts';
+import { namespaceOf, type Pod } from '../cluster/types.ts';
 
 export class ClaimUsage {
   readonly #users = new Map<string, Set<string>>();
@@ -38,7 +38,7 @@ export class ClaimUsage {
     // The scheduler's informer drops terminated pods; unscheduled pods use nothing yet.
     if (!isAssignedNonTerminal(pod)) return;
     const keys = podClaimKeys(pod);
-    if (keys.length > 0) this.#names.set(pod.metadata.uid, `${podNamespace(pod)}/${pod.metadata.name}`);
+    if (keys.length > 0) this.#names.set(pod.metadata.uid, `${namespaceOf(pod)}/${pod.metadata.name}`);
     for (const key of keys) {
       let set = this.#users.get(key);
       if (!set) {

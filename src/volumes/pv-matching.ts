@@ -4,6 +4,7 @@ import { matchLabelSelector } from '../cluster/label-selector.ts';
 import { parseValue } from '../cluster/quantity.ts';
 import {
   type NodeSelector,
+  namespaceOf,
   type ObjectReference,
   objectKey,
   type PersistentVolume,
@@ -67,7 +68,7 @@ export function claimReference(pvc: PersistentVolumeClaim): ObjectReference {
   return {
     kind: 'PersistentVolumeClaim',
     apiVersion: 'v1',
-    namespace: pvc.metadata.namespace ?? 'default',
+    namespace: namespaceOf(pvc),
     name: pvc.metadata.name,
     uid: pvc.metadata.uid,
     resourceVersion: pvc.metadata.resourceVersion,

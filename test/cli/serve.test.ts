@@ -168,9 +168,10 @@ describe('serve', () => {
   });
 
   it('exits 1 naming the file when the snapshot does not exist', async () => {
-    const { code, stderr } = await serve('--cluster-state', '/nonexistent/cluster.yaml', '--port', '0').exited;
+    const { code, stderr, stdout } = await serve('--cluster-state', '/nonexistent/cluster.yaml', '--port', '0').exited;
     assert.equal(code, 1);
     assert.match(stderr, /\/nonexistent\/cluster\.yaml/);
+    assert.doesNotMatch(stdout, /listening/i, 'it exits before it listens');
   });
 
   it('prints every setting with its flag and environment variable for --help', async () => {

@@ -1,5 +1,5 @@
 // Where each stored kind lives in the API: group/version path, plural resource name, namespaced or not.
-import type { Kind } from '../types.ts';
+import { DEFAULT_NAMESPACE, type Kind } from '../types.ts';
 
 export interface ResourceInfo {
   kind: Kind;
@@ -35,6 +35,6 @@ export function collectionPath(r: ResourceInfo): string {
 
 /** The path of one object. */
 export function objectPath(r: ResourceInfo, name: string, namespace?: string): string {
-  const ns = r.namespaced ? `/namespaces/${encodeURIComponent(namespace ?? 'default')}` : '';
+  const ns = r.namespaced ? `/namespaces/${encodeURIComponent(namespace || DEFAULT_NAMESPACE)}` : '';
   return `${r.prefix}${ns}/${r.plural}/${encodeURIComponent(name)}`;
 }

@@ -1,17 +1,23 @@
 // What the PV controller writes when it completes a binding (pv_controller.go bindVolumeToClaim / bindClaimToVolume
 // and the status updates after them), as pure functions: each returns the updated copy, or undefined when nothing
 // would change, so running them again is harmless.
-import type { ObjectReference, PersistentVolume, PersistentVolumeClaim } from '../types.ts';
+import {
+  DEFAULT_NAMESPACE,
+  namespaceOf,
+  type ObjectReference,
+  type PersistentVolume,
+  type PersistentVolumeClaim,
+} from '../types.ts';
 import { ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER } from '../volume-annotations.ts';
 
 export function claimKey(ref: { namespace?: string; name?: string }): string {
-  return `${ref.namespace || 'default'}/${ref.name}`;
+  return `${ref.namespace || DEFAULT_NAMESPACE}/${ref.name}`;
 }
 
 export function claimReference(claim: PersistentVolumeClaim): ObjectReference {
   return {
     kind: 'PersistentVolumeClaim',
-    namespace: claim.metadata.namespace ?? 'default',
+    namespace: namespaceOf(claim),
     name: claim.metadata.name,
     uid: claim.metadata.uid,
     apiVersion: 'v1',
@@ -23,7 +29,7 @@ export function claimReference(claim: PersistentVolumeClaim): ObjectReference {
 export function volumeReservedFor(pv: PersistentVolume, claim: PersistentVolumeClaim): boolean {
   const ref = pv.spec.claimRef;
   if (!ref?.name || ref.name !== claim.metadata.name) return false;
-  if ((ref.namespace || 'default') !== (claim.metadata.namespace ?? 'default')) return false;
+  if ((ref.namespace || DEFAULT_NAMESPACE) !== namespaceOf(claim)) return false;
   return !ref.uid || ref.uid === claim.metadata.uid;
 }
 

@@ -1,7 +1,7 @@
 // Fills what `kubectl get -o yaml` always prints but a hand-written snapshot may omit, deterministically,
 // so that reloading the same file yields the same identities.
 import { createHash } from 'node:crypto';
-import { type Kind, type KindMap, NAMESPACED } from '../types.ts';
+import { DEFAULT_NAMESPACE, type Kind, type KindMap, NAMESPACED } from '../types.ts';
 import type { Json } from './validate.ts';
 
 /** A UUID-shaped (RFC 4122 version 5 layout) hash of the object's identity: stable across reloads and restarts. */
@@ -19,7 +19,7 @@ export function synthesizeUid(kind: Kind, namespace: string | undefined, name: s
  */
 export function normalizeObject<K extends Kind>(kind: K, raw: Json): KindMap[K] {
   const meta = { ...(raw.metadata as Json) };
-  if (NAMESPACED.has(kind)) meta.namespace = (meta.namespace as string | undefined) || 'default';
+  if (NAMESPACED.has(kind)) meta.namespace = (meta.namespace as string | undefined) || DEFAULT_NAMESPACE;
   else delete meta.namespace;
   if (!meta.uid) meta.uid = synthesizeUid(kind, meta.namespace as string | undefined, meta.name as string);
   const rv = meta.resourceVersion === undefined || meta.resourceVersion === null ? '' : String(meta.resourceVersion);

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { ClusterStore } from '../store.ts';
 import { trimObject } from '../trim.ts';
-import { type AnyObject, KINDS, type Kind, type KindMap, NAMESPACED, objectKey } from '../types.ts';
+import { type AnyObject, DEFAULT_NAMESPACE, KINDS, type Kind, type KindMap, NAMESPACED, objectKey } from '../types.ts';
 import { synthesizeUid } from './normalize.ts';
 
 interface FileEntry {
@@ -77,7 +77,7 @@ export class SnapshotState {
   commit<K extends Kind>(kind: K, obj: KindMap[K]): KindMap[K] {
     const stored = trimObject(kind, structuredClone(obj));
     const meta = stored.metadata;
-    if (NAMESPACED.has(kind)) meta.namespace ||= 'default';
+    if (NAMESPACED.has(kind)) meta.namespace ||= DEFAULT_NAMESPACE;
     meta.uid ||= synthesizeUid(kind, meta.namespace, meta.name); // objects created in tests often carry none
     meta.resourceVersion = this.nextResourceVersion();
     const key = objectKey(kind, stored);

@@ -2,6 +2,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from 'typebox';
 import type { NodeInfo, Resource } from '../../cache/node-info.ts';
+import { namespaceOf } from '../../cluster/types.ts';
+import { ANN_SELECTED_NODE } from '../../cluster/volume-annotations.ts';
 import { nominationsView } from '../../ops/nominations.ts';
 import type { AppDeps } from '../app.ts';
 
@@ -70,7 +72,7 @@ const Nomination = Type.Object({
 const ClaimView = Type.Object({
   phase: Type.String(),
   volumeName: Type.String(),
-  selectedNode: Type.String({ description: 'volume.kubernetes.io/selected-node, "" when unset' }),
+  selectedNode: Type.String({ description: `${ANN_SELECTED_NODE}, "" when unset` }),
   claim: Type.Object({}, { additionalProperties: true, description: 'The PersistentVolumeClaim as stored (trimmed)' }),
   volume: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], {
     description: 'The PersistentVolume named by volumeName, null when unbound or missing',
@@ -114,7 +116,7 @@ function detail(info: NodeInfo): Static<typeof NodeDetail> {
     labels: info.node?.metadata.labels ?? {},
     nonZeroRequested: resource(info.nonZeroRequested),
     podList: [...info.pods.values()].map(({ pod, assumed }) => ({
-      namespace: pod.metadata.namespace ?? 'default',
+      namespace: namespaceOf(pod),
       name: pod.metadata.name,
       uid: pod.metadata.uid,
       assumed,
@@ -211,7 +213,7 @@ export function opsRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
         return {
           phase: claim.status?.phase ?? 'Pending',
           volumeName: pvName ?? '',
-          selectedNode: claim.metadata.annotations?.['volume.kubernetes.io/selected-node'] ?? '',
+          selectedNode: claim.metadata.annotations?.[ANN_SELECTED_NODE] ?? '',
           claim,
           volume: volume ?? null,
         };
