@@ -5,6 +5,8 @@
 //   zonal     30 free zonal PVs (zone affinity, 10 per zone); every extra PV is zonal too, in the candidates' zones,
 //             and bound to some other claim: the shape of CSI disks provisioned for running pods, which shares the
 //             candidates' topology buckets unless bound PVs are kept out of them
+//   capacity  one CSIStorageCapacity per node (hostname-pinned, as local-storage CSI drivers publish them), 500 and
+//             5,000 of them, and three claims of that class: the capacity check must not scan every capacity
 // Prints the timings and their ratio per shape (< 1.5 is the goal).
 // Run: ./node_modules/.bin/node bench/volumes/filter-scaling.ts
 import { performance } from 'node:perf_hooks';
@@ -22,7 +24,7 @@ const ZONES = 3;
 const FREE_ZONAL_PER_ZONE = 10;
 const ZONE_KEY = 'topology.kubernetes.io/zone';
 
-type Shape = 'hostname' | 'zonal';
+type Shape = 'hostname' | 'zonal' | 'capacity';
 
 const noWrites: ClusterWriter = {
   bindPod: async () => {},
@@ -102,14 +104,31 @@ function nodeInfoOf(n: Node): NodeInfo {
 
 function buildCluster(totalPVs: number, shape: Shape) {
   const store = new ClusterStore();
-  const className = shape === 'hostname' ? 'local' : 'zonal';
+  const className = shape === 'hostname' ? 'local' : shape === 'zonal' ? 'zonal' : 'lvm';
   store.upsert('StorageClass', {
     metadata: { name: className, uid: className, resourceVersion: '1' },
-    provisioner: 'kubernetes.io/no-provisioner',
+    provisioner: shape === 'capacity' ? 'lvm.csi.example.com' : 'kubernetes.io/no-provisioner',
     volumeBindingMode: 'WaitForFirstConsumer',
   });
   const nodes: Node[] = [];
-  if (shape === 'hostname') {
+  if (shape === 'capacity') {
+    // `totalPVs` counts capacity objects here: one per node.
+    store.upsert('CSIDriver', {
+      metadata: { name: 'lvm.csi.example.com', uid: 'lvm', resourceVersion: '1' },
+      spec: { storageCapacity: true },
+    });
+    for (let i = 0; i < totalPVs; i++) {
+      const n = node(i);
+      nodes.push(n);
+      store.upsert('Node', n);
+      store.upsert('CSIStorageCapacity', {
+        metadata: { name: `lvm-${i}`, namespace: 'kube-system', uid: `lvm-${i}`, resourceVersion: '1' },
+        storageClassName: className,
+        nodeTopology: { matchLabels: { 'kubernetes.io/hostname': n.metadata.name } },
+        capacity: '500Gi',
+      });
+    }
+  } else if (shape === 'hostname') {
     const nodeCount = totalPVs / PVS_PER_NODE;
     for (let i = 0; i < nodeCount; i++) {
       const n = node(i);
@@ -185,18 +204,21 @@ function measure(totalPVs: number, shape: Shape): { ms: number; feasible: number
   return { ms: samples[Math.floor(samples.length / 2)], feasible, buildMs };
 }
 
-for (const shape of ['hostname', 'zonal'] as const) {
-  const small = measure(20_000, shape);
-  const large = measure(200_000, shape);
+const sizes = { hostname: [20_000, 200_000], zonal: [20_000, 200_000], capacity: [500, 5_000] } as const;
+for (const shape of ['hostname', 'zonal', 'capacity'] as const) {
+  const [few, many] = sizes[shape];
+  const what = shape === 'capacity' ? 'CSIStorageCapacity' : 'PVs';
+  const small = measure(few, shape);
+  const large = measure(many, shape);
   const ratio = large.ms / small.ms;
   console.log(`${shape}: candidates=${CANDIDATES} claims=${CLAIMS} (median of 15 rounds × 40 filter requests)`);
   console.log(
-    `  20,000 PVs: ${small.ms.toFixed(3)} ms/request, ${small.feasible} feasible (cluster built in ${small.buildMs.toFixed(0)} ms)`,
+    `  ${few.toLocaleString('en')} ${what}: ${small.ms.toFixed(3)} ms/request, ${small.feasible} feasible (cluster built in ${small.buildMs.toFixed(0)} ms)`,
   );
   console.log(
-    ` 200,000 PVs: ${large.ms.toFixed(3)} ms/request, ${large.feasible} feasible (cluster built in ${large.buildMs.toFixed(0)} ms)`,
+    `  ${many.toLocaleString('en')} ${what}: ${large.ms.toFixed(3)} ms/request, ${large.feasible} feasible (cluster built in ${large.buildMs.toFixed(0)} ms)`,
   );
-  console.log(`  ratio 200k/20k: ${ratio.toFixed(2)}× (goal < 1.5×) ${ratio < 1.5 ? 'OK' : 'OVER'}`);
+  console.log(`  ratio ${many}/${few}: ${ratio.toFixed(2)}× (goal < 1.5×) ${ratio < 1.5 ? 'OK' : 'OVER'}`);
   if (small.feasible !== CANDIDATES || large.feasible !== CANDIDATES) {
     console.error(`${shape}: unexpected verdicts: every candidate should fit`);
     process.exitCode = 1;
