@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
+import { podResource } from '../../src/cache/resources.ts';
 import type { AnyObject, Pod } from '../../src/cluster/types.ts';
 import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
 
@@ -17,9 +18,24 @@ after(() => t.close());
 
 const ALL_NODES = ['a', 'b', 'c'].flatMap((z) => [1, 2, 3].map((i) => `node-${z}${i}`));
 
+const podNamed = (name: string) => items.find((o) => o.kind === 'Pod' && o.metadata.name === name) as Pod;
+
+/** What kube-scheduler's NodeResourcesFit lets through before it calls us: the nodes with room for the requests. */
+function fittingNodes(pod: Pod): string[] {
+  const { requests } = podResource(pod);
+  return ALL_NODES.filter((name) => {
+    const { allocatable, requested } = t.cache.nodeInfo(name)!;
+    return (
+      requested.milliCPU + requests.milliCPU <= allocatable.milliCPU &&
+      requested.memory + requests.memory <= allocatable.memory
+    );
+  });
+}
+
+/** The request kube-scheduler sends: only the nodes its own filters passed. */
 function args(name: string) {
-  const pod = items.find((o) => o.kind === 'Pod' && o.metadata.name === name) as Pod;
-  return { Pod: pod, Nodes: null, NodeNames: ALL_NODES };
+  const pod = podNamed(name);
+  return { Pod: pod, Nodes: null, NodeNames: fittingNodes(pod) };
 }
 
 async function schedule(name: string) {
@@ -41,11 +57,20 @@ function zoneOf(nodeName: string): string {
 }
 
 describe('walk-through on examples/cluster.yaml', () => {
+  it("the README's db-0 request lists exactly the nodes with room for db-0's CPU and memory", async () => {
+    const readme = await readFile('README.md', 'utf8');
+    const request = /cat > \/tmp\/db-0\.json <<'JSON'\n([\s\S]*?)\nJSON/.exec(readme);
+    assert.ok(request, 'README has the db-0 request');
+    assert.deepEqual(JSON.parse(request[1]).NodeNames, fittingNodes(podNamed('db-0')));
+  });
+
   it('db-0 (fast-ssd, 50Gi) avoids the zone without capacity and its claim is provisioned in the chosen zone', async () => {
     const { filtered, best, bind } = await schedule('db-0');
-    for (const n of ['node-b1', 'node-b2', 'node-b3']) {
+    // node-b2 has no room for db-0's CPU: kube-scheduler never asks about it.
+    for (const n of ['node-b1', 'node-b3']) {
       assert.equal(filtered.FailedAndUnresolvableNodes[n], 'node(s) did not have enough free storage');
     }
+    assert.deepEqual(filtered.NodeNames, ['node-a1', 'node-a2', 'node-a3']);
     assert.deepEqual(bind, { Error: '' });
     const claim = await t.request.get('/api/v1/persistentvolumeclaims/default/data-db-0');
     assert.equal(claim.body.phase, 'Bound');
