@@ -2,7 +2,7 @@
 // list's resourceVersion with bookmarks → apply events → on a closed watch, watch again from the last seen
 // resourceVersion; on 410 Gone, list again. Errors back off exponentially with jitter; a watchdog restarts a watch that
 // has been silent (no event, no bookmark) for longer than the staleness threshold.
-import { Watch } from '@kubernetes/client-node';
+import { type KubeConfig, Watch } from '@kubernetes/client-node';
 import type { Log } from '../../log.ts';
 import type { KindStatus } from '../source.ts';
 import type { ClusterStore } from '../store.ts';
@@ -22,6 +22,19 @@ export interface ReflectorOptions {
   backoff: BackoffOptions;
   /** Server-side watch timeout in seconds; default random in [300, 600) like client-go, so watches end gradually. */
   watchTimeoutSeconds?: () => number;
+}
+
+/**
+ * client-node's Watch aborts a stream after `requestTimeoutMs` (30 s) without data. Real API servers send bookmarks
+ * about once a minute, so the default would restart every quiet watch twice a minute. client-node 2.0 offers no
+ * option for it: the field is declared private and is a plain field at runtime. package.json pins client-node to
+ * the version this was checked against, and test/kube/watch-timeout.test.ts fails if the field stops being read.
+ */
+export function watchWithInactivityTimeout(kubeConfig: KubeConfig, timeoutMs: number): Watch {
+  const watch = new Watch(kubeConfig);
+  if (!Object.hasOwn(watch, 'requestTimeoutMs')) throw new Error('client-node Watch has no requestTimeoutMs field');
+  Object.assign(watch, { requestTimeoutMs: timeoutMs });
+  return watch;
 }
 
 interface WatchObject {
@@ -72,11 +85,8 @@ export class Reflector {
 
   constructor(options: ReflectorOptions) {
     this.#o = options;
-    this.#watch = new Watch(options.client.kubeConfig);
-    // client-node aborts a watch after 30 s without data (declared private, public at runtime). Real API servers send
-    // bookmarks about once a minute, so that would restart every quiet watch twice a minute; set it past our own
-    // watchdog instead, where it still covers a connect that hangs (our watchdog only sees open streams).
-    Object.assign(this.#watch, { requestTimeoutMs: Math.max(options.staleAfterMs * 2, 1_000) });
+    // Past our own watchdog, where it still covers a connect that hangs (our watchdog only sees open streams).
+    this.#watch = watchWithInactivityTimeout(options.client.kubeConfig, Math.max(options.staleAfterMs * 2, 1_000));
     this.#backoff = new Backoff(options.backoff);
     const { promise, resolve } = Promise.withResolvers<void>();
     this.#firstList = { promise, resolve };
