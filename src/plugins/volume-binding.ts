@@ -339,7 +339,7 @@ export class VolumeBindingPlugin
     }
   }
 
-  /** Pod UIDs with volumes currently assumed (for tests and the ops API). */
+  /** Pod UIDs with volumes currently assumed: what the reserve/unreserve tests check. */
   reservedPods(): string[] {
     return this.#reservations.podUIDs();
   }

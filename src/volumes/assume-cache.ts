@@ -351,7 +351,7 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
     }
   }
 
-  /** How many PVs of a class sit in its topology buckets (free PVs): for tests and diagnostics. */
+  /** How many PVs of a class sit in its topology buckets (free PVs): what the index's tests check. */
   offeredSize(className: string): number {
     const index = this.#classes.get(className);
     if (!index) return 0;
