@@ -52,7 +52,8 @@ const uptime = () => execFileSync('uptime', { encoding: 'utf8' }).trim();
 // ------------------------------------------------------------------------------------------------- cluster
 const loadAtStart = uptime();
 log(`load at start: ${loadAtStart}`);
-const cluster = generateCluster({ ...LOCAL_STORAGE_SHAPE, nodes: NODES, seed: 1 });
+// 400 pending pods of each flavour: the pods without claims are bound once each in the bind phase.
+const cluster = generateCluster({ ...LOCAL_STORAGE_SHAPE, nodes: NODES, pendingPerKind: 400, seed: 1 });
 const dir = await mkdtemp(join(tmpdir(), 'topology-extender-results-'));
 const snapshot = join(dir, 'cluster.json');
 let text: string | undefined = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: cluster.objects });
@@ -342,6 +343,39 @@ for (const s of scenarios) {
   );
 }
 
+// ------------------------------------------------------------------------------------------------------ bind
+// Each pending pod without claims is bound once (16 at a time) to a node of the candidate window; the floor answers
+// the same bodies. One round only: a pod binds once.
+async function bindAll(port: number, bodies: string[]): Promise<{ perSec: number; failed: number }> {
+  let next = 0;
+  let failed = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < bodies.length) {
+        const a = await call(port, 'POST', '/scheduler/bind', bodies[next++]);
+        if (a.status !== 200 || (JSON.parse(a.body) as { Error?: string }).Error) failed++;
+      }
+    }),
+  );
+  return { perSec: bodies.length / ((performance.now() - started) / 1000), failed };
+}
+const bindBodies = pending.noClaims.map((pod, i) =>
+  JSON.stringify({
+    PodName: pod.metadata.name,
+    PodNamespace: pod.metadata.namespace,
+    PodUID: pod.metadata.uid,
+    Node: nodeNames[(i * 7) % nodeNames.length],
+  }),
+);
+const bindFloor = await bindAll(floor.port, bindBodies);
+const bindExtender = await bindAll(extender.port, bindBodies);
+log(
+  `bind (snapshot mode, ${bindBodies.length} pods without claims, 16 at a time): ${Math.round(bindExtender.perSec)} ` +
+    `binds/s (floor ${Math.round(bindFloor.perSec)}, ratio ${(bindExtender.perSec / bindFloor.perSec).toFixed(2)})` +
+    (bindExtender.failed ? `, ${bindExtender.failed} failed` : ''),
+);
+
 // --------------------------------------------------------------------------------------------------- backlog
 // kube-scheduler gave up on these: each heavy filter is sent and its connection closed at once. Then a fresh filter.
 const metric = async (pattern: RegExp) =>
@@ -469,6 +503,11 @@ ${targets.map(([t, m, ok]) => `| ${t} | ${m} | ${verdict(ok)} |`).join('\n')}
 | scenario | extender p50 / p99 ms, one at a time | floor p50 / p99 ms | p50 ratio | extender req/s, 16 conns | floor req/s | throughput ratio | extender p99 ms, open loop ${RATE}/s | floor p99 ms |
 |---|---:|---:|---:|---:|---:|---:|---:|---:|
 ${rows.join('\n')}
+
+## Bind (snapshot mode)
+
+${bindBodies.length} pending pods without claims, each bound once, 16 requests at a time: **${Math.round(bindExtender.perSec)} binds/s**
+(floor ${Math.round(bindFloor.perSec)}/s, ratio ${(bindExtender.perSec / bindFloor.perSec).toFixed(2)})${bindExtender.failed ? `; ${bindExtender.failed} failed` : ''}.
 
 ## Backlog
 
