@@ -72,6 +72,7 @@ const filters = process.argv.slice(2);
 const candidates = [
   'bench/results.ts',
   'bench/http-verbs.ts',
+  'bench/analysis.ts',
   ...(await listDir('volumes')),
   ...(await listDir('live')),
 ];
