@@ -160,6 +160,29 @@ describe('explain: static matching, one refusal per rule', () => {
   });
 });
 
+describe('explain: nominated pods', () => {
+  it('a PV an equal-priority pod nominated to the node would take is held back, and said so', () => {
+    const waiting = pod('waiting', { priority: 10, claims: ['theirs'] });
+    waiting.status = { phase: 'Pending', nominatedNodeName: 'n1' };
+    const { deps } = cluster([
+      node('n1'),
+      storageClass('local'),
+      claim('theirs'),
+      claim('mine'),
+      localPV('only', 'n1'),
+      waiting,
+      pod('p', { priority: 10, claims: ['mine'] }),
+    ]);
+    const [n1] = explain(deps, { namespace: 'default', name: 'p' }).nodes;
+    assert.equal(n1.verdict, 'UnschedulableAndUnresolvable');
+    const [mine] = claims(n1);
+    assert.deepEqual(
+      mine.refusedVolumes?.map((r) => [r.name, r.refusal, r.message]),
+      [['only', 'HeldForNominatedPod', 'held back for a pod nominated to a node (preemption)']],
+    );
+  });
+});
+
 describe('explain: bound claims', () => {
   it("a bound claim's PV whose node affinity fails; one that does not exist fails VolumeZone's preFilter", () => {
     const boundHere = claim('here', { volumeName: 'pv-n1' });
