@@ -7,6 +7,7 @@ import { node, pod, pv, pvc, waitFor } from '../kube/helpers.ts';
 import { type ExtenderProcess, startExtender } from './extender-process.ts';
 import { FakeApiServer, type FakeObject, writeKubeconfig } from './fake-apiserver.ts';
 
+const STALE_SECONDS = 10;
 let server: FakeApiServer;
 let extender: ExtenderProcess;
 let readyzBeforeSync: { status: number; body: { notSynced: string[] } } | undefined;
@@ -184,7 +185,9 @@ before(async () => {
   simulatePvController();
   // Lists are slow at first, so the extender is seen listening but not ready.
   server.delay(200);
-  extender = await startExtender(await writeKubeconfig(server.url), ['--watch-stale-seconds', '1']);
+  // Generous, so a slow machine never makes a watch stale on its own: the staleness test silences the watches itself
+  // and waits (bookmarks come every 100 ms, so a threshold of seconds is never reached unless a test silences them).
+  extender = await startExtender(await writeKubeconfig(server.url), ['--watch-stale-seconds', String(STALE_SECONDS)]);
   const early = await readyz();
   readyzBeforeSync = { status: early.status, body: early.body };
   server.delay(0);
@@ -202,8 +205,11 @@ describe('extender against an API server', () => {
   test('initial sync: 503 until every kind is listed, then ready', async () => {
     assert.equal(readyzBeforeSync?.status, 503);
     assert.ok(readyzBeforeSync!.body.notSynced.length > 0);
-    await waitFor('ready', async () => (await readyz()).status === 200);
-    const { body } = await readyz();
+    // The body checked is the one that said 200: a second request could see a later state.
+    const { body } = await waitFor('ready', async () => {
+      const r = await readyz();
+      return r.status === 200 ? r : undefined;
+    });
     assert.deepEqual(body.notSynced, []);
     assert.deepEqual(body.stale, []);
     await waitFor('the sync logged', () => extender.logs.some((l) => l.msg === 'cluster state synced'));

@@ -2,10 +2,11 @@
 import type { FakeObject } from '../e2e/fake-apiserver.ts';
 
 /** Polls `check` until it returns a truthy value; fails with `what` after a generous deadline. */
+// The ceiling only bounds a hang and measures nothing: generous, since CI machines are small and shared.
 export async function waitFor<T>(
   what: string,
   check: () => T | Promise<T>,
-  timeoutMs = 10_000,
+  timeoutMs = 30_000,
 ): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
