@@ -198,10 +198,19 @@ export class Framework {
     const state = new CycleState();
     const pre = this.runPreFilter(state, pod);
     if (pre.code === 'Error') throw new FrameworkError(pre.plugin ?? 'preFilter', pre.reasons);
+    // Every filter and every preFilter extension skipped this pod: nominated pods cannot change a verdict, so each
+    // known node passes without running the per-node machinery (a pod without volumes costs a lookup per name).
+    const skipped = state.read<Set<string>>(SKIPPED);
+    const allPass =
+      isSuccess(pre) && this.allFiltersSkipped(state) && this.#extensions.every((p) => skipped?.has(p.name));
     for (const name of nodeNames) {
       const nodeInfo = lookup(name);
       if (!nodeInfo) {
         out.failed.set(name, unknownReason(name));
+        continue;
+      }
+      if (allPass) {
+        out.feasible.push(name);
         continue;
       }
       const s = isSuccess(pre) ? this.runFilterWithNominatedPods(state, pod, nodeInfo) : pre;

@@ -192,6 +192,8 @@ export class NodeVolumeLimitsPlugin implements PreFilterPlugin, FilterPlugin, Ex
       state.write(CYCLE_KEY, cycle);
     }
     if (cycle.error) return cycle.error;
+    // Resolved without the node and none new: the predicate is always true (skips the per-node lookup).
+    if (cycle.volumes?.size === 0) return SUCCESS;
     const node = this.#nodes.get(nodeInfo.name);
     // If the node doesn't have volume limits (no CSINode), the predicate is always true.
     if (!node) return SUCCESS;
