@@ -23,10 +23,10 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { SnapshotWriter } from '../src/cluster/snapshot-writer.ts';
-import { SnapshotSource } from '../src/cluster/sources/snapshot.ts';
+import { ClusterStateSource } from '../src/cluster/state-file/source.ts';
+import { VolumeController } from '../src/cluster/state-file/volume-controller.ts';
+import { ClusterStateWriter } from '../src/cluster/state-file/writer.ts';
 import type { Pod } from '../src/cluster/types.ts';
-import { VolumeController } from '../src/cluster/volume-controller.ts';
 import { applySettings, defaultSettings } from '../src/config.ts';
 import { filter } from '../src/extender/filter.ts';
 import { prioritize } from '../src/extender/prioritize.ts';
@@ -139,8 +139,8 @@ log(
 );
 
 const logger = pino({ level: process.env.BENCH_LOG_LEVEL ?? 'silent' });
-const source = new SnapshotSource({ file, watch: false });
-const writer = new SnapshotWriter(source);
+const source = new ClusterStateSource({ file, watch: false });
+const writer = new ClusterStateWriter(source);
 const heapBeforeLoad = heapMiB();
 t = performance.now();
 const extender = await createExtender({

@@ -4,12 +4,12 @@ import closeWithGrace from 'close-with-grace';
 import { pino } from 'pino';
 import { ANALYZE_USAGE, analyze } from './cli/analyze.ts';
 import { makeApiListers } from './cluster/kube/listers.ts';
-import { KubeWriter } from './cluster/kube-writer.ts';
+import { KubeSource } from './cluster/kube/source.ts';
+import { KubeWriter } from './cluster/kube/writer.ts';
 import { loadKubeConfig } from './cluster/kubeconfig.ts';
-import { SnapshotWriter } from './cluster/snapshot-writer.ts';
-import { KubeSource } from './cluster/sources/kube.ts';
-import { SnapshotSource } from './cluster/sources/snapshot.ts';
-import { VolumeController } from './cluster/volume-controller.ts';
+import { ClusterStateSource } from './cluster/state-file/source.ts';
+import { VolumeController } from './cluster/state-file/volume-controller.ts';
+import { ClusterStateWriter } from './cluster/state-file/writer.ts';
 import { loadSettings, type Settings, SettingsError, settingsHelp } from './config.ts';
 import { createExtender, type ExtenderParts, VERSION } from './wiring.ts';
 
@@ -26,8 +26,11 @@ ${settingsHelp()}
 
 function sourceParts(settings: Settings, logger: pino.Logger): Omit<ExtenderParts, 'settings' | 'logger'> {
   if (settings.clusterState) {
-    const source = new SnapshotSource({ file: settings.clusterState, logger: logger.child({ component: 'snapshot' }) });
-    const writer = new SnapshotWriter(source);
+    const source = new ClusterStateSource({
+      file: settings.clusterState,
+      logger: logger.child({ component: 'snapshot' }),
+    });
+    const writer = new ClusterStateWriter(source);
     if (!settings.simulateVolumeController) return { source, writer };
     const controllerLog = logger.child({ component: 'volume-controller' });
     return { source, writer, onStore: (store) => new VolumeController(store, source, controllerLog).start() };

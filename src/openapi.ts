@@ -1,16 +1,16 @@
 // The OpenAPI document exactly as the server serves it at /openapi.json, rendered without a cluster.
 import { pino } from 'pino';
-import { SnapshotWriter } from './cluster/snapshot-writer.ts';
-import { SnapshotSource } from './cluster/sources/snapshot.ts';
+import { ClusterStateSource } from './cluster/state-file/source.ts';
+import { ClusterStateWriter } from './cluster/state-file/writer.ts';
 import { defaultSettings } from './config.ts';
 import { createExtender } from './wiring.ts';
 
 export async function renderOpenApi(): Promise<{ json: string; yaml: string }> {
-  const source = new SnapshotSource({ file: 'examples/cluster.yaml', watch: false });
+  const source = new ClusterStateSource({ file: 'examples/cluster.yaml', watch: false });
   const extender = await createExtender({
     settings: defaultSettings(),
     source,
-    writer: new SnapshotWriter(source),
+    writer: new ClusterStateWriter(source),
     logger: pino({ level: 'silent' }),
   });
   await extender.app.ready();

@@ -7,8 +7,8 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { NodeInfoCache } from '../../src/cache/cache.ts';
+import { KubeSource } from '../../src/cluster/kube/source.ts';
 import { loadKubeConfig } from '../../src/cluster/kubeconfig.ts';
-import { KubeSource } from '../../src/cluster/sources/kube.ts';
 import { ClusterStore } from '../../src/cluster/store.ts';
 import { writeKubeconfig } from '../../test/e2e/fake-apiserver.ts';
 

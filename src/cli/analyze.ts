@@ -5,12 +5,12 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { parseAllDocuments } from 'yaml';
+import { KubeSource } from '../cluster/kube/source.ts';
 import { loadKubeConfig } from '../cluster/kubeconfig.ts';
-import { SnapshotWriter } from '../cluster/snapshot-writer.ts';
-import { KubeSource } from '../cluster/sources/kube.ts';
-import { SnapshotSource } from '../cluster/sources/snapshot.ts';
+import { ClusterStateSource } from '../cluster/state-file/source.ts';
+import { VolumeController } from '../cluster/state-file/volume-controller.ts';
+import { ClusterStateWriter } from '../cluster/state-file/writer.ts';
 import { ClusterStore } from '../cluster/store.ts';
-import { VolumeController } from '../cluster/volume-controller.ts';
 import type { ClusterWriter } from '../cluster/writer.ts';
 import { defaultSettings } from '../config.ts';
 import { buildExtenderDeps } from '../extender/build.ts';
@@ -78,11 +78,11 @@ async function load(values: Record<string, unknown>): Promise<{ deps: ExtenderDe
   const store = new ClusterStore();
   const file = values['cluster-state'] as string | undefined;
   if (file) {
-    const source = new SnapshotSource({ file, watch: false });
+    const source = new ClusterStateSource({ file, watch: false });
     let controller: VolumeController | undefined;
     const { deps } = buildExtenderDeps({
       store,
-      writer: new SnapshotWriter(source),
+      writer: new ClusterStateWriter(source),
       logger,
       settings,
       assumedPodTTLms: Number.MAX_SAFE_INTEGER,

@@ -3,8 +3,8 @@
 // provisioned by the snapshot mode's simulated provisioner, the pod added to its node. Nothing reaches the cluster or
 // the verbs. Deterministic: among equal scores the first node in the cache's order wins (kube-scheduler picks one at
 // random).
-import { bindClaim, bindVolume } from '../cluster/snapshot/bind.ts';
-import { type ProvisioningView, planProvisioning } from '../cluster/snapshot/provision.ts';
+import { bindClaim, bindVolume } from '../cluster/state-file/bind.ts';
+import { type ProvisioningView, planProvisioning } from '../cluster/state-file/provision.ts';
 import type { ClusterStore } from '../cluster/store.ts';
 import {
   DEFAULT_NAMESPACE,

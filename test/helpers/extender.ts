@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import supertest from 'supertest';
-import { SnapshotWriter } from '../../src/cluster/snapshot-writer.ts';
-import { SnapshotSource } from '../../src/cluster/sources/snapshot.ts';
+import { ClusterStateSource } from '../../src/cluster/state-file/source.ts';
+import { VolumeController } from '../../src/cluster/state-file/volume-controller.ts';
+import { ClusterStateWriter } from '../../src/cluster/state-file/writer.ts';
 import type { AnyObject, Kind } from '../../src/cluster/types.ts';
-import { VolumeController } from '../../src/cluster/volume-controller.ts';
 import { applySettings, defaultSettings, type Settings } from '../../src/config.ts';
 import { createExtender, type Extender } from '../../src/wiring.ts';
 import { capacityAccountingUnderTest } from './capacity-accounting.ts';
@@ -16,7 +16,7 @@ import { capacityAccountingUnderTest } from './capacity-accounting.ts';
 export interface TestExtender {
   request: ReturnType<typeof supertest.agent>;
   extender: Extender;
-  source: SnapshotSource;
+  source: ClusterStateSource;
   store: Extender['store'];
   cache: Extender['cache'];
   /** Adds or replaces an object as if the cluster changed, and waits until the store has it. */
@@ -39,8 +39,8 @@ export async function createTestExtender(
   const dir = await mkdtemp(join(tmpdir(), 'topology-extender-test-'));
   const file = join(dir, 'cluster.json');
   await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
-  const source = new SnapshotSource({ file, watch: false });
-  const writer = new SnapshotWriter(source);
+  const source = new ClusterStateSource({ file, watch: false });
+  const writer = new ClusterStateWriter(source);
   const extender = await createExtender({
     settings: applySettings(
       { ...defaultSettings(), capacityAccounting: capacityAccountingUnderTest() },

@@ -1,8 +1,8 @@
 // The live source against the fake API server, through the real client-node transport and Watch.
 import assert from 'node:assert/strict';
 import { after, afterEach, beforeEach, describe, test } from 'node:test';
+import { KubeSource, type KubeSourceOptions } from '../../src/cluster/kube/source.ts';
 import { loadKubeConfig } from '../../src/cluster/kubeconfig.ts';
-import { KubeSource, type KubeSourceOptions } from '../../src/cluster/sources/kube.ts';
 import type { StoreEvent } from '../../src/cluster/store.ts';
 import { ClusterStore } from '../../src/cluster/store.ts';
 import { KINDS } from '../../src/cluster/types.ts';

@@ -2,7 +2,7 @@
 // preconditions, and the rules for 409 and 5xx.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { KubeWriter } from '../../src/cluster/kube-writer.ts';
+import { KubeWriter } from '../../src/cluster/kube/writer.ts';
 import { loadKubeConfig } from '../../src/cluster/kubeconfig.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from '../../src/cluster/types.ts';
 import { WriteError } from '../../src/cluster/writer.ts';

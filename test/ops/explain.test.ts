@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { parseSnapshot } from '../../src/cluster/snapshot/parse.ts';
+import { parseClusterState } from '../../src/cluster/state-file/parse.ts';
 import type { AnyObject, PersistentVolume, PersistentVolumeClaim } from '../../src/cluster/types.ts';
 import { filter } from '../../src/extender/filter.ts';
 import { explain, type NodeExplanation } from '../../src/ops/explain.ts';
@@ -331,7 +331,7 @@ describe('explain: neighbouring volume plugins', () => {
 });
 
 describe('explain on the example cluster', () => {
-  const parsed = parseSnapshot(readFileSync('examples/cluster.yaml', 'utf8'), 'examples/cluster.yaml');
+  const parsed = parseClusterState(readFileSync('examples/cluster.yaml', 'utf8'), 'examples/cluster.yaml');
   const objects = [...parsed.objects.values()].flat();
 
   it("db-0: zone eu-west-1b's capacity is too small, and the summary is kube-scheduler's line", () => {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { parseSnapshot } from '../../src/cluster/snapshot/parse.ts';
+import { parseClusterState } from '../../src/cluster/state-file/parse.ts';
 import { KINDS } from '../../src/cluster/types.ts';
 import { defaultSettings } from '../../src/config.ts';
 import { filter } from '../../src/extender/filter.ts';
@@ -12,7 +12,7 @@ import { type StatefulSetTemplate, simulate } from '../../src/ops/simulate.ts';
 import type { ClaimExplanation } from '../../src/volumes/explain.ts';
 import { cluster } from './helpers.ts';
 
-const parsed = parseSnapshot(readFileSync('examples/cluster.yaml', 'utf8'), 'examples/cluster.yaml');
+const parsed = parseClusterState(readFileSync('examples/cluster.yaml', 'utf8'), 'examples/cluster.yaml');
 const objects = [...parsed.objects.values()].flat();
 
 function statefulSet(

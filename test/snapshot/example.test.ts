@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { SnapshotSource } from '../../src/cluster/sources/snapshot.ts';
+import { ClusterStateSource } from '../../src/cluster/state-file/source.ts';
+import { VolumeController } from '../../src/cluster/state-file/volume-controller.ts';
 import { ClusterStore } from '../../src/cluster/store.ts';
 import { KINDS } from '../../src/cluster/types.ts';
-import { VolumeController } from '../../src/cluster/volume-controller.ts';
 import { recordingLogger } from '../helpers/log.ts';
 import { recordEvents } from './helpers.ts';
 
 async function loadExample() {
   const store = new ClusterStore();
   const logger = recordingLogger();
-  const source = new SnapshotSource({ file: 'examples/cluster.yaml', watch: false, logger });
+  const source = new ClusterStateSource({ file: 'examples/cluster.yaml', watch: false, logger });
   await source.start(store);
   return { store, logger, source };
 }
@@ -69,7 +69,7 @@ describe('examples/cluster.yaml', () => {
 
   it('needs nothing from the volume controller at start (the file is already settled)', async () => {
     const store = new ClusterStore();
-    const source = new SnapshotSource({ file: 'examples/cluster.yaml', watch: false });
+    const source = new ClusterStateSource({ file: 'examples/cluster.yaml', watch: false });
     const controller = new VolumeController(store, source);
     await source.start(store);
     const recorder = recordEvents(store, KINDS);

@@ -1,21 +1,21 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { SnapshotError } from '../../src/cluster/snapshot/error.ts';
-import { parseSnapshot } from '../../src/cluster/snapshot/parse.ts';
+import { ClusterStateError } from '../../src/cluster/state-file/error.ts';
+import { parseClusterState } from '../../src/cluster/state-file/parse.ts';
 import type { Kind } from '../../src/cluster/types.ts';
 import { NODE_A, POD_WEB } from './helpers.ts';
 
 function names(text: string, kind: Kind, file = 'cluster.yaml'): string[] {
-  return (parseSnapshot(text, file).objects.get(kind) ?? []).map((o) =>
+  return (parseClusterState(text, file).objects.get(kind) ?? []).map((o) =>
     o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name,
   );
 }
 
 function failure(text: string, file = 'cluster.yaml'): string {
   try {
-    parseSnapshot(text, file);
+    parseClusterState(text, file);
   } catch (err) {
-    assert.ok(err instanceof SnapshotError, `expected a SnapshotError, got ${err}`);
+    assert.ok(err instanceof ClusterStateError, `expected a ClusterStateError, got ${err}`);
     return err.message;
   }
   assert.fail('expected the file to be rejected');
@@ -69,7 +69,7 @@ describe('snapshot parsing', () => {
       null,
       4,
     );
-    const { objects } = parseSnapshot(json, 'cluster.json');
+    const { objects } = parseClusterState(json, 'cluster.json');
     const sc = objects.get('StorageClass')![0];
     assert.equal(sc.metadata.uid, 'a5b1c2d3-0000-4000-8000-000000000001');
     assert.equal(sc.metadata.resourceVersion, '812');
@@ -93,7 +93,7 @@ describe('snapshot parsing', () => {
 
   it('counts kinds the extender does not store as skipped', () => {
     const text = `kind: List\nitems:\n- kind: Namespace\n  metadata: {name: a}\n- kind: Namespace\n  metadata: {name: b}\n- kind: Service\n  metadata: {name: s}\n`;
-    const { skipped, objects } = parseSnapshot(text, 'cluster.yaml');
+    const { skipped, objects } = parseClusterState(text, 'cluster.yaml');
     assert.deepEqual(
       [...skipped],
       [
@@ -105,11 +105,11 @@ describe('snapshot parsing', () => {
   });
 
   it('synthesizes a UUID-shaped uid from kind, namespace and name, the same on every load', () => {
-    const first = parseSnapshot(POD_WEB, 'a.yaml').objects.get('Pod')![0].metadata.uid;
-    const again = parseSnapshot(`# edited\n${POD_WEB}`, 'a.yaml').objects.get('Pod')![0].metadata.uid;
+    const first = parseClusterState(POD_WEB, 'a.yaml').objects.get('Pod')![0].metadata.uid;
+    const again = parseClusterState(`# edited\n${POD_WEB}`, 'a.yaml').objects.get('Pod')![0].metadata.uid;
     assert.match(first, /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     assert.equal(again, first);
-    const other = parseSnapshot(POD_WEB.replace('namespace: shop', 'namespace: other'), 'a.yaml').objects.get(
+    const other = parseClusterState(POD_WEB.replace('namespace: shop', 'namespace: other'), 'a.yaml').objects.get(
       'Pod',
     )![0];
     assert.notEqual(other.metadata.uid, first);
@@ -118,12 +118,12 @@ describe('snapshot parsing', () => {
   it('puts namespaced objects without a namespace in "default" and drops namespaces from cluster-scoped ones', () => {
     const text = `kind: PersistentVolumeClaim\nmetadata:\n  name: c\nspec: {}\n---\n${NODE_A.replace('name: node-a\n', 'name: node-a\n  namespace: x\n')}`;
     assert.deepEqual(names(text, 'PersistentVolumeClaim'), ['default/c']);
-    assert.equal(parseSnapshot(text, 'f').objects.get('Node')![0].metadata.namespace, undefined);
+    assert.equal(parseClusterState(text, 'f').objects.get('Node')![0].metadata.namespace, undefined);
   });
 
   it('leaves a missing or non-integer resourceVersion for the state to assign', () => {
     const text = `${NODE_A}---\nkind: Node\nmetadata:\n  name: b\n  resourceVersion: "abc"\n---\nkind: Node\nmetadata:\n  name: c\n  resourceVersion: 17\n`;
-    const rvs = parseSnapshot(text, 'f')
+    const rvs = parseClusterState(text, 'f')
       .objects.get('Node')!
       .map((n) => n.metadata.resourceVersion);
     assert.deepEqual(rvs, ['', '', '17']);

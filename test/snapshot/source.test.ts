@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdir, rename, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { SnapshotWriter } from '../../src/cluster/snapshot-writer.ts';
-import { SnapshotError, SnapshotSource } from '../../src/cluster/sources/snapshot.ts';
+import { ClusterStateError, ClusterStateSource } from '../../src/cluster/state-file/source.ts';
+import { ClusterStateWriter } from '../../src/cluster/state-file/writer.ts';
 import { ClusterStore } from '../../src/cluster/store.ts';
 import { KINDS } from '../../src/cluster/types.ts';
 import { type RecordingLogger, recordingLogger } from '../helpers/log.ts';
@@ -23,9 +23,9 @@ status:
   phase: Available
 `;
 
-describe('SnapshotSource', () => {
+describe('ClusterStateSource', () => {
   let tmp: Awaited<ReturnType<typeof tempDir>>;
-  let source: SnapshotSource | undefined;
+  let source: ClusterStateSource | undefined;
   beforeEach(async () => {
     tmp = await tempDir();
   });
@@ -38,7 +38,7 @@ describe('SnapshotSource', () => {
   async function load(text: string, options: { watch?: boolean; logger?: RecordingLogger } = {}) {
     const file = await tmp.file('cluster.yaml', text);
     const store = new ClusterStore();
-    source = new SnapshotSource({ file, watch: options.watch ?? false, logger: options.logger });
+    source = new ClusterStateSource({ file, watch: options.watch ?? false, logger: options.logger });
     await source.start(store);
     return { file, store, source };
   }
@@ -65,16 +65,16 @@ describe('SnapshotSource', () => {
     assert.match(warning.msg, /ConfigMap/);
   });
 
-  it('fails to start with a SnapshotError naming the file when it is malformed or missing', async () => {
+  it('fails to start with a ClusterStateError naming the file when it is malformed or missing', async () => {
     const file = await tmp.file('bad.yaml', 'kind: Pod\nmetadata:\n  name: p\nspec:\n  containers: nope\n');
-    await assert.rejects(new SnapshotSource({ file, watch: false }).start(new ClusterStore()), (err: unknown) => {
-      assert.ok(err instanceof SnapshotError);
+    await assert.rejects(new ClusterStateSource({ file, watch: false }).start(new ClusterStore()), (err: unknown) => {
+      assert.ok(err instanceof ClusterStateError);
       assert.match(err.message, /bad\.yaml: Pod p \(document 1\): spec\.containers: expected an array/);
       return true;
     });
     const missing = join(tmp.dir, 'missing.yaml');
     await assert.rejects(
-      new SnapshotSource({ file: missing, watch: false }).start(new ClusterStore()),
+      new ClusterStateSource({ file: missing, watch: false }).start(new ClusterStore()),
       /missing\.yaml: cannot read/,
     );
   });
@@ -127,7 +127,7 @@ describe('SnapshotSource', () => {
     await symlink('..v1', join(tmp.dir, '..data'));
     await symlink(join('..data', 'cluster.yaml'), join(tmp.dir, 'cluster.yaml'));
     const store = new ClusterStore();
-    source = new SnapshotSource({ file: join(tmp.dir, 'cluster.yaml') });
+    source = new ClusterStateSource({ file: join(tmp.dir, 'cluster.yaml') });
     await source.start(store);
     const added = nextEvent(store, 'Pod', (e) => e.type === 'add');
     await mkdir(join(tmp.dir, '..v2'));
@@ -156,7 +156,7 @@ describe('SnapshotSource', () => {
   describe('writes as an overlay over the file', () => {
     it('a reload keeps a written object when the file did not change it', async () => {
       const { file, store, source } = await load(`${NODE_A}---\n${POD_WEB}`);
-      const writer = new SnapshotWriter(source);
+      const writer = new ClusterStateWriter(source);
       const pod = store.get('Pod', 'shop/web')!;
       const bound = nextEvent(store, 'Pod', (e) => e.type === 'update');
       await writer.bindPod({ namespace: 'shop', name: 'web', uid: pod.metadata.uid }, 'node-a');
@@ -169,7 +169,7 @@ describe('SnapshotSource', () => {
 
     it('the file wins for an object it changed, with a newer resourceVersion than the write', async () => {
       const { file, store, source } = await load(`${NODE_A}---\n${POD_WEB}`);
-      const writer = new SnapshotWriter(source);
+      const writer = new ClusterStateWriter(source);
       const pod = store.get('Pod', 'shop/web')!;
       await writer.bindPod({ namespace: 'shop', name: 'web', uid: pod.metadata.uid }, 'node-a');
       await source.state.delivered();
@@ -189,7 +189,7 @@ describe('SnapshotSource', () => {
         spec: { capacity: { storage: '1Gi' } },
       });
       const pv = store.get('PersistentVolume', 'pv1')!;
-      await new SnapshotWriter(source).updatePersistentVolume({
+      await new ClusterStateWriter(source).updatePersistentVolume({
         ...pv,
         metadata: { ...pv.metadata, labels: { a: 'b' } },
       });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { SnapshotState } from '../../src/cluster/snapshot/state.ts';
+import { ClusterState } from '../../src/cluster/state-file/state.ts';
 import { ClusterStore } from '../../src/cluster/store.ts';
 import { type AnyObject, KINDS, type Kind, type Node } from '../../src/cluster/types.ts';
 import { recordEvents } from './helpers.ts';
@@ -13,9 +13,9 @@ function file(...nodes: Node[]): Map<Kind, AnyObject[]> {
   return new Map<Kind, AnyObject[]>([['Node', nodes]]);
 }
 
-describe('SnapshotState', () => {
+describe('ClusterState', () => {
   it('honours the file resourceVersions on the first load only; later versions come from one rising counter', () => {
-    const state = new SnapshotState();
+    const state = new ClusterState();
     state.applyFile(file(node('n1', '500'), node('n2')));
     assert.equal(state.get('Node', 'n1')!.metadata.resourceVersion, '500');
     assert.equal(state.get('Node', 'n2')!.metadata.resourceVersion, '501');
@@ -25,7 +25,7 @@ describe('SnapshotState', () => {
   });
 
   it('delivers back-to-back writes as separate updates, in order', async () => {
-    const state = new SnapshotState();
+    const state = new ClusterState();
     state.applyFile(file(node('n1')));
     const store = new ClusterStore();
     state.attach(store);
@@ -45,7 +45,7 @@ describe('SnapshotState', () => {
   });
 
   it('never lets a write that was still in flight resurrect an object a reload removed', async () => {
-    const state = new SnapshotState();
+    const state = new ClusterState();
     state.applyFile(file(node('n1'), node('n2')));
     const store = new ClusterStore();
     state.attach(store);
@@ -57,7 +57,7 @@ describe('SnapshotState', () => {
   });
 
   it('never lets an in-flight older write overwrite a newer version a reload already delivered', async () => {
-    const state = new SnapshotState();
+    const state = new ClusterState();
     state.applyFile(file(node('n1')));
     const store = new ClusterStore();
     state.attach(store);
@@ -70,7 +70,7 @@ describe('SnapshotState', () => {
   });
 
   it('fills in a missing uid and namespace on objects created by a write', () => {
-    const state = new SnapshotState();
+    const state = new ClusterState();
     const pvc = state.commit('PersistentVolumeClaim', {
       metadata: { name: 'c', uid: '', resourceVersion: '' },
       spec: {},

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { SnapshotWriter } from '../../src/cluster/snapshot-writer.ts';
-import { SnapshotSource } from '../../src/cluster/sources/snapshot.ts';
+import { ClusterStateSource } from '../../src/cluster/state-file/source.ts';
+import { VolumeController } from '../../src/cluster/state-file/volume-controller.ts';
+import { ClusterStateWriter } from '../../src/cluster/state-file/writer.ts';
 import { ClusterStore } from '../../src/cluster/store.ts';
 import type { PersistentVolumeClaim } from '../../src/cluster/types.ts';
-import { VolumeController } from '../../src/cluster/volume-controller.ts';
 import { type RecordingLogger, recordingLogger } from '../helpers/log.ts';
 import { nextEvent, tempDir } from './helpers.ts';
 
@@ -101,7 +101,7 @@ function isBound(pvc: PersistentVolumeClaim): boolean {
 describe('VolumeController', () => {
   let tmp: Awaited<ReturnType<typeof tempDir>>;
   let store: ClusterStore;
-  let source: SnapshotSource;
+  let source: ClusterStateSource;
   let controller: VolumeController;
   let logger: RecordingLogger;
 
@@ -118,12 +118,12 @@ describe('VolumeController', () => {
     const file = await tmp.file('cluster.yaml', CLUSTER + items);
     store = new ClusterStore();
     logger = recordingLogger();
-    source = new SnapshotSource({ file, watch: false });
+    source = new ClusterStateSource({ file, watch: false });
     controller = new VolumeController(store, source, logger);
     if (order === 'controller-first') controller.start();
     await source.start(store);
     if (order === 'source-first') controller.start();
-    return new SnapshotWriter(source);
+    return new ClusterStateWriter(source);
   }
 
   describe('completing a binding the scheduler started (PV claimRef set, claim not yet bound)', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { SnapshotWriter } from '../../src/cluster/snapshot-writer.ts';
-import { SnapshotSource } from '../../src/cluster/sources/snapshot.ts';
+import { ClusterStateSource } from '../../src/cluster/state-file/source.ts';
+import { ClusterStateWriter } from '../../src/cluster/state-file/writer.ts';
 import { ClusterStore } from '../../src/cluster/store.ts';
 import { WriteError } from '../../src/cluster/writer.ts';
 import { NODE_A, nextEvent, POD_WEB, tempDir } from './helpers.ts';
@@ -40,18 +40,18 @@ function isWriteError(code: number, reason: string, message: string | RegExp) {
   };
 }
 
-describe('SnapshotWriter', () => {
+describe('ClusterStateWriter', () => {
   let tmp: Awaited<ReturnType<typeof tempDir>>;
   let store: ClusterStore;
-  let source: SnapshotSource;
-  let writer: SnapshotWriter;
+  let source: ClusterStateSource;
+  let writer: ClusterStateWriter;
   beforeEach(async () => {
     tmp = await tempDir();
     const file = await tmp.file('cluster.yaml', `${NODE_A}---\n${POD_WEB}---\n${VOLUMES}`);
     store = new ClusterStore();
-    source = new SnapshotSource({ file, watch: false });
+    source = new ClusterStateSource({ file, watch: false });
     await source.start(store);
-    writer = new SnapshotWriter(source);
+    writer = new ClusterStateWriter(source);
   });
   afterEach(async () => {
     await source.stop();

@@ -4,13 +4,13 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import type { Log } from '../../log.ts';
-import type { BackoffOptions } from '../kube/backoff.ts';
-import { KubeClient } from '../kube/client.ts';
-import { Reflector } from '../kube/reflector.ts';
-import { RESOURCES } from '../kube/resources.ts';
 import type { KindStatus, Source } from '../source.ts';
 import type { ClusterStore } from '../store.ts';
 import { KINDS, type Kind } from '../types.ts';
+import type { BackoffOptions } from './backoff.ts';
+import { KubeClient } from './client.ts';
+import { Reflector } from './reflector.ts';
+import { RESOURCES } from './resources.ts';
 
 export interface KubeSourceOptions {
   kubeConfig: KubeConfig;

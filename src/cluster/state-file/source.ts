@@ -7,16 +7,16 @@ import { readFile } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { pino } from 'pino';
 import type { Log } from '../../log.ts';
-import { SnapshotError } from '../snapshot/error.ts';
-import { type ParsedSnapshot, parseSnapshot } from '../snapshot/parse.ts';
-import { SnapshotState } from '../snapshot/state.ts';
 import type { KindStatus, Source } from '../source.ts';
 import type { ClusterStore } from '../store.ts';
 import { KINDS } from '../types.ts';
+import { ClusterStateError } from './error.ts';
+import { type ParsedClusterState, parseClusterState } from './parse.ts';
+import { ClusterState } from './state.ts';
 
-export { SnapshotError } from '../snapshot/error.ts';
+export { ClusterStateError } from './error.ts';
 
-export interface SnapshotSourceOptions {
+export interface ClusterStateSourceOptions {
   file: string;
   logger?: Log;
   /** Reload when the file changes (default true). */
@@ -25,10 +25,10 @@ export interface SnapshotSourceOptions {
   debounceMs?: number;
 }
 
-export class SnapshotSource implements Source {
+export class ClusterStateSource implements Source {
   readonly description: string;
   /** The current objects, shared with the snapshot writer and the simulated volume controller. */
-  readonly state = new SnapshotState();
+  readonly state = new ClusterState();
   readonly #file: string;
   readonly #logger: Log;
   readonly #watch: boolean;
@@ -41,7 +41,7 @@ export class SnapshotSource implements Source {
   #relists = 0;
   #appliedText: string | undefined;
 
-  constructor(options: SnapshotSourceOptions) {
+  constructor(options: ClusterStateSourceOptions) {
     this.#file = options.file;
     this.#logger = options.logger ?? pino({ level: 'silent' });
     this.#watch = options.watch ?? true;
@@ -49,7 +49,7 @@ export class SnapshotSource implements Source {
     this.description = `snapshot ${options.file}`;
   }
 
-  /** Loads the file into the store (every kind becomes synced); throws SnapshotError when the file is unusable. */
+  /** Loads the file into the store (every kind becomes synced); throws ClusterStateError when the file is unusable. */
   async start(store: ClusterStore): Promise<void> {
     const text = await this.#readText();
     this.state.applyFile(this.#parse(text).objects);
@@ -61,7 +61,7 @@ export class SnapshotSource implements Source {
   }
 
   /**
-   * Re-reads the file now and applies the difference. Throws SnapshotError and keeps the current state when the file
+   * Re-reads the file now and applies the difference. Throws ClusterStateError and keeps the current state when the file
    * is unusable. Reloads run one at a time, in call order.
    */
   reload(): Promise<void> {
@@ -105,12 +105,12 @@ export class SnapshotSource implements Source {
     try {
       return await readFile(this.#file, 'utf8');
     } catch (err) {
-      throw new SnapshotError(this.#file, `cannot read the file: ${(err as Error).message}`);
+      throw new ClusterStateError(this.#file, `cannot read the file: ${(err as Error).message}`);
     }
   }
 
-  #parse(text: string): ParsedSnapshot {
-    const parsed = parseSnapshot(text, this.#file);
+  #parse(text: string): ParsedClusterState {
+    const parsed = parseClusterState(text, this.#file);
     for (const [kind, count] of parsed.skipped) {
       this.#logger.warn(
         { file: this.#file, kind, count },

@@ -1,8 +1,9 @@
 // The writer of the embedded mode: the API server's write semantics (preconditions, status codes, messages) over the
 // snapshot state. Results reach the store on a later turn of the event loop, as a watch event follows an API response.
-import type { SnapshotState } from './snapshot/state.ts';
-import { objectKey, type PersistentVolume, type PersistentVolumeClaim, type Pod } from './types.ts';
-import { type ClusterWriter, WriteError } from './writer.ts';
+
+import { objectKey, type PersistentVolume, type PersistentVolumeClaim, type Pod } from '../types.ts';
+import { type ClusterWriter, WriteError } from '../writer.ts';
+import type { ClusterState } from './state.ts';
 
 function conflict(resource: string, name: string, detail: string): WriteError {
   return new WriteError(409, 'Conflict', `Operation cannot be fulfilled on ${resource} "${name}": ${detail}`);
@@ -14,11 +15,11 @@ function notFound(resource: string, name: string): WriteError {
 
 const MODIFIED = 'the object has been modified; please apply your changes to the latest version and try again';
 
-export class SnapshotWriter implements ClusterWriter {
-  readonly #state: SnapshotState;
+export class ClusterStateWriter implements ClusterWriter {
+  readonly #state: ClusterState;
 
-  /** Pass the SnapshotSource (or anything holding its state). */
-  constructor(source: { state: SnapshotState }) {
+  /** Pass the ClusterStateSource (or anything holding its state). */
+  constructor(source: { state: ClusterState }) {
     this.#state = source.state;
   }
 

@@ -3,17 +3,17 @@
 // through the snapshot state, which brings its changes back as store events with fresh resourceVersions.
 // A test and embedded-mode tool: no retries, no deletion or reclaim handling, no provisioning of Immediate claims.
 import { pino } from 'pino';
-import type { Log } from '../log.ts';
-import { bindClaim, bindVolume, claimKey, volumeReservedFor } from './snapshot/bind.ts';
-import { planProvisioning } from './snapshot/provision.ts';
-import type { SnapshotState } from './snapshot/state.ts';
-import type { ClusterStore } from './store.ts';
-import { objectKey, type PersistentVolume, type PersistentVolumeClaim } from './types.ts';
-import { ANN_SELECTED_NODE } from './volume-annotations.ts';
+import type { Log } from '../../log.ts';
+import type { ClusterStore } from '../store.ts';
+import { objectKey, type PersistentVolume, type PersistentVolumeClaim } from '../types.ts';
+import { ANN_SELECTED_NODE } from '../volume-annotations.ts';
+import { bindClaim, bindVolume, claimKey, volumeReservedFor } from './bind.ts';
+import { planProvisioning } from './provision.ts';
+import type { ClusterState } from './state.ts';
 
 export class VolumeController {
   readonly #store: ClusterStore;
-  readonly #state: SnapshotState;
+  readonly #state: ClusterState;
   readonly #logger: Log;
   /** Work keys (`pv:<name>`, `pvc:<ns>/<name>`) in arrival order; processed on the next turn of the event loop. */
   #queue = new Set<string>();
@@ -21,8 +21,8 @@ export class VolumeController {
   #unsubscribe: (() => void)[] = [];
   #idle: (() => void)[] = [];
 
-  /** `source` is the SnapshotSource (or anything holding its state); `store` the store it fills. */
-  constructor(store: ClusterStore, source: { state: SnapshotState }, logger: Log = pino({ level: 'silent' })) {
+  /** `source` is the ClusterStateSource (or anything holding its state); `store` the store it fills. */
+  constructor(store: ClusterStore, source: { state: ClusterState }, logger: Log = pino({ level: 'silent' })) {
     this.#store = store;
     this.#state = source.state;
     this.#logger = logger;

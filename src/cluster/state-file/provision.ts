@@ -16,10 +16,10 @@ import { claimReference } from './bind.ts';
 import { formatBytes } from './format.ts';
 import { selectorRequirements } from './labels.ts';
 import { synthesizeUid } from './normalize.ts';
-import type { SnapshotState } from './state.ts';
+import type { ClusterState } from './state.ts';
 
 /** What provisioning reads: the snapshot state, or any view with its `get` and `list` (simulate's private store). */
-export type ProvisioningView = Pick<SnapshotState, 'get' | 'list'>;
+export type ProvisioningView = Pick<ClusterState, 'get' | 'list'>;
 
 const ANN_PROVISIONED_BY = 'pv.kubernetes.io/provisioned-by';
 const HOSTNAME = 'kubernetes.io/hostname';

@@ -38,7 +38,7 @@ function filePrint(entry: FileEntry, current: AnyObject): string {
   return entry.fingerprint;
 }
 
-export class SnapshotState {
+export class ClusterState {
   #store: ClusterStore | undefined;
   #lastResourceVersion = 0;
   #loaded = false;

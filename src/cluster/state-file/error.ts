@@ -1,11 +1,11 @@
 // A snapshot file the loader cannot trust. The message names the file, the object and what is wrong,
 // because the CLI prints it as the whole explanation before exiting 1.
 
-export class SnapshotError extends Error {
+export class ClusterStateError extends Error {
   readonly file: string;
   constructor(file: string, message: string) {
     super(`${file}: ${message}`);
-    this.name = 'SnapshotError';
+    this.name = 'ClusterStateError';
     this.file = file;
   }
 }

@@ -13,13 +13,13 @@
 
 import { type KubeConfig, PatchStrategy } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import type { Log } from '../log.ts';
-import { Backoff, type BackoffOptions, wait } from './kube/backoff.ts';
-import { KubeApiError, KubeClient } from './kube/client.ts';
-import { objectPath, RESOURCES } from './kube/resources.ts';
-import { trimObject } from './trim.ts';
-import type { PersistentVolume, PersistentVolumeClaim, Pod } from './types.ts';
-import { type ClusterWriter, WriteError } from './writer.ts';
+import type { Log } from '../../log.ts';
+import { trimObject } from '../trim.ts';
+import type { PersistentVolume, PersistentVolumeClaim, Pod } from '../types.ts';
+import { type ClusterWriter, WriteError } from '../writer.ts';
+import { Backoff, type BackoffOptions, wait } from './backoff.ts';
+import { KubeApiError, KubeClient } from './client.ts';
+import { objectPath, RESOURCES } from './resources.ts';
 
 export interface KubeWriterOptions {
   kubeConfig: KubeConfig;
