@@ -4,7 +4,7 @@
 // object is republished later, and the in-flight amount then drops to zero.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { node, pod, pvc, waitFor } from '../kube/helpers.ts';
+import { node, pod, pvc, waitFor } from '../cluster/kube/helpers.ts';
 import { type ExtenderProcess, startExtender } from './extender-process.ts';
 import { FakeApiServer, type FakeObject, writeKubeconfig } from './fake-apiserver.ts';
 

@@ -2,8 +2,8 @@
 // One fake cluster and one extender process for the file; every test uses its own pods, claims and volumes.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { node, pod, pv, pvc, waitFor } from '../cluster/kube/helpers.ts';
 import { accessOf, allows, type PolicyRule, renderChart } from '../helpers/chart.ts';
-import { node, pod, pv, pvc, waitFor } from '../kube/helpers.ts';
 import { type ExtenderProcess, startExtender } from './extender-process.ts';
 import { FakeApiServer, type FakeObject, writeKubeconfig } from './fake-apiserver.ts';
 

@@ -3,7 +3,7 @@
 // nominations come back from status.nominatedNodeName.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { node, pod, pv, pvc, waitFor } from '../kube/helpers.ts';
+import { node, pod, pv, pvc, waitFor } from '../cluster/kube/helpers.ts';
 import { type ExtenderProcess, startExtender } from './extender-process.ts';
 import { FakeApiServer, type FakeObject, writeKubeconfig } from './fake-apiserver.ts';
 

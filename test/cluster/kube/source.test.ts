@@ -1,13 +1,13 @@
 // The live source against the fake API server, through the real client-node transport and Watch.
 import assert from 'node:assert/strict';
 import { after, afterEach, beforeEach, describe, test } from 'node:test';
-import { KubeSource, type KubeSourceOptions } from '../../src/cluster/kube/source.ts';
-import { loadKubeConfig } from '../../src/cluster/kubeconfig.ts';
-import type { StoreEvent } from '../../src/cluster/store.ts';
-import { ClusterStore } from '../../src/cluster/store.ts';
-import { KINDS } from '../../src/cluster/types.ts';
-import { FakeApiServer, writeKubeconfig } from '../e2e/fake-apiserver.ts';
-import { type RecordingLogger, recordingLogger } from '../helpers/log.ts';
+import { KubeSource, type KubeSourceOptions } from '../../../src/cluster/kube/source.ts';
+import { loadKubeConfig } from '../../../src/cluster/kubeconfig.ts';
+import type { StoreEvent } from '../../../src/cluster/store.ts';
+import { ClusterStore } from '../../../src/cluster/store.ts';
+import { KINDS } from '../../../src/cluster/types.ts';
+import { FakeApiServer, writeKubeconfig } from '../../e2e/fake-apiserver.ts';
+import { type RecordingLogger, recordingLogger } from '../../helpers/log.ts';
 import { node, pod, storageObjects, waitFor } from './helpers.ts';
 
 interface Harness {

@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { Watch } from '@kubernetes/client-node';
-import { watchWithInactivityTimeout } from '../../src/cluster/kube/reflector.ts';
-import { loadKubeConfig } from '../../src/cluster/kubeconfig.ts';
-import { FakeApiServer, writeKubeconfig } from '../e2e/fake-apiserver.ts';
+import { watchWithInactivityTimeout } from '../../../src/cluster/kube/reflector.ts';
+import { loadKubeConfig } from '../../../src/cluster/kubeconfig.ts';
+import { FakeApiServer, writeKubeconfig } from '../../e2e/fake-apiserver.ts';
 
 let server: FakeApiServer;
 let kubeConfig: ReturnType<typeof loadKubeConfig>;

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ClusterStateError } from '../../src/cluster/state-file/error.ts';
-import { parseClusterState } from '../../src/cluster/state-file/parse.ts';
-import type { Kind } from '../../src/cluster/types.ts';
+import { ClusterStateError } from '../../../src/cluster/state-file/error.ts';
+import { parseClusterState } from '../../../src/cluster/state-file/parse.ts';
+import type { Kind } from '../../../src/cluster/types.ts';
 import { NODE_A, POD_WEB } from './helpers.ts';
 
 function names(text: string, kind: Kind, file = 'cluster.yaml'): string[] {

@@ -1,7 +1,7 @@
 // Backoff after errors: doubling from the initial delay up to the cap, jitter only ever adds, success resets.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Backoff } from '../../src/cluster/kube/backoff.ts';
+import { Backoff } from '../../../src/cluster/kube/backoff.ts';
 
 test('delays double from the initial value up to the cap', () => {
   const b = new Backoff({ initialMs: 500, maxMs: 30_000, jitter: 0 });

@@ -2,8 +2,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ClusterStore, StoreEvent } from '../../src/cluster/store.ts';
-import type { Kind } from '../../src/cluster/types.ts';
+import type { ClusterStore, StoreEvent } from '../../../src/cluster/store.ts';
+import type { Kind } from '../../../src/cluster/types.ts';
 
 export const TIMEOUT_MS = 10_000;
 

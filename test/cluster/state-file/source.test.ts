@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { mkdir, rename, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { ClusterStateError, ClusterStateSource } from '../../src/cluster/state-file/source.ts';
-import { ClusterStateWriter } from '../../src/cluster/state-file/writer.ts';
-import { ClusterStore } from '../../src/cluster/store.ts';
-import { KINDS } from '../../src/cluster/types.ts';
-import { type RecordingLogger, recordingLogger } from '../helpers/log.ts';
+import { ClusterStateError, ClusterStateSource } from '../../../src/cluster/state-file/source.ts';
+import { ClusterStateWriter } from '../../../src/cluster/state-file/writer.ts';
+import { ClusterStore } from '../../../src/cluster/store.ts';
+import { KINDS } from '../../../src/cluster/types.ts';
+import { type RecordingLogger, recordingLogger } from '../../helpers/log.ts';
 import { NODE_A, nextEvent, POD_WEB, recordEvents, tempDir } from './helpers.ts';
 
 const NODE_B = NODE_A.replaceAll('node-a', 'node-b').replace('zone-a', 'zone-b');

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ClusterState } from '../../src/cluster/state-file/state.ts';
-import { ClusterStore } from '../../src/cluster/store.ts';
-import { type AnyObject, KINDS, type Kind, type Node } from '../../src/cluster/types.ts';
+import { ClusterState } from '../../../src/cluster/state-file/state.ts';
+import { ClusterStore } from '../../../src/cluster/store.ts';
+import { type AnyObject, KINDS, type Kind, type Node } from '../../../src/cluster/types.ts';
 import { recordEvents } from './helpers.ts';
 
 function node(name: string, resourceVersion = '', zone = 'a'): Node {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { ClusterStateSource } from '../../src/cluster/state-file/source.ts';
-import { VolumeController } from '../../src/cluster/state-file/volume-controller.ts';
-import { ClusterStateWriter } from '../../src/cluster/state-file/writer.ts';
-import { ClusterStore } from '../../src/cluster/store.ts';
-import type { PersistentVolumeClaim } from '../../src/cluster/types.ts';
-import { type RecordingLogger, recordingLogger } from '../helpers/log.ts';
+import { ClusterStateSource } from '../../../src/cluster/state-file/source.ts';
+import { VolumeController } from '../../../src/cluster/state-file/volume-controller.ts';
+import { ClusterStateWriter } from '../../../src/cluster/state-file/writer.ts';
+import { ClusterStore } from '../../../src/cluster/store.ts';
+import type { PersistentVolumeClaim } from '../../../src/cluster/types.ts';
+import { type RecordingLogger, recordingLogger } from '../../helpers/log.ts';
 import { nextEvent, tempDir } from './helpers.ts';
 
 const CLUSTER = `kind: List

@@ -1,8 +1,9 @@
-// Property: NodeVolumeLimits (claims from the NodeInfo aggregate, a walk of the few pods it cannot stand in for,
+// NodeVolumeLimits (upstream nodevolumelimits): the CSI table with case names after the upstream tests, then a
+// property: NodeVolumeLimits (claims from the NodeInfo aggregate, a walk of the few pods it cannot stand in for,
 // per-node memos) answers exactly as upstream's CSILimits walk over every pod of the node, written out plainly below
 // as the oracle; also after the store and the node's pods change under the same plugin (memo invalidation).
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { newNodeInfo } from '../../src/cache/node-info.ts';
 import { ephemeralClaimName } from '../../src/cache/pod-usage.ts';
@@ -31,7 +32,97 @@ import {
 } from '../../src/volumes/csi-migration.ts';
 import { claimClass } from '../../src/volumes/pv-matching.ts';
 import { TestCluster } from '../volumes/fixtures.ts';
+import * as neighbour from './helpers.ts';
 import { nodeInfo as plainNodeInfo } from './helpers.ts';
+
+describe('NodeVolumeLimits (CSI)', () => {
+  const { claimVolume, node, nodeInfo, pod, pv, pvc, view } = neighbour;
+  const csiNode = (count: number | undefined, migrated = ''): CSINode => ({
+    kind: 'CSINode',
+    metadata: {
+      name: 'n1',
+      uid: 'csinode',
+      resourceVersion: '1',
+      annotations: { 'storage.alpha.kubernetes.io/migrated-plugins': migrated },
+    },
+    spec: {
+      drivers: [{ name: 'ebs.csi.aws.com', nodeID: 'n1', ...(count === undefined ? {} : { allocatable: { count } }) }],
+    },
+  });
+  const csiPV = (name: string) => pv(name, { csi: { driver: 'ebs.csi.aws.com', volumeHandle: `h-${name}` } });
+  const boundClaim = (name: string, pvName: string) => pvc(name, { volumeName: pvName });
+  const sc: StorageClass = {
+    kind: 'StorageClass',
+    metadata: { name: 'ebs', uid: 'ebs', resourceVersion: '1' },
+    provisioner: 'ebs.csi.aws.com',
+    volumeBindingMode: 'WaitForFirstConsumer',
+  };
+  const objects = [
+    csiPV('pv-1'),
+    csiPV('pv-2'),
+    csiPV('pv-3'),
+    boundClaim('c1', 'pv-1'),
+    boundClaim('c2', 'pv-2'),
+    boundClaim('c3', 'pv-3'),
+    pvc('unbound', { storageClassName: 'ebs' }),
+    sc,
+    pv('intree', { awsElasticBlockStore: { volumeID: 'aws://us-east-1a/vol-123' } }),
+    boundClaim('intree-claim', 'intree'),
+  ];
+  function run(extra: (CSINode | Pod)[], incoming: Pod, nodePods: Pod[]): Status {
+    const cluster = new TestCluster([...objects, ...extra]);
+    const plugin = new NodeVolumeLimitsPlugin(cluster.store);
+    const state = new CycleState();
+    const pre = plugin.preFilter(state, incoming);
+    if (pre.code !== 'Success') return pre;
+    return plugin.filter(state, incoming, nodeInfo(node('n1'), nodePods));
+  }
+  const exceeded = ['Unschedulable', 'node(s) exceed max volume count'];
+
+  it('pod without claims: Skip', () => assert.equal(run([], pod('p', [{ name: 'e', emptyDir: {} }]), []).code, 'Skip'));
+  it('fits when attached + new ≤ allocatable.count', () => {
+    assert.deepEqual(view(run([csiNode(2)], pod('p', [claimVolume('c2')]), [pod('e', [claimVolume('c1')], 'n1')])), [
+      'Success',
+    ]);
+  });
+  it('exceeds max volume count', () => {
+    assert.deepEqual(
+      view(run([csiNode(1)], pod('p', [claimVolume('c2')]), [pod('e', [claimVolume('c1')], 'n1')])),
+      exceeded,
+    );
+  });
+  it('a volume already attached for another pod is not counted twice', () => {
+    assert.deepEqual(view(run([csiNode(1)], pod('p', [claimVolume('c1')]), [pod('e', [claimVolume('c1')], 'n1')])), [
+      'Success',
+    ]);
+  });
+  it('unbound claims count by their class provisioner', () => {
+    assert.deepEqual(
+      view(run([csiNode(1)], pod('p', [claimVolume('unbound')]), [pod('e', [claimVolume('c1')], 'n1')])),
+      exceeded,
+    );
+  });
+  it('no limit published: fits', () => {
+    assert.deepEqual(
+      view(run([csiNode(undefined)], pod('p', [claimVolume('c2')]), [pod('e', [claimVolume('c1')], 'n1')])),
+      ['Success'],
+    );
+  });
+  it('in-tree PV counts against its CSI driver only where the plugin is migrated', () => {
+    const existing = [pod('e', [claimVolume('c1')], 'n1')];
+    assert.deepEqual(view(run([csiNode(1)], pod('p', [claimVolume('intree-claim')]), existing)), ['Success']);
+    assert.deepEqual(
+      view(run([csiNode(1, 'kubernetes.io/aws-ebs')], pod('p', [claimVolume('intree-claim')]), existing)),
+      exceeded,
+    );
+  });
+  it('missing claim of the new pod is unresolvable', () => {
+    assert.deepEqual(view(run([csiNode(1)], pod('p', [claimVolume('nope')]), [])), [
+      'UnschedulableAndUnresolvable',
+      'looking up PVC default/nope: persistentvolumeclaim "nope" not found',
+    ]);
+  });
+});
 
 // ------------------------------------------------------------------------------------------------ the oracle
 class NotFound extends Error {}

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ClusterStateSource } from '../../src/cluster/state-file/source.ts';
-import { VolumeController } from '../../src/cluster/state-file/volume-controller.ts';
-import { ClusterStore } from '../../src/cluster/store.ts';
-import { KINDS } from '../../src/cluster/types.ts';
-import { recordingLogger } from '../helpers/log.ts';
+import { ClusterStateSource } from '../../../src/cluster/state-file/source.ts';
+import { VolumeController } from '../../../src/cluster/state-file/volume-controller.ts';
+import { ClusterStore } from '../../../src/cluster/store.ts';
+import { KINDS } from '../../../src/cluster/types.ts';
+import { recordingLogger } from '../../helpers/log.ts';
 import { recordEvents } from './helpers.ts';
 
 async function loadExample() {

@@ -2,12 +2,12 @@
 // preconditions, and the rules for 409 and 5xx.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { KubeWriter } from '../../src/cluster/kube/writer.ts';
-import { loadKubeConfig } from '../../src/cluster/kubeconfig.ts';
-import type { PersistentVolume, PersistentVolumeClaim } from '../../src/cluster/types.ts';
-import { WriteError } from '../../src/cluster/writer.ts';
-import { FakeApiServer, type FakeObject, writeKubeconfig } from '../e2e/fake-apiserver.ts';
-import { type RecordingLogger, recordingLogger } from '../helpers/log.ts';
+import { KubeWriter } from '../../../src/cluster/kube/writer.ts';
+import { loadKubeConfig } from '../../../src/cluster/kubeconfig.ts';
+import type { PersistentVolume, PersistentVolumeClaim } from '../../../src/cluster/types.ts';
+import { WriteError } from '../../../src/cluster/writer.ts';
+import { FakeApiServer, type FakeObject, writeKubeconfig } from '../../e2e/fake-apiserver.ts';
+import { type RecordingLogger, recordingLogger } from '../../helpers/log.ts';
 import { pod, pv, pvc } from './helpers.ts';
 
 let server: FakeApiServer;

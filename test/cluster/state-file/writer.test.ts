@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { ClusterStateSource } from '../../src/cluster/state-file/source.ts';
-import { ClusterStateWriter } from '../../src/cluster/state-file/writer.ts';
-import { ClusterStore } from '../../src/cluster/store.ts';
-import { WriteError } from '../../src/cluster/writer.ts';
+import { ClusterStateSource } from '../../../src/cluster/state-file/source.ts';
+import { ClusterStateWriter } from '../../../src/cluster/state-file/writer.ts';
+import { ClusterStore } from '../../../src/cluster/store.ts';
+import { WriteError } from '../../../src/cluster/writer.ts';
 import { NODE_A, nextEvent, POD_WEB, tempDir } from './helpers.ts';
 
 const VOLUMES = `kind: PersistentVolume

@@ -5,12 +5,12 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { KubeSource } from '../../src/cluster/kube/source.ts';
-import { KubeWriter } from '../../src/cluster/kube/writer.ts';
-import { loadKubeConfig } from '../../src/cluster/kubeconfig.ts';
-import { ClusterStore } from '../../src/cluster/store.ts';
-import { WriteError } from '../../src/cluster/writer.ts';
-import { FakeApiServer, writeKubeconfig } from '../e2e/fake-apiserver.ts';
+import { KubeSource } from '../../../src/cluster/kube/source.ts';
+import { KubeWriter } from '../../../src/cluster/kube/writer.ts';
+import { loadKubeConfig } from '../../../src/cluster/kubeconfig.ts';
+import { ClusterStore } from '../../../src/cluster/store.ts';
+import { WriteError } from '../../../src/cluster/writer.ts';
+import { FakeApiServer, writeKubeconfig } from '../../e2e/fake-apiserver.ts';
 import { node, pod, waitFor } from './helpers.ts';
 
 /** A self-signed certificate for 127.0.0.1, or undefined when openssl is not installed. */

@@ -1,5 +1,5 @@
 // Shared pieces of the live-cluster tests: object factories in API shape, polling waits.
-import type { FakeObject } from '../e2e/fake-apiserver.ts';
+import type { FakeObject } from '../../e2e/fake-apiserver.ts';
 
 /** Polls `check` until it returns a truthy value; fails with `what` after a generous deadline. */
 // The ceiling only bounds a hang and measures nothing: generous, since CI machines are small and shared.
