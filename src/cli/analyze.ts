@@ -134,6 +134,7 @@ function claimLine(c: ClaimExplanation): string {
   if (c.chosenVolume) parts.push(`would bind ${c.chosenVolume}`);
   for (const r of c.refusedVolumes ?? []) parts.push(`${r.name}: ${r.message}`);
   if (c.refusedVolumesOmitted) parts.push(`${c.refusedVolumesOmitted} more refused`);
+  if (c.volumesOnOtherNodesMessage) parts.push(c.volumesOnOtherNodesMessage);
   const p = c.provisioning;
   if (p) {
     const cap = p.capacity ?? p.capacitiesReachingNode?.[0];

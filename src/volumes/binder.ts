@@ -24,6 +24,7 @@ import { CapacityIndex } from './capacity-index.ts';
 import { getPodVolumeClaims, isClaimFullyBound, type PodVolumeClaims, podClaimRefs, podClaimsError } from './claims.ts';
 import { ANN_SELECTED_NODE } from './constants.ts';
 import { pvForNode } from './csi-migration.ts';
+import { explainScope } from './explain.ts';
 import { InFlightProvisions } from './in-flight.ts';
 import { NO_MATCHING_TERMS, pvNodeAffinityMatches } from './node-affinity.ts';
 import {
@@ -81,18 +82,22 @@ export interface FindResult {
 
 /**
  * Told what findPodVolumes decides for each claim on one node, in the order it decides (explain's detail). The filter
- * passes none; with one, static matching also scans every PV of the claim's class to say why each was passed over.
+ * passes none; with one, static matching also says why each PV that could be on the node was passed over.
  */
 export interface FindExplainer {
   /** A bound claim: its PV (undefined when missing) and whether the PV's node affinity holds on the node. */
   bound(pvc: PersistentVolumeClaim, pv: PersistentVolume | undefined, affinityMatches: boolean): void;
   /** An unbound claim whose provisioning already started for `selectedNode`. */
   selectedNode(pvc: PersistentVolumeClaim, selectedNode: string): void;
-  /** Static matching of one claim: the PV chosen (the filter's choice) and every PV of the class passed over. */
+  /**
+   * Static matching of one claim: the PV chosen (the filter's choice), the PVs that could be on the node passed over,
+   * and how many PVs of the class have node affinity for other nodes only (not examined one by one).
+   */
   matched(
     pvc: PersistentVolumeClaim,
     chosen: PersistentVolume | undefined,
     refused: [PersistentVolume, PVRefusal][],
+    onOtherNodes: number,
   ): void;
   /** The provisioning check's verdict on one claim. */
   provision(verdict: ProvisionVerdict): void;
@@ -398,16 +403,17 @@ export class VolumeBinder implements ProvisioningSources {
         throw err;
       }
       if (explain) {
-        // The same rules over the whole class, in upstream's scan order, only to say why each other PV was passed over.
+        // The same rules over the PVs that could be on the node, only to say why each other PV was passed over.
         const refused: [PersistentVolume, PVRefusal][] = [];
         const excluded = chosen ?? NONE_CHOSEN;
-        findMatchingVolume(input, this.pvCache.listByClass(input.className), labels, excluded, (p, why) =>
+        const { examined, onOtherNodes } = explainScope(this.pvCache, this.#generation, input, labels, excluded);
+        findMatchingVolume(input, examined, labels, excluded, (p, why) =>
           refused.push([
             p,
             why === 'ChosenForAnotherClaim' && held?.has(p.metadata.name) ? 'HeldForNominatedPod' : why,
           ]),
         );
-        explain.matched(pvc, pv, refused);
+        explain.matched(pvc, pv, refused, onOtherNodes);
       }
       if (!pv) {
         unmatched.push(pvc);

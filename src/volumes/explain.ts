@@ -1,15 +1,17 @@
 // Explain's volume detail for one node: what findPodVolumes decided for each of the pod's claims, told by the binder
 // itself through its FindExplainer hook (the same code the filter runs), put into words for operators.
 import type { CSIStorageCapacity, Node, PersistentVolume, PersistentVolumeClaim, Pod } from '../cluster/types.ts';
+import { offeredToAnyClaim, type PVAssumeCache } from './assume-cache.ts';
 import type { FindExplainer, HeldVolumes, VolumeBinder } from './binder.ts';
 import type { PodVolumeClaims } from './claims.ts';
+import { affinityIndexEntries } from './node-affinity.ts';
 import {
   type CapacityAccountingMode,
   type CapacityArithmetic,
   nodeHasAccess,
   type ProvisionVerdict,
 } from './provisioning.ts';
-import { claimClass, claimKey, type PVRefusal, pvClass } from './pv-matching.ts';
+import { type ClaimMatchInput, claimClass, claimKey, type PVRefusal, pvClass } from './pv-matching.ts';
 
 export interface RefusedVolume {
   name: string;
@@ -69,6 +71,13 @@ export interface ClaimExplanation {
   refusedVolumes?: RefusedVolume[];
   /** PVs passed over beyond the cap on listed volumes. */
   refusedVolumesOmitted?: number;
+  /**
+   * PVs of the class whose node affinity admits other nodes only: refused here, counted rather than listed (so a
+   * node's detail costs the PVs of its topology, not the whole class). Listed, chosen and counted PVs make the class.
+   */
+  volumesOnOtherNodes?: number;
+  /** `volumesOnOtherNodes` in words. */
+  volumesOnOtherNodesMessage?: string;
   provisioning?: ProvisioningView;
 }
 
@@ -167,10 +176,16 @@ class Collector implements FindExplainer {
     pvc: PersistentVolumeClaim,
     chosen: PersistentVolume | undefined,
     refused: [PersistentVolume, PVRefusal][],
+    onOtherNodes: number,
   ): void {
     const entry = this.#entry(pvc, 'Unbound');
     if (chosen) entry.chosenVolume = chosen.metadata.name;
-    // In upstream's scan order (informer order of the class), cut at the cap.
+    if (onOtherNodes > 0) {
+      entry.volumesOnOtherNodes = onOtherNodes;
+      entry.volumesOnOtherNodesMessage = `${onOtherNodes} PV(s) of class "${claimClass(pvc)}" have node affinity for other nodes`;
+    }
+    // In the index's order (the claim's pre-bound PVs, then the node's topology buckets, then PVs without an
+    // indexable affinity), cut at the cap.
     const listed = refused.slice(0, this.#maxVolumes);
     entry.refusedVolumes = listed.map(([pv, refusal]) => ({
       name: pv.metadata.name,
@@ -223,6 +238,85 @@ class Collector implements FindExplainer {
     }
     entry.provisioning = view;
   }
+}
+
+/** The PVs of a class that no unbound claim can take (a claimRef, not Available or being deleted), by topology. */
+interface NotOfferedIndex {
+  readonly byTopology: Map<string, Map<string, PersistentVolume[]>>;
+  readonly unindexed: PersistentVolume[];
+}
+
+/** Per PV cache: the binder generation they were built at, and the index per class built since. */
+const notOfferedIndexes = new WeakMap<PVAssumeCache, { generation: number; byClass: Map<string, NotOfferedIndex> }>();
+
+/**
+ * The PV cache indexes free PVs only; explain also names the bound, released and deleting PVs of the node, so it
+ * buckets those once per class and binder generation (one pass over the class per explain, not one per node).
+ */
+function notOfferedIndex(cache: PVAssumeCache, generation: number, className: string): NotOfferedIndex {
+  let memo = notOfferedIndexes.get(cache);
+  if (!memo || memo.generation !== generation) {
+    memo = { generation, byClass: new Map() };
+    notOfferedIndexes.set(cache, memo);
+  }
+  let index = memo.byClass.get(className);
+  if (!index) {
+    index = { byTopology: new Map(), unindexed: [] };
+    for (const pv of cache.listByClass(className)) {
+      if (offeredToAnyClaim(pv)) continue;
+      const entries = affinityIndexEntries(pv);
+      if (entries === undefined) {
+        index.unindexed.push(pv);
+        continue;
+      }
+      for (const [key, value] of entries) {
+        let byValue = index.byTopology.get(key);
+        if (!byValue) {
+          byValue = new Map();
+          index.byTopology.set(key, byValue);
+        }
+        const bucket = byValue.get(value);
+        if (bucket) bucket.push(pv);
+        else byValue.set(value, [pv]);
+      }
+    }
+    memo.byClass.set(className, index);
+  }
+  return index;
+}
+
+/**
+ * The PVs of the claim's class explain examines on a node, each once: the filter's candidates (pre-bound to the
+ * claim, then the free PVs of the node's topology buckets and those without an indexable affinity), the other PVs
+ * whose affinity can admit the node, and the excluded ones (chosen for another claim, held for a nominated pod).
+ * Every other PV of the class has node affinity for other nodes only: `onOtherNodes` counts them.
+ */
+export function explainScope(
+  cache: PVAssumeCache,
+  generation: number,
+  input: ClaimMatchInput,
+  nodeLabels: Readonly<Record<string, string>> | undefined,
+  excluded: ReadonlySet<string>,
+): { examined: PersistentVolume[]; onOtherNodes: number } {
+  const seen = new Set<string>();
+  const examined: PersistentVolume[] = [];
+  const add = (pv: PersistentVolume) => {
+    if (seen.has(pv.metadata.name)) return;
+    seen.add(pv.metadata.name);
+    examined.push(pv);
+  };
+  for (const pv of cache.candidates(input.className, nodeLabels, input.claimRefKey)) add(pv);
+  const index = notOfferedIndex(cache, generation, input.className);
+  const labels = nodeLabels ?? {};
+  for (const [key, byValue] of index.byTopology) {
+    if (Object.hasOwn(labels, key)) for (const pv of byValue.get(labels[key]) ?? []) add(pv);
+  }
+  for (const pv of index.unindexed) add(pv);
+  for (const name of excluded) {
+    const pv = cache.get(name);
+    if (pv && pvClass(pv) === input.className) add(pv);
+  }
+  return { examined, onOtherNodes: cache.classSize(input.className) - examined.length };
 }
 
 /**

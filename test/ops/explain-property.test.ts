@@ -1,6 +1,7 @@
 // Property: explain never disagrees with filter. For random clusters and pods, each node's verdict and reasons equal
-// the filter verb's, the PV explain says it would choose is the one the filter's decision binds, and every PV of the
-// class that is neither chosen nor refused is at least as large as the chosen one (the smallest fitting PV wins).
+// the filter verb's, the PV explain says it would choose is the one the filter's decision binds, the PVs counted as
+// on other nodes are exactly those whose affinity admits other nodes only, and every other PV of the class that is
+// neither chosen nor refused is at least as large as the chosen one (the smallest fitting PV wins).
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import fc from 'fast-check';
@@ -106,16 +107,33 @@ it('explain agrees with filter on every node, and names the PV the filter would 
           const refused = new Set(c.refusedVolumes.map((r) => r.name));
           const pvc = claims.find((x) => `default/${x.metadata.name}` === c.claim)!;
           const ofClass = pvs.filter((p) => p.spec.storageClassName === pvc.spec.storageClassName);
+          // Counted, not listed: PVs whose affinity admits another node only, unless pre-bound to this very claim.
+          const elsewhere = new Set(
+            ofClass
+              .filter((p) => p.spec.nodeAffinity && p.spec.claimRef?.name !== pvc.metadata.name)
+              .filter(
+                (p) => p.spec.nodeAffinity?.required?.nodeSelectorTerms[0].matchExpressions?.[0].values?.[0] !== n.name,
+              )
+              .map((p) => p.metadata.name),
+          );
+          assert.equal(c.volumesOnOtherNodes ?? 0, elsewhere.size, `${n.name} ${c.claim}: PVs on other nodes counted`);
+          for (const name of refused)
+            assert.ok(!elsewhere.has(name), `${n.name} ${c.claim}: ${name} listed and counted`);
           if (c.refusedVolumes.some((r) => r.refusal === 'PreBoundNodeAffinityMismatch')) continue; // decided alone
           if (c.chosenVolume === undefined) {
-            assert.equal(refused.size, ofClass.length, `${n.name} ${c.claim}: no PV chosen, so every PV was refused`);
+            assert.equal(
+              refused.size + elsewhere.size,
+              ofClass.length,
+              `${n.name} ${c.claim}: no PV chosen, so every PV of the class was refused (listed) or is elsewhere (counted)`,
+            );
             continue;
           }
           assert.ok(!refused.has(c.chosenVolume));
+          assert.ok(!elsewhere.has(c.chosenVolume));
           const chosen = pvs.find((p) => p.metadata.name === c.chosenVolume)!;
           if (chosen.spec.claimRef?.name === pvc.metadata.name) continue; // pre-bound: decides alone, scan stops
           for (const p of ofClass) {
-            if (p === chosen || refused.has(p.metadata.name)) continue;
+            if (p === chosen || refused.has(p.metadata.name) || elsewhere.has(p.metadata.name)) continue;
             assert.ok(pvCapacity(p) >= pvCapacity(chosen), `${p.metadata.name} fits but is smaller than the chosen PV`);
           }
         }

@@ -51,6 +51,19 @@ describe('explain: static matching, one refusal per rule', () => {
       p.status = { phase: 'Released' };
     }),
     localPV('pv-elsewhere', 'n2'),
+    {
+      ...localPV('pv-claimed-elsewhere', 'n2'),
+      spec: { ...localPV('x', 'n2').spec, claimRef: { namespace: 'default', name: 'someone-else' } },
+      status: { phase: 'Bound' },
+    },
+    pv('pv-ssd-only', (p) => {
+      // In n1's hostname bucket, but also requires a label n1 lacks.
+      p.spec.nodeAffinity!.required!.nodeSelectorTerms[0].matchExpressions!.push({
+        key: 'disk',
+        operator: 'In',
+        values: ['ssd'],
+      });
+    }),
     pv('pv-rox', (p) => {
       p.spec.accessModes = ['ReadOnlyMany'];
     }),
@@ -85,9 +98,12 @@ describe('explain: static matching, one refusal per rule', () => {
       'pv-gold': 'VolumeAttributesClassMismatch',
       'pv-deleting': 'BeingDeleted',
       'pv-released': 'NotAvailable',
-      'pv-elsewhere': 'NodeAffinityMismatch',
+      'pv-ssd-only': 'NodeAffinityMismatch',
       'pv-rox': 'AccessModesMismatch',
     });
+    // PVs whose affinity admits other nodes only are counted, whatever else refuses them, never scanned one by one.
+    assert.equal(c.volumesOnOtherNodes, 2);
+    assert.equal(c.volumesOnOtherNodesMessage, '2 PV(s) of class "local" have node affinity for other nodes');
     const messages = Object.fromEntries((c.refusedVolumes ?? []).map((r) => [r.name, r.message]));
     assert.equal(messages['pv-claimed'], 'claimed by default/someone-else');
     assert.equal(messages['pv-held'], 'held back for claim default/other by a bind in flight');
