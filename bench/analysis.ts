@@ -124,10 +124,11 @@ The pod explained is a pending pod with 2 local claims and 1 CSI claim; its summ
 | simulate, 100 StatefulSet replicas with a 20Gi local-storage claim (${placed} placed) | ${ms(simulateMs)} ms | 100 filter() + prioritize() cycles over the same nodes: ${ms(cyclesMs)} ms | ${(simulateMs / cyclesMs).toFixed(2)}× |
 | of which the private copy of the state | ${ms(copyMs)} ms | | |
 
-Heap after the run: ${heapMiB} MiB. The summary and verdicts are one filter run. The volume detail scans every PV of
-the claim's class per listed node (upstream's full scan, to say why each PV was refused, where the filter walks only
-the free PVs of the node's topology), so its cost is listed nodes × PVs of the class: list fewer nodes (\`nodes\`,
-\`limit\`) on large clusters. Simulate's fixed cost is the private copy (store, cache and plugin indexes
+Heap after the run: ${heapMiB} MiB. The summary and verdicts are one filter run. The volume detail walks the filter's
+index: per listed node and claim, only the PVs that could be on the node (its topology buckets, PVs without an
+indexable affinity, the claim's pre-bound PVs) are judged one by one; the class's PVs with node affinity for other
+nodes are counted, not scanned (the class's bound, released and deleting PVs are bucketed by topology in one pass,
+kept until a PV changes; the median here reuses it). Simulate's fixed cost is the private copy (store, cache and plugin indexes
 rebuilt from the ${deps.store.count('Pod')} pods); each replica then costs one filter and one prioritize over all nodes.
 ${END}
 `;
