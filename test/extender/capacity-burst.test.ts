@@ -7,22 +7,19 @@ import { describe, it } from 'node:test';
 import type { AnyObject, CSIStorageCapacity, PersistentVolumeClaim, Pod } from '../../src/cluster/types.ts';
 import type { CapacityAccountingMode } from '../../src/volumes/provisioning.ts';
 import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
-import { claim, node, pod, storageClass } from '../helpers/objects.ts';
+import { claim, makeCSIStorageCapacity, node, pod, storageClass } from '../helpers/objects.ts';
 
 const DRIVER = 'lvm.csi.example.com';
 const SELECTED_NODE = 'volume.kubernetes.io/selected-node';
 const PODS = 5;
 
-function capacity(size: string): CSIStorageCapacity {
-  return {
-    apiVersion: 'storage.k8s.io/v1',
-    kind: 'CSIStorageCapacity',
-    metadata: { name: 'lvm-n1', namespace: 'kube-system', uid: 'cap-lvm-n1', resourceVersion: '1' },
-    storageClassName: 'lvm',
+const capacity = (size: string): CSIStorageCapacity =>
+  makeCSIStorageCapacity('lvm-n1', {
+    namespace: 'kube-system',
+    className: 'lvm',
     nodeTopology: { matchLabels: { 'kubernetes.io/hostname': 'n1' } },
     capacity: size,
-  };
-}
+  });
 
 function cluster(): AnyObject[] {
   const objects: AnyObject[] = [

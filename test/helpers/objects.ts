@@ -1,5 +1,13 @@
 // Small builders for cluster objects in tests: only what a case needs is spelled out at the call site.
-import type { Node, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass } from '../../src/cluster/types.ts';
+import type {
+  CSIStorageCapacity,
+  Node,
+  PersistentVolume,
+  PersistentVolumeClaim,
+  Pod,
+  StorageClass,
+  Volume,
+} from '../../src/cluster/types.ts';
 
 let counter = 0;
 const uid = (kind: string, name: string) => `${kind}-${name}-${++counter}`;
@@ -106,5 +114,143 @@ export function claim(
       ...(opts.volumeName ? { volumeName: opts.volumeName } : {}),
     },
     status: { phase: opts.volumeName ? 'Bound' : 'Pending' },
+  };
+}
+
+// The builders (upstream's st.MakePod() and friends, options instead of chained calls): each sets only the kind, a
+// name, a stable uid `uid-<name>` and what the options name, so a table case reads as the object it describes.
+
+/** Labelled with its hostname, as the kubelet labels a node. */
+export function makeNode(name: string, o: { labels?: Record<string, string>; uid?: string } = {}): Node {
+  return {
+    kind: 'Node',
+    metadata: {
+      name,
+      uid: o.uid ?? `uid-${name}`,
+      resourceVersion: '1',
+      labels: { 'kubernetes.io/hostname': name, ...o.labels },
+    },
+  };
+}
+
+/** `nodeName` also makes the phase Running (Pending otherwise), as a scheduled pod's would be. */
+export function makePod(
+  name: string,
+  o: { namespace?: string; uid?: string; volumes?: Volume[]; claims?: string[]; nodeName?: string } = {},
+): Pod {
+  const volumes = [
+    ...(o.volumes ?? []),
+    ...(o.claims ?? []).map((c, i) => ({ name: `v${i}`, persistentVolumeClaim: { claimName: c } })),
+  ];
+  return {
+    kind: 'Pod',
+    metadata: { name, namespace: o.namespace ?? 'default', uid: o.uid ?? `uid-${name}`, resourceVersion: '1' },
+    spec: {
+      containers: [{ name: 'c' }],
+      ...(o.volumes || o.claims ? { volumes } : {}),
+      ...(o.nodeName ? { nodeName: o.nodeName } : {}),
+    },
+    status: { phase: o.nodeName ? 'Running' : 'Pending' },
+  };
+}
+
+/** `bindCompleted` marks the PV controller's work on a claim with a `volumeName` as done. */
+export function makePVC(
+  name: string,
+  o: {
+    namespace?: string;
+    uid?: string;
+    className?: string;
+    volumeName?: string;
+    size?: string;
+    phase?: string;
+    bindCompleted?: boolean;
+    spec?: PersistentVolumeClaim['spec'];
+  } = {},
+): PersistentVolumeClaim {
+  return {
+    kind: 'PersistentVolumeClaim',
+    metadata: {
+      name,
+      namespace: o.namespace ?? 'default',
+      uid: o.uid ?? `uid-${name}`,
+      resourceVersion: '1',
+      ...(o.bindCompleted ? { annotations: { 'pv.kubernetes.io/bind-completed': 'yes' } } : {}),
+    },
+    spec: {
+      ...(o.className === undefined ? {} : { storageClassName: o.className }),
+      ...(o.volumeName ? { volumeName: o.volumeName } : {}),
+      ...(o.size ? { resources: { requests: { storage: o.size } } } : {}),
+      ...o.spec,
+    },
+    ...(o.phase ? { status: { phase: o.phase } } : {}),
+  };
+}
+
+/** `affinity` is one required node selector term, `In` for each label key. */
+export function makePV(
+  name: string,
+  o: {
+    labels?: Record<string, string>;
+    className?: string;
+    size?: string;
+    phase?: string;
+    affinity?: Record<string, string[]>;
+    spec?: PersistentVolume['spec'];
+  } = {},
+): PersistentVolume {
+  const affinity = o.affinity;
+  return {
+    kind: 'PersistentVolume',
+    metadata: { name, uid: `uid-${name}`, resourceVersion: '1', ...(o.labels ? { labels: o.labels } : {}) },
+    spec: {
+      ...(o.className === undefined ? {} : { storageClassName: o.className }),
+      ...(o.size ? { capacity: { storage: o.size } } : {}),
+      ...(affinity
+        ? {
+            nodeAffinity: {
+              required: {
+                nodeSelectorTerms: [
+                  {
+                    matchExpressions: Object.entries(affinity).map(([key, values]) => ({
+                      key,
+                      operator: 'In',
+                      values,
+                    })),
+                  },
+                ],
+              },
+            },
+          }
+        : {}),
+      ...o.spec,
+    },
+    ...(o.phase ? { status: { phase: o.phase } } : {}),
+  };
+}
+
+export function makeStorageClass(
+  name: string,
+  o: { provisioner?: string; mode?: string; allowedTopologies?: StorageClass['allowedTopologies'] } = {},
+): StorageClass {
+  return {
+    kind: 'StorageClass',
+    metadata: { name, uid: `uid-${name}`, resourceVersion: '1' },
+    provisioner: o.provisioner ?? 'kubernetes.io/no-provisioner',
+    volumeBindingMode: o.mode ?? 'WaitForFirstConsumer',
+    ...(o.allowedTopologies ? { allowedTopologies: o.allowedTopologies } : {}),
+  };
+}
+
+export function makeCSIStorageCapacity(
+  name: string,
+  o: { className: string; capacity?: string; nodeTopology?: CSIStorageCapacity['nodeTopology']; namespace?: string },
+): CSIStorageCapacity {
+  return {
+    kind: 'CSIStorageCapacity',
+    metadata: { name, namespace: o.namespace ?? 'default', uid: `uid-${name}`, resourceVersion: '1' },
+    storageClassName: o.className,
+    ...(o.nodeTopology ? { nodeTopology: o.nodeTopology } : {}),
+    ...(o.capacity ? { capacity: o.capacity } : {}),
   };
 }

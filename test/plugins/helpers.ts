@@ -2,7 +2,7 @@
 // neighbouring volume plugins' tables are written with.
 import type { NodeInfo, PodInfo, Resource } from '../../src/cache/node-info.ts';
 import { podClaimKeys } from '../../src/cache/pod-usage.ts';
-import type { Node, PersistentVolume, PersistentVolumeClaim, Pod } from '../../src/cluster/types.ts';
+import type { Node, Pod } from '../../src/cluster/types.ts';
 import type { Status } from '../../src/framework/interfaces.ts';
 
 const zero = (): Resource => ({ milliCPU: 0, memory: 0, ephemeralStorage: 0, pods: 0, scalar: {} });
@@ -26,29 +26,5 @@ export function nodeInfo(node: Node, pods: Pod[] = []): NodeInfo {
   };
 }
 
-export const node = (name: string, labels: Record<string, string> = {}): Node => ({
-  kind: 'Node',
-  metadata: { name, uid: name, resourceVersion: '1', labels },
-});
-export const pvc = (name: string, spec: PersistentVolumeClaim['spec']): PersistentVolumeClaim => ({
-  kind: 'PersistentVolumeClaim',
-  metadata: { name, namespace: 'default', uid: `uid-${name}`, resourceVersion: '1' },
-  spec,
-});
-export const pv = (
-  name: string,
-  spec: PersistentVolume['spec'],
-  labels?: Record<string, string>,
-): PersistentVolume => ({
-  kind: 'PersistentVolume',
-  metadata: { name, uid: `uid-${name}`, resourceVersion: '1', ...(labels ? { labels } : {}) },
-  spec,
-});
-export const pod = (name: string, volumes: Pod['spec']['volumes'], nodeName?: string): Pod => ({
-  kind: 'Pod',
-  metadata: { name, namespace: 'default', uid: `uid-${name}`, resourceVersion: '1' },
-  spec: { containers: [{ name: 'c' }], volumes, ...(nodeName ? { nodeName } : {}) },
-  status: { phase: nodeName ? 'Running' : 'Pending' },
-});
 export const claimVolume = (claimName: string, name = claimName) => ({ name, persistentVolumeClaim: { claimName } });
 export const view = (s: Status) => [s.code, ...s.reasons];

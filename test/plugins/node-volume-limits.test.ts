@@ -31,12 +31,13 @@ import {
   translateInTreePVToCSI,
 } from '../../src/volumes/csi-migration.ts';
 import { claimClass } from '../../src/volumes/pv-matching.ts';
+import { makeNode, makePod, makePV, makePVC } from '../helpers/objects.ts';
 import { TestCluster } from '../volumes/fixtures.ts';
 import * as neighbour from './helpers.ts';
 import { nodeInfo as plainNodeInfo } from './helpers.ts';
 
 describe('NodeVolumeLimits (CSI)', () => {
-  const { claimVolume, node, nodeInfo, pod, pv, pvc, view } = neighbour;
+  const { claimVolume, nodeInfo, view } = neighbour;
   const csiNode = (count: number | undefined, migrated = ''): CSINode => ({
     kind: 'CSINode',
     metadata: {
@@ -49,8 +50,9 @@ describe('NodeVolumeLimits (CSI)', () => {
       drivers: [{ name: 'ebs.csi.aws.com', nodeID: 'n1', ...(count === undefined ? {} : { allocatable: { count } }) }],
     },
   });
-  const csiPV = (name: string) => pv(name, { csi: { driver: 'ebs.csi.aws.com', volumeHandle: `h-${name}` } });
-  const boundClaim = (name: string, pvName: string) => pvc(name, { volumeName: pvName });
+  const csiPV = (name: string) =>
+    makePV(name, { spec: { csi: { driver: 'ebs.csi.aws.com', volumeHandle: `h-${name}` } } });
+  const boundClaim = (name: string, pvName: string) => makePVC(name, { spec: { volumeName: pvName } });
   const sc: StorageClass = {
     kind: 'StorageClass',
     metadata: { name: 'ebs', uid: 'ebs', resourceVersion: '1' },
@@ -64,9 +66,9 @@ describe('NodeVolumeLimits (CSI)', () => {
     boundClaim('c1', 'pv-1'),
     boundClaim('c2', 'pv-2'),
     boundClaim('c3', 'pv-3'),
-    pvc('unbound', { storageClassName: 'ebs' }),
+    makePVC('unbound', { spec: { storageClassName: 'ebs' } }),
     sc,
-    pv('intree', { awsElasticBlockStore: { volumeID: 'aws://us-east-1a/vol-123' } }),
+    makePV('intree', { spec: { awsElasticBlockStore: { volumeID: 'aws://us-east-1a/vol-123' } } }),
     boundClaim('intree-claim', 'intree'),
   ];
   function run(extra: (CSINode | Pod)[], incoming: Pod, nodePods: Pod[]): Status {
@@ -75,49 +77,76 @@ describe('NodeVolumeLimits (CSI)', () => {
     const state = new CycleState();
     const pre = plugin.preFilter(state, incoming);
     if (pre.code !== 'Success') return pre;
-    return plugin.filter(state, incoming, nodeInfo(node('n1'), nodePods));
+    return plugin.filter(state, incoming, nodeInfo(makeNode('n1'), nodePods));
   }
   const exceeded = ['Unschedulable', 'node(s) exceed max volume count'];
 
-  it('pod without claims: Skip', () => assert.equal(run([], pod('p', [{ name: 'e', emptyDir: {} }]), []).code, 'Skip'));
+  it('pod without claims: Skip', () =>
+    assert.equal(run([], makePod('p', { volumes: [{ name: 'e', emptyDir: {} }] }), []).code, 'Skip'));
   it('fits when attached + new ≤ allocatable.count', () => {
-    assert.deepEqual(view(run([csiNode(2)], pod('p', [claimVolume('c2')]), [pod('e', [claimVolume('c1')], 'n1')])), [
-      'Success',
-    ]);
+    assert.deepEqual(
+      view(
+        run([csiNode(2)], makePod('p', { volumes: [claimVolume('c2')] }), [
+          makePod('e', { volumes: [claimVolume('c1')], nodeName: 'n1' }),
+        ]),
+      ),
+      ['Success'],
+    );
   });
   it('exceeds max volume count', () => {
     assert.deepEqual(
-      view(run([csiNode(1)], pod('p', [claimVolume('c2')]), [pod('e', [claimVolume('c1')], 'n1')])),
+      view(
+        run([csiNode(1)], makePod('p', { volumes: [claimVolume('c2')] }), [
+          makePod('e', { volumes: [claimVolume('c1')], nodeName: 'n1' }),
+        ]),
+      ),
       exceeded,
     );
   });
   it('a volume already attached for another pod is not counted twice', () => {
-    assert.deepEqual(view(run([csiNode(1)], pod('p', [claimVolume('c1')]), [pod('e', [claimVolume('c1')], 'n1')])), [
-      'Success',
-    ]);
+    assert.deepEqual(
+      view(
+        run([csiNode(1)], makePod('p', { volumes: [claimVolume('c1')] }), [
+          makePod('e', { volumes: [claimVolume('c1')], nodeName: 'n1' }),
+        ]),
+      ),
+      ['Success'],
+    );
   });
   it('unbound claims count by their class provisioner', () => {
     assert.deepEqual(
-      view(run([csiNode(1)], pod('p', [claimVolume('unbound')]), [pod('e', [claimVolume('c1')], 'n1')])),
+      view(
+        run([csiNode(1)], makePod('p', { volumes: [claimVolume('unbound')] }), [
+          makePod('e', { volumes: [claimVolume('c1')], nodeName: 'n1' }),
+        ]),
+      ),
       exceeded,
     );
   });
   it('no limit published: fits', () => {
     assert.deepEqual(
-      view(run([csiNode(undefined)], pod('p', [claimVolume('c2')]), [pod('e', [claimVolume('c1')], 'n1')])),
+      view(
+        run([csiNode(undefined)], makePod('p', { volumes: [claimVolume('c2')] }), [
+          makePod('e', { volumes: [claimVolume('c1')], nodeName: 'n1' }),
+        ]),
+      ),
       ['Success'],
     );
   });
   it('in-tree PV counts against its CSI driver only where the plugin is migrated', () => {
-    const existing = [pod('e', [claimVolume('c1')], 'n1')];
-    assert.deepEqual(view(run([csiNode(1)], pod('p', [claimVolume('intree-claim')]), existing)), ['Success']);
+    const existing = [makePod('e', { volumes: [claimVolume('c1')], nodeName: 'n1' })];
+    assert.deepEqual(view(run([csiNode(1)], makePod('p', { volumes: [claimVolume('intree-claim')] }), existing)), [
+      'Success',
+    ]);
     assert.deepEqual(
-      view(run([csiNode(1, 'kubernetes.io/aws-ebs')], pod('p', [claimVolume('intree-claim')]), existing)),
+      view(
+        run([csiNode(1, 'kubernetes.io/aws-ebs')], makePod('p', { volumes: [claimVolume('intree-claim')] }), existing),
+      ),
       exceeded,
     );
   });
   it('missing claim of the new pod is unresolvable', () => {
-    assert.deepEqual(view(run([csiNode(1)], pod('p', [claimVolume('nope')]), [])), [
+    assert.deepEqual(view(run([csiNode(1)], makePod('p', { volumes: [claimVolume('nope')] }), [])), [
       'UnschedulableAndUnresolvable',
       'looking up PVC default/nope: persistentvolumeclaim "nope" not found',
     ]);

@@ -2,83 +2,17 @@
 // project adds: cached decisions per (pod, node), shared reservations per pod UID, never booking a PV twice.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Node, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass } from '../../src/cluster/types.ts';
+import type { Node, PersistentVolume, PersistentVolumeClaim, Pod } from '../../src/cluster/types.ts';
 import { CycleState } from '../../src/framework/cycle-state.ts';
 import { VolumeBindingPlugin } from '../../src/plugins/volume-binding.ts';
 import { buildCapacityScorer, type ShapePoint } from '../../src/volumes/scorer.ts';
+import { makeNode, makePod, makePV, makePVC, makeStorageClass } from '../helpers/objects.ts';
 import { TestCluster } from '../volumes/fixtures.ts';
 import { nodeInfo } from './helpers.ts';
 
-const sc = (name: string, mode: string): StorageClass => ({
-  metadata: { name, uid: name, resourceVersion: '1' },
-  provisioner: 'kubernetes.io/no-provisioner',
-  volumeBindingMode: mode,
-});
-const immediateSC = sc('immediate-sc', 'Immediate');
-const waitSC = sc('wait-sc', 'WaitForFirstConsumer');
-const waitHDDSC = sc('wait-hdd-sc', 'WaitForFirstConsumer');
-
-function makePod(name: string, claims: string[], uid = `uid-${name}`): Pod {
-  return {
-    metadata: { name, namespace: 'default', uid, resourceVersion: '1' },
-    spec: {
-      containers: [{ name: 'c' }],
-      ...(claims.length
-        ? { volumes: claims.map((c, i) => ({ name: `v${i}`, persistentVolumeClaim: { claimName: c } })) }
-        : {}),
-    },
-  };
-}
-
-function makeNode(name: string, labels: Record<string, string> = {}): Node {
-  return { metadata: { name, uid: name, resourceVersion: '1', labels: { 'kubernetes.io/hostname': name, ...labels } } };
-}
-
-function makePVC(
-  name: string,
-  className: string,
-  opts: { boundPV?: string; request?: string; phase?: string } = {},
-): PersistentVolumeClaim {
-  return {
-    kind: 'PersistentVolumeClaim',
-    metadata: {
-      name,
-      namespace: 'default',
-      uid: `uid-${name}`,
-      resourceVersion: '1',
-      ...(opts.boundPV ? { annotations: { 'pv.kubernetes.io/bind-completed': 'true' } } : {}),
-    },
-    spec: {
-      storageClassName: className,
-      ...(opts.boundPV ? { volumeName: opts.boundPV } : {}),
-      ...(opts.request ? { resources: { requests: { storage: opts.request } } } : {}),
-    },
-    ...(opts.phase ? { status: { phase: opts.phase } } : {}),
-  };
-}
-
-function makePV(
-  name: string,
-  className: string,
-  opts: { phase?: string; capacity?: string; affinity?: Record<string, string[]> } = {},
-): PersistentVolume {
-  const pv: PersistentVolume = {
-    kind: 'PersistentVolume',
-    metadata: { name, uid: `uid-${name}`, resourceVersion: '1' },
-    spec: { storageClassName: className, ...(opts.capacity ? { capacity: { storage: opts.capacity } } : {}) },
-    ...(opts.phase ? { status: { phase: opts.phase } } : {}),
-  };
-  if (opts.affinity) {
-    pv.spec.nodeAffinity = {
-      required: {
-        nodeSelectorTerms: [
-          { matchExpressions: Object.entries(opts.affinity).map(([key, values]) => ({ key, operator: 'In', values })) },
-        ],
-      },
-    };
-  }
-  return pv;
-}
+const immediateSC = makeStorageClass('immediate-sc', { mode: 'Immediate' });
+const waitSC = makeStorageClass('wait-sc');
+const waitHDDSC = makeStorageClass('wait-hdd-sc');
 
 const VOLUME_CAPACITY_PRIORITY: ShapePoint[] = [
   { utilization: 0, score: 0 },
@@ -101,28 +35,32 @@ describe('TestVolumeBinding', () => {
     'topology.kubernetes.io/zone': `zone-${z}`,
   });
   const zonalNodes = ['a', 'b', 'c'].flatMap((z) => [
-    makeNode(`zone-${z}-node-a`, zones(z)),
-    makeNode(`zone-${z}-node-b`, zones(z)),
+    makeNode(`zone-${z}-node-a`, { labels: zones(z) }),
+    makeNode(`zone-${z}-node-b`, { labels: zones(z) }),
   ]);
   const zonalPVs = [
-    makePV('pv-a-0', 'wait-sc', {
+    makePV('pv-a-0', {
+      className: 'wait-sc',
       phase: 'Available',
-      capacity: '200Gi',
+      size: '200Gi',
       affinity: { 'topology.kubernetes.io/region': ['region-a'], 'topology.kubernetes.io/zone': ['zone-a'] },
     }),
-    makePV('pv-a-1', 'wait-sc', {
+    makePV('pv-a-1', {
+      className: 'wait-sc',
       phase: 'Available',
-      capacity: '200Gi',
+      size: '200Gi',
       affinity: { 'topology.kubernetes.io/region': ['region-a'], 'topology.kubernetes.io/zone': ['zone-a'] },
     }),
-    makePV('pv-b-0', 'wait-sc', {
+    makePV('pv-b-0', {
+      className: 'wait-sc',
       phase: 'Available',
-      capacity: '100Gi',
+      size: '100Gi',
       affinity: { 'topology.kubernetes.io/region': ['region-b'], 'topology.kubernetes.io/zone': ['zone-b'] },
     }),
-    makePV('pv-b-1', 'wait-sc', {
+    makePV('pv-b-1', {
+      className: 'wait-sc',
       phase: 'Available',
-      capacity: '100Gi',
+      size: '100Gi',
       affinity: { 'topology.kubernetes.io/region': ['region-b'], 'topology.kubernetes.io/zone': ['zone-b'] },
     }),
   ];
@@ -140,85 +78,91 @@ describe('TestVolumeBinding', () => {
   }[] = [
     {
       name: 'pod has not pvcs',
-      pod: makePod('pod-a', []),
+      pod: makePod('pod-a', { claims: [] }),
       nodes: [makeNode('node-a')],
       wantPreFilter: ['Skip'],
       wantFilter: [null],
     },
     {
       name: 'all bound',
-      pod: makePod('pod-a', ['pvc-a']),
+      pod: makePod('pod-a', { claims: ['pvc-a'] }),
       nodes: [makeNode('node-a')],
-      pvcs: [makePVC('pvc-a', 'wait-sc', { boundPV: 'pv-a' })],
-      pvs: [makePV('pv-a', 'wait-sc', { phase: 'Available' })],
+      pvcs: [makePVC('pvc-a', { className: 'wait-sc', volumeName: 'pv-a', bindCompleted: true })],
+      pvs: [makePV('pv-a', { className: 'wait-sc', phase: 'Available' })],
       wantFilter: [null],
     },
     {
       name: 'all bound with local volumes',
-      pod: makePod('pod-a', ['pvc-a', 'pvc-b']),
+      pod: makePod('pod-a', { claims: ['pvc-a', 'pvc-b'] }),
       nodes: [makeNode('node-a')],
-      pvcs: [makePVC('pvc-a', 'wait-sc', { boundPV: 'pv-a' }), makePVC('pvc-b', 'wait-sc', { boundPV: 'pv-b' })],
+      pvcs: [
+        makePVC('pvc-a', { className: 'wait-sc', volumeName: 'pv-a', bindCompleted: true }),
+        makePVC('pvc-b', { className: 'wait-sc', volumeName: 'pv-b', bindCompleted: true }),
+      ],
       pvs: [
-        makePV('pv-a', 'wait-sc', { phase: 'Bound', affinity: host('node-a') }),
-        makePV('pv-b', 'wait-sc', { phase: 'Bound', affinity: host('node-a') }),
+        makePV('pv-a', { className: 'wait-sc', phase: 'Bound', affinity: host('node-a') }),
+        makePV('pv-b', { className: 'wait-sc', phase: 'Bound', affinity: host('node-a') }),
       ],
       wantFilter: [null],
     },
     {
       name: 'PVC does not exist',
-      pod: makePod('pod-a', ['pvc-a']),
+      pod: makePod('pod-a', { claims: ['pvc-a'] }),
       nodes: [makeNode('node-a')],
       wantPreFilter: ['UnschedulableAndUnresolvable', 'persistentvolumeclaim "pvc-a" not found'],
     },
     {
       name: 'Part of PVCs do not exist',
-      pod: makePod('pod-a', ['pvc-a', 'pvc-b']),
+      pod: makePod('pod-a', { claims: ['pvc-a', 'pvc-b'] }),
       nodes: [makeNode('node-a')],
-      pvcs: [makePVC('pvc-a', 'wait-sc', { boundPV: 'pv-a' })],
+      pvcs: [makePVC('pvc-a', { className: 'wait-sc', volumeName: 'pv-a', bindCompleted: true })],
       wantPreFilter: ['UnschedulableAndUnresolvable', 'persistentvolumeclaim "pvc-b" not found'],
     },
     {
       name: 'immediate claims not bound',
-      pod: makePod('pod-a', ['pvc-a']),
+      pod: makePod('pod-a', { claims: ['pvc-a'] }),
       nodes: [makeNode('node-a')],
-      pvcs: [makePVC('pvc-a', 'immediate-sc')],
+      pvcs: [makePVC('pvc-a', { className: 'immediate-sc' })],
       wantPreFilter: ['UnschedulableAndUnresolvable', 'pod has unbound immediate PersistentVolumeClaims'],
     },
     {
       name: 'unbound claims no matches',
-      pod: makePod('pod-a', ['pvc-a']),
+      pod: makePod('pod-a', { claims: ['pvc-a'] }),
       nodes: [makeNode('node-a')],
-      pvcs: [makePVC('pvc-a', 'wait-sc')],
+      pvcs: [makePVC('pvc-a', { className: 'wait-sc' })],
       wantFilter: [['UnschedulableAndUnresolvable', BIND_CONFLICT]],
     },
     {
       name: 'bound and unbound unsatisfied',
-      pod: makePod('pod-a', ['pvc-a', 'pvc-b']),
-      nodes: [makeNode('node-a', { foo: 'barbar' })],
-      pvcs: [makePVC('pvc-a', 'wait-sc', { boundPV: 'pv-a' }), makePVC('pvc-b', 'wait-sc')],
-      pvs: [makePV('pv-a', 'wait-sc', { phase: 'Available', affinity: { foo: ['bar'] } })],
+      pod: makePod('pod-a', { claims: ['pvc-a', 'pvc-b'] }),
+      nodes: [makeNode('node-a', { labels: { foo: 'barbar' } })],
+      pvcs: [
+        makePVC('pvc-a', { className: 'wait-sc', volumeName: 'pv-a', bindCompleted: true }),
+        makePVC('pvc-b', { className: 'wait-sc' }),
+      ],
+      pvs: [makePV('pv-a', { className: 'wait-sc', phase: 'Available', affinity: { foo: ['bar'] } })],
       wantFilter: [['UnschedulableAndUnresolvable', NODE_CONFLICT, BIND_CONFLICT]],
     },
     {
       name: 'pvc not found',
-      pod: makePod('pod-a', ['pvc-a']),
+      pod: makePod('pod-a', { claims: ['pvc-a'] }),
       nodes: [makeNode('node-a')],
       wantPreFilter: ['UnschedulableAndUnresolvable', 'persistentvolumeclaim "pvc-a" not found'],
     },
     {
       name: 'pv not found',
-      pod: makePod('pod-a', ['pvc-a']),
+      pod: makePod('pod-a', { claims: ['pvc-a'] }),
       nodes: [makeNode('node-a')],
-      pvcs: [makePVC('pvc-a', 'wait-sc', { boundPV: 'pv-a' })],
+      pvcs: [makePVC('pvc-a', { className: 'wait-sc', volumeName: 'pv-a', bindCompleted: true })],
       wantFilter: [
         ['UnschedulableAndUnresolvable', 'node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)'],
       ],
     },
     {
       name: 'pv not found claim lost',
-      pod: makePod('pod-a', ['pvc-a']),
+      pod: makePod('pod-a', { claims: ['pvc-a'] }),
       nodes: [makeNode('node-a')],
-      pvcs: [makePVC('pvc-a', 'wait-sc', { boundPV: 'pv-a', phase: 'Lost' })],
+      pvcs: [makePVC('pvc-a', { className: 'wait-sc', volumeName: 'pv-a', bindCompleted: true, phase: 'Lost' })],
       wantPreFilter: [
         'UnschedulableAndUnresolvable',
         'persistentvolumeclaim "pvc-a" bound to non-existent persistentvolume "pv-a"',
@@ -226,41 +170,44 @@ describe('TestVolumeBinding', () => {
     },
     {
       name: 'local volumes with close capacity are preferred',
-      pod: makePod('pod-a', ['pvc-a']),
+      pod: makePod('pod-a', { claims: ['pvc-a'] }),
       nodes: [makeNode('node-a'), makeNode('node-b'), makeNode('node-c')],
-      pvcs: [makePVC('pvc-a', 'wait-sc', { request: '50Gi' })],
+      pvcs: [makePVC('pvc-a', { className: 'wait-sc', size: '50Gi' })],
       pvs: [
-        makePV('pv-a-0', 'wait-sc', { phase: 'Available', capacity: '200Gi', affinity: host('node-a') }),
-        makePV('pv-a-1', 'wait-sc', { phase: 'Available', capacity: '200Gi', affinity: host('node-a') }),
-        makePV('pv-b-0', 'wait-sc', { phase: 'Available', capacity: '100Gi', affinity: host('node-b') }),
-        makePV('pv-b-1', 'wait-sc', { phase: 'Available', capacity: '100Gi', affinity: host('node-b') }),
+        makePV('pv-a-0', { className: 'wait-sc', phase: 'Available', size: '200Gi', affinity: host('node-a') }),
+        makePV('pv-a-1', { className: 'wait-sc', phase: 'Available', size: '200Gi', affinity: host('node-a') }),
+        makePV('pv-b-0', { className: 'wait-sc', phase: 'Available', size: '100Gi', affinity: host('node-b') }),
+        makePV('pv-b-1', { className: 'wait-sc', phase: 'Available', size: '100Gi', affinity: host('node-b') }),
       ],
       wantFilter: [null, null, ['UnschedulableAndUnresolvable', BIND_CONFLICT]],
       wantScores: [25, 50, 0],
     },
     {
       name: 'local volumes with close capacity are preferred (multiple pvcs)',
-      pod: makePod('pod-a', ['pvc-0', 'pvc-1']),
+      pod: makePod('pod-a', { claims: ['pvc-0', 'pvc-1'] }),
       nodes: [makeNode('node-a'), makeNode('node-b'), makeNode('node-c')],
-      pvcs: [makePVC('pvc-0', 'wait-sc', { request: '50Gi' }), makePVC('pvc-1', 'wait-hdd-sc', { request: '100Gi' })],
+      pvcs: [
+        makePVC('pvc-0', { className: 'wait-sc', size: '50Gi' }),
+        makePVC('pvc-1', { className: 'wait-hdd-sc', size: '100Gi' }),
+      ],
       pvs: [
-        makePV('pv-a-0', 'wait-sc', { phase: 'Available', capacity: '200Gi', affinity: host('node-a') }),
-        makePV('pv-a-1', 'wait-sc', { phase: 'Available', capacity: '200Gi', affinity: host('node-a') }),
-        makePV('pv-a-2', 'wait-hdd-sc', { phase: 'Available', capacity: '200Gi', affinity: host('node-a') }),
-        makePV('pv-a-3', 'wait-hdd-sc', { phase: 'Available', capacity: '200Gi', affinity: host('node-a') }),
-        makePV('pv-b-0', 'wait-sc', { phase: 'Available', capacity: '100Gi', affinity: host('node-b') }),
-        makePV('pv-b-1', 'wait-sc', { phase: 'Available', capacity: '100Gi', affinity: host('node-b') }),
-        makePV('pv-b-2', 'wait-hdd-sc', { phase: 'Available', capacity: '100Gi', affinity: host('node-b') }),
-        makePV('pv-b-3', 'wait-hdd-sc', { phase: 'Available', capacity: '100Gi', affinity: host('node-b') }),
+        makePV('pv-a-0', { className: 'wait-sc', phase: 'Available', size: '200Gi', affinity: host('node-a') }),
+        makePV('pv-a-1', { className: 'wait-sc', phase: 'Available', size: '200Gi', affinity: host('node-a') }),
+        makePV('pv-a-2', { className: 'wait-hdd-sc', phase: 'Available', size: '200Gi', affinity: host('node-a') }),
+        makePV('pv-a-3', { className: 'wait-hdd-sc', phase: 'Available', size: '200Gi', affinity: host('node-a') }),
+        makePV('pv-b-0', { className: 'wait-sc', phase: 'Available', size: '100Gi', affinity: host('node-b') }),
+        makePV('pv-b-1', { className: 'wait-sc', phase: 'Available', size: '100Gi', affinity: host('node-b') }),
+        makePV('pv-b-2', { className: 'wait-hdd-sc', phase: 'Available', size: '100Gi', affinity: host('node-b') }),
+        makePV('pv-b-3', { className: 'wait-hdd-sc', phase: 'Available', size: '100Gi', affinity: host('node-b') }),
       ],
       wantFilter: [null, null, ['UnschedulableAndUnresolvable', BIND_CONFLICT]],
       wantScores: [38, 75, 0],
     },
     {
       name: 'zonal volumes with close capacity are preferred',
-      pod: makePod('pod-a', ['pvc-a']),
+      pod: makePod('pod-a', { claims: ['pvc-a'] }),
       nodes: zonalNodes,
-      pvcs: [makePVC('pvc-a', 'wait-sc', { request: '50Gi' })],
+      pvcs: [makePVC('pvc-a', { className: 'wait-sc', size: '50Gi' })],
       pvs: zonalPVs,
       wantFilter: [
         null,
@@ -274,9 +221,9 @@ describe('TestVolumeBinding', () => {
     },
     {
       name: 'zonal volumes with close capacity are preferred (custom shape)',
-      pod: makePod('pod-a', ['pvc-a']),
+      pod: makePod('pod-a', { claims: ['pvc-a'] }),
       nodes: zonalNodes,
-      pvcs: [makePVC('pvc-a', 'wait-sc', { request: '50Gi' })],
+      pvcs: [makePVC('pvc-a', { className: 'wait-sc', size: '50Gi' })],
       pvs: zonalPVs,
       shape: [
         { utilization: 0, score: 0 },
@@ -322,8 +269,8 @@ describe('TestVolumeBinding', () => {
   }
 
   it('a ghost node (deleted while pods remain) cannot host claims, without failing the request', () => {
-    const { plugin } = setup([makePVC('pvc-a', 'wait-sc')]);
-    const pod = makePod('pod-a', ['pvc-a']);
+    const { plugin } = setup([makePVC('pvc-a', { className: 'wait-sc' })]);
+    const pod = makePod('pod-a', { claims: ['pvc-a'] });
     const state = new CycleState();
     plugin.preFilter(state, pod);
     const ghost = { ...nodeInfo(makeNode('gone')), node: undefined };
@@ -334,11 +281,11 @@ describe('TestVolumeBinding', () => {
     const nodes = [makeNode('node-a'), makeNode('node-b')];
     const { plugin } = setup([
       ...nodes,
-      makePVC('pvc-a', 'wait-sc', { request: '50Gi' }),
-      makePV('pv-a', 'wait-sc', { phase: 'Available', capacity: '200Gi', affinity: host('node-a') }),
-      makePV('pv-b', 'wait-sc', { phase: 'Available', capacity: '100Gi', affinity: host('node-b') }),
+      makePVC('pvc-a', { className: 'wait-sc', size: '50Gi' }),
+      makePV('pv-a', { className: 'wait-sc', phase: 'Available', size: '200Gi', affinity: host('node-a') }),
+      makePV('pv-b', { className: 'wait-sc', phase: 'Available', size: '100Gi', affinity: host('node-b') }),
     ]);
-    const pod = makePod('pod-a', ['pvc-a']);
+    const pod = makePod('pod-a', { claims: ['pvc-a'] });
     const state = new CycleState();
     assert.equal(plugin.preFilter(state, pod).code, 'Success');
     assert.deepEqual(
@@ -352,7 +299,12 @@ describe('reserve, preBind and unreserve', () => {
   const nodeA = makeNode('node-a');
   const nodeB = makeNode('node-b');
   const localPV = (name: string, node: string) =>
-    makePV(name, 'wait-sc', { phase: 'Available', capacity: '10Gi', affinity: { 'kubernetes.io/hostname': [node] } });
+    makePV(name, {
+      className: 'wait-sc',
+      phase: 'Available',
+      size: '10Gi',
+      affinity: { 'kubernetes.io/hostname': [node] },
+    });
 
   /** Completes bindings the way the PV controller does: claim gets volumeName + bind-completed. */
   function pvController(cluster: TestCluster): () => void {
@@ -382,11 +334,11 @@ describe('reserve, preBind and unreserve', () => {
   }
 
   it('filter → reserve → preBind binds the chosen PV and leaves no assumption behind', async () => {
-    const pod = makePod('pod-1', ['claim-1']);
+    const pod = makePod('pod-1', { claims: ['claim-1'] });
     const { cluster, plugin } = setup([
       nodeA,
       localPV('pv-1', 'node-a'),
-      makePVC('claim-1', 'wait-sc', { request: '1Gi' }),
+      makePVC('claim-1', { className: 'wait-sc', size: '1Gi' }),
       pod,
     ]);
     pvController(cluster);
@@ -404,13 +356,13 @@ describe('reserve, preBind and unreserve', () => {
   });
 
   it('never double-book: the second of two pods racing for one PV fails its reserve cleanly', () => {
-    const p1 = makePod('pod-1', ['claim-1']);
-    const p2 = makePod('pod-2', ['claim-2']);
+    const p1 = makePod('pod-1', { claims: ['claim-1'] });
+    const p2 = makePod('pod-2', { claims: ['claim-2'] });
     const { plugin } = setup([
       nodeA,
       localPV('pv-1', 'node-a'),
-      makePVC('claim-1', 'wait-sc', { request: '1Gi' }),
-      makePVC('claim-2', 'wait-sc', { request: '1Gi' }),
+      makePVC('claim-1', { className: 'wait-sc', size: '1Gi' }),
+      makePVC('claim-2', { className: 'wait-sc', size: '1Gi' }),
       p1,
       p2,
     ]);
@@ -427,14 +379,14 @@ describe('reserve, preBind and unreserve', () => {
   });
 
   it('a stale cached decision is never used: the assumption changed the generation', () => {
-    const p1 = makePod('pod-1', ['claim-1']);
-    const p2 = makePod('pod-2', ['claim-2']);
+    const p1 = makePod('pod-1', { claims: ['claim-1'] });
+    const p2 = makePod('pod-2', { claims: ['claim-2'] });
     const { plugin } = setup([
       nodeA,
       localPV('pv-1', 'node-a'),
       localPV('pv-2', 'node-a'),
-      makePVC('claim-1', 'wait-sc', { request: '1Gi' }),
-      makePVC('claim-2', 'wait-sc', { request: '1Gi' }),
+      makePVC('claim-1', { className: 'wait-sc', size: '1Gi' }),
+      makePVC('claim-2', { className: 'wait-sc', size: '1Gi' }),
       p1,
       p2,
     ]);
@@ -452,11 +404,11 @@ describe('reserve, preBind and unreserve', () => {
   });
 
   it('a reserve for a pod UID already reserved on the same node shares the assumption; unreserve reverts once all let go', () => {
-    const pod = makePod('pod-1', ['claim-1']);
+    const pod = makePod('pod-1', { claims: ['claim-1'] });
     const { plugin } = setup([
       nodeA,
       localPV('pv-1', 'node-a'),
-      makePVC('claim-1', 'wait-sc', { request: '1Gi' }),
+      makePVC('claim-1', { className: 'wait-sc', size: '1Gi' }),
       pod,
     ]);
     const a = bindCycle(plugin, pod, 'node-a');
@@ -474,13 +426,13 @@ describe('reserve, preBind and unreserve', () => {
   });
 
   it('a failed bind reverts every assumption on unreserve', async () => {
-    const pod = makePod('pod-1', ['claim-1', 'claim-2']);
+    const pod = makePod('pod-1', { claims: ['claim-1', 'claim-2'] });
     const { cluster, plugin } = setup([
       nodeA,
       localPV('pv-1', 'node-a'),
       localPV('pv-2', 'node-a'),
-      makePVC('claim-1', 'wait-sc', { request: '1Gi' }),
-      makePVC('claim-2', 'wait-sc', { request: '2Gi' }),
+      makePVC('claim-1', { className: 'wait-sc', size: '1Gi' }),
+      makePVC('claim-2', { className: 'wait-sc', size: '2Gi' }),
       pod,
     ]);
     const { state, reserve } = bindCycle(plugin, pod, 'node-a');
@@ -494,11 +446,11 @@ describe('reserve, preBind and unreserve', () => {
   });
 
   it('preBind honours the abort signal', async () => {
-    const pod = makePod('pod-1', ['claim-1']);
+    const pod = makePod('pod-1', { claims: ['claim-1'] });
     const { plugin } = setup([
       nodeA,
       localPV('pv-1', 'node-a'),
-      makePVC('claim-1', 'wait-sc', { request: '1Gi' }),
+      makePVC('claim-1', { className: 'wait-sc', size: '1Gi' }),
       pod,
     ]);
     const { state } = bindCycle(plugin, pod, 'node-a');
@@ -513,13 +465,13 @@ describe('reserve, preBind and unreserve', () => {
 
   it('a reservation whose bind never came back expires after the bind timeout', () => {
     let now = 0;
-    const pod = makePod('pod-1', ['claim-1']);
+    const pod = makePod('pod-1', { claims: ['claim-1'] });
     const cluster = new TestCluster([
       immediateSC,
       waitSC,
       nodeA,
       localPV('pv-1', 'node-a'),
-      makePVC('claim-1', 'wait-sc', { request: '1Gi' }),
+      makePVC('claim-1', { className: 'wait-sc', size: '1Gi' }),
       pod,
     ]);
     const plugin = new VolumeBindingPlugin(cluster.binder(5), undefined, () => now);
@@ -533,11 +485,11 @@ describe('reserve, preBind and unreserve', () => {
   });
 
   it('all claims bound: reserve and preBind have nothing to do', async () => {
-    const pod = makePod('pod-1', ['claim-1']);
+    const pod = makePod('pod-1', { claims: ['claim-1'] });
     const { cluster, plugin } = setup([
       nodeA,
-      makePV('pv-1', 'wait-sc', { phase: 'Bound', affinity: { 'kubernetes.io/hostname': ['node-a'] } }),
-      makePVC('claim-1', 'wait-sc', { boundPV: 'pv-1' }),
+      makePV('pv-1', { className: 'wait-sc', phase: 'Bound', affinity: { 'kubernetes.io/hostname': ['node-a'] } }),
+      makePVC('claim-1', { className: 'wait-sc', volumeName: 'pv-1', bindCompleted: true }),
       pod,
     ]);
     const { state, reserve } = bindCycle(plugin, pod, 'node-a');
@@ -548,12 +500,12 @@ describe('reserve, preBind and unreserve', () => {
   });
 
   it('reserve on a node the claims cannot use reports the reasons', () => {
-    const pod = makePod('pod-1', ['claim-1']);
+    const pod = makePod('pod-1', { claims: ['claim-1'] });
     const { plugin } = setup([
       nodeA,
       nodeB,
       localPV('pv-1', 'node-a'),
-      makePVC('claim-1', 'wait-sc', { request: '1Gi' }),
+      makePVC('claim-1', { className: 'wait-sc', size: '1Gi' }),
       pod,
     ]);
     const { reserve } = bindCycle(plugin, pod, 'node-b');

@@ -4,22 +4,29 @@ import { describe, it } from 'node:test';
 import type { Node, Pod, StorageClass } from '../../src/cluster/types.ts';
 import { CycleState } from '../../src/framework/cycle-state.ts';
 import { VolumeZonePlugin } from '../../src/plugins/volume-zone.ts';
+import { makeNode, makePod, makePV, makePVC } from '../helpers/objects.ts';
 import { TestCluster } from '../volumes/fixtures.ts';
-import { claimVolume, node, nodeInfo, pod, pv, pvc, view } from './helpers.ts';
+import { claimVolume, nodeInfo, view } from './helpers.ts';
 
 describe('VolumeZone', () => {
   const objects = [
-    pvc('PVC_1', { volumeName: 'Vol_1' }),
-    pvc('PVC_2', { volumeName: 'Vol_2' }),
-    pvc('PVC_3', { volumeName: 'Vol_3' }),
-    pvc('PVC_Stable_1', { volumeName: 'Vol_Stable_1' }),
-    pvc('PVC_Stable_2', { volumeName: 'Vol_Stable_2' }),
-    pvc('PVC_WaitForFirstConsumer', { storageClassName: 'Class_Wait' }),
-    pv('Vol_1', {}, { 'failure-domain.beta.kubernetes.io/zone': 'us-west1-a' }),
-    pv('Vol_2', {}, { 'failure-domain.beta.kubernetes.io/region': 'us-west1-b', uselessLabel: 'none' }),
-    pv('Vol_3', {}, { 'failure-domain.beta.kubernetes.io/region': 'us-west1-c' }),
-    pv('Vol_Stable_1', {}, { 'topology.kubernetes.io/zone': 'us-west1-a' }),
-    pv('Vol_Stable_2', {}, { 'topology.kubernetes.io/region': 'us-west1-b', uselessLabel: 'none' }),
+    makePVC('PVC_1', { spec: { volumeName: 'Vol_1' } }),
+    makePVC('PVC_2', { spec: { volumeName: 'Vol_2' } }),
+    makePVC('PVC_3', { spec: { volumeName: 'Vol_3' } }),
+    makePVC('PVC_Stable_1', { spec: { volumeName: 'Vol_Stable_1' } }),
+    makePVC('PVC_Stable_2', { spec: { volumeName: 'Vol_Stable_2' } }),
+    makePVC('PVC_WaitForFirstConsumer', { spec: { storageClassName: 'Class_Wait' } }),
+    makePV('Vol_1', { spec: {}, labels: { 'failure-domain.beta.kubernetes.io/zone': 'us-west1-a' } }),
+    makePV('Vol_2', {
+      spec: {},
+      labels: { 'failure-domain.beta.kubernetes.io/region': 'us-west1-b', uselessLabel: 'none' },
+    }),
+    makePV('Vol_3', { spec: {}, labels: { 'failure-domain.beta.kubernetes.io/region': 'us-west1-c' } }),
+    makePV('Vol_Stable_1', { spec: {}, labels: { 'topology.kubernetes.io/zone': 'us-west1-a' } }),
+    makePV('Vol_Stable_2', {
+      spec: {},
+      labels: { 'topology.kubernetes.io/region': 'us-west1-b', uselessLabel: 'none' },
+    }),
     {
       kind: 'StorageClass',
       metadata: { name: 'Class_Wait', uid: 'cw', resourceVersion: '1' },
@@ -30,63 +37,71 @@ describe('VolumeZone', () => {
   const cases: { name: string; pod: Pod; node: Node; want?: string[] }[] = [
     {
       name: 'pod without volume',
-      pod: pod('p', []),
-      node: node('host1', { 'failure-domain.beta.kubernetes.io/zone': 'us-west1-a' }),
+      pod: makePod('p', { volumes: [] }),
+      node: makeNode('host1', { labels: { 'failure-domain.beta.kubernetes.io/zone': 'us-west1-a' } }),
     },
-    { name: 'node without labels', pod: pod('p', [claimVolume('PVC_1')]), node: node('host1') },
+    { name: 'node without labels', pod: makePod('p', { volumes: [claimVolume('PVC_1')] }), node: makeNode('host1') },
     {
       name: 'beta zone label matched',
-      pod: pod('p', [claimVolume('PVC_1')]),
-      node: node('host1', { 'failure-domain.beta.kubernetes.io/zone': 'us-west1-a', uselessLabel: 'none' }),
+      pod: makePod('p', { volumes: [claimVolume('PVC_1')] }),
+      node: makeNode('host1', {
+        labels: { 'failure-domain.beta.kubernetes.io/zone': 'us-west1-a', uselessLabel: 'none' },
+      }),
     },
     {
       name: 'beta region label matched',
-      pod: pod('p', [claimVolume('PVC_2')]),
-      node: node('host1', { 'failure-domain.beta.kubernetes.io/region': 'us-west1-b', uselessLabel: 'none' }),
+      pod: makePod('p', { volumes: [claimVolume('PVC_2')] }),
+      node: makeNode('host1', {
+        labels: { 'failure-domain.beta.kubernetes.io/region': 'us-west1-b', uselessLabel: 'none' },
+      }),
     },
     {
       name: "beta region label doesn't match",
-      pod: pod('p', [claimVolume('PVC_2')]),
-      node: node('host1', { 'failure-domain.beta.kubernetes.io/region': 'no_us-west1-b', uselessLabel: 'none' }),
+      pod: makePod('p', { volumes: [claimVolume('PVC_2')] }),
+      node: makeNode('host1', {
+        labels: { 'failure-domain.beta.kubernetes.io/region': 'no_us-west1-b', uselessLabel: 'none' },
+      }),
       want: ['UnschedulableAndUnresolvable', 'node(s) had no available volume zone'],
     },
     {
       name: "beta zone label doesn't match",
-      pod: pod('p', [claimVolume('PVC_1')]),
-      node: node('host1', { 'failure-domain.beta.kubernetes.io/zone': 'no_us-west1-a', uselessLabel: 'none' }),
+      pod: makePod('p', { volumes: [claimVolume('PVC_1')] }),
+      node: makeNode('host1', {
+        labels: { 'failure-domain.beta.kubernetes.io/zone': 'no_us-west1-a', uselessLabel: 'none' },
+      }),
       want: ['UnschedulableAndUnresolvable', 'node(s) had no available volume zone'],
     },
     {
       name: 'zone label matched',
-      pod: pod('p', [claimVolume('PVC_Stable_1')]),
-      node: node('host1', { 'topology.kubernetes.io/zone': 'us-west1-a', uselessLabel: 'none' }),
+      pod: makePod('p', { volumes: [claimVolume('PVC_Stable_1')] }),
+      node: makeNode('host1', { labels: { 'topology.kubernetes.io/zone': 'us-west1-a', uselessLabel: 'none' } }),
     },
     {
       name: 'region label matched',
-      pod: pod('p', [claimVolume('PVC_Stable_2')]),
-      node: node('host1', { 'topology.kubernetes.io/region': 'us-west1-b', uselessLabel: 'none' }),
+      pod: makePod('p', { volumes: [claimVolume('PVC_Stable_2')] }),
+      node: makeNode('host1', { labels: { 'topology.kubernetes.io/region': 'us-west1-b', uselessLabel: 'none' } }),
     },
     {
       name: "region label doesn't match",
-      pod: pod('p', [claimVolume('PVC_Stable_2')]),
-      node: node('host1', { 'topology.kubernetes.io/region': 'no_us-west1-b', uselessLabel: 'none' }),
+      pod: makePod('p', { volumes: [claimVolume('PVC_Stable_2')] }),
+      node: makeNode('host1', { labels: { 'topology.kubernetes.io/region': 'no_us-west1-b', uselessLabel: 'none' } }),
       want: ['UnschedulableAndUnresolvable', 'node(s) had no available volume zone'],
     },
     {
       name: 'pv with beta label,node with ga label, matched',
-      pod: pod('p', [claimVolume('PVC_1')]),
-      node: node('host1', { 'topology.kubernetes.io/zone': 'us-west1-a' }),
+      pod: makePod('p', { volumes: [claimVolume('PVC_1')] }),
+      node: makeNode('host1', { labels: { 'topology.kubernetes.io/zone': 'us-west1-a' } }),
     },
     {
       name: "pv with beta label,node with ga label, don't match",
-      pod: pod('p', [claimVolume('PVC_1')]),
-      node: node('host1', { 'topology.kubernetes.io/zone': 'us-west1-b' }),
+      pod: makePod('p', { volumes: [claimVolume('PVC_1')] }),
+      node: makeNode('host1', { labels: { 'topology.kubernetes.io/zone': 'us-west1-b' } }),
       want: ['UnschedulableAndUnresolvable', 'node(s) had no available volume zone'],
     },
     {
       name: 'unbound volume of a WaitForFirstConsumer class is skipped',
-      pod: pod('p', [claimVolume('PVC_WaitForFirstConsumer')]),
-      node: node('host1', { 'topology.kubernetes.io/zone': 'us-west1-b' }),
+      pod: makePod('p', { volumes: [claimVolume('PVC_WaitForFirstConsumer')] }),
+      node: makeNode('host1', { labels: { 'topology.kubernetes.io/zone': 'us-west1-b' } }),
     },
   ];
   for (const c of cases) {
@@ -105,13 +120,13 @@ describe('VolumeZone', () => {
   }
 
   it('missing PVC / PV are unresolvable', () => {
-    const cluster = new TestCluster([pvc('bound', { volumeName: 'gone' })]);
+    const cluster = new TestCluster([makePVC('bound', { spec: { volumeName: 'gone' } })]);
     const plugin = new VolumeZonePlugin(cluster.store);
-    assert.deepEqual(view(plugin.preFilter(new CycleState(), pod('p', [claimVolume('nope')]))), [
+    assert.deepEqual(view(plugin.preFilter(new CycleState(), makePod('p', { volumes: [claimVolume('nope')] }))), [
       'UnschedulableAndUnresolvable',
       'persistentvolumeclaim "nope" not found',
     ]);
-    assert.deepEqual(view(plugin.preFilter(new CycleState(), pod('p', [claimVolume('bound')]))), [
+    assert.deepEqual(view(plugin.preFilter(new CycleState(), makePod('p', { volumes: [claimVolume('bound')] }))), [
       'UnschedulableAndUnresolvable',
       'persistentvolume "gone" not found',
     ]);
@@ -124,6 +139,6 @@ describe('VolumeZone', () => {
       name: 'scratch',
       ephemeral: { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'] } } },
     };
-    assert.deepEqual(view(plugin.preFilter(new CycleState(), pod('p', [scratch]))), ['Skip']);
+    assert.deepEqual(view(plugin.preFilter(new CycleState(), makePod('p', { volumes: [scratch] }))), ['Skip']);
   });
 });
