@@ -96,6 +96,47 @@ describe('filterNodes', () => {
     );
   });
 
+  it('hears of nominated pods through a preFilter extension the pod did not skip, even when every filter skipped it', () => {
+    const nominator = {
+      nominatedPodsForNode: (n: string) => (n === 'a' ? [{ pod: pod('nominated'), priority: 10 }] : []),
+    };
+    const fw = new Framework(
+      [
+        { name: 'skipper', preFilter: () => SKIP, filter: () => status('Unschedulable', 'must not run') },
+        {
+          name: 'tracker',
+          preFilter: () => SUCCESS,
+          addPod: () => status('Error', 'cannot add the nominated pod'),
+          removePod: () => SUCCESS,
+        },
+      ],
+      { nominator },
+    );
+    assert.throws(
+      () => fw.filterNodes(p, ['b', 'a'], lookup, unknown),
+      (err: unknown) => err instanceof FrameworkError && err.message === 'tracker: cannot add the nominated pod',
+    );
+  });
+
+  it('passes every known node, and fails unknown ones, when every plugin skipped the pod', () => {
+    const nominator = { nominatedPodsForNode: () => [{ pod: pod('nominated'), priority: 10 }] };
+    const fw = new Framework(
+      [
+        {
+          name: 'skipper',
+          preFilter: () => SKIP,
+          filter: () => status('Unschedulable', 'must not run'),
+          addPod: () => status('Error', 'must not be told'),
+          removePod: () => SUCCESS,
+        },
+      ],
+      { nominator },
+    );
+    const out = fw.filterNodes(p, ['a', 'x', 'b'], lookup, unknown);
+    assert.deepEqual(out.feasible, ['a', 'b']);
+    assert.equal(out.failed.get('x'), 'unknown x');
+  });
+
   it('passes every node when no plugin objects', () => {
     assert.deepEqual(new Framework([]).filterNodes(p, ['a', 'b', 'c'], lookup, unknown).feasible, ['a', 'b', 'c']);
   });
