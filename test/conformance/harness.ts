@@ -13,6 +13,7 @@ import type {
 } from '../../src/cluster/types.ts';
 import type { Settings } from '../../src/config.ts';
 import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
+import * as build from '../helpers/objects.ts';
 
 export const NS = 'volume-scheduling';
 export const PROVISIONER = 'mock-provisioner.kubernetes.io';
@@ -20,11 +21,7 @@ let seq = 0;
 const uid = (s: string) => `${s}-${++seq}`;
 
 export function makeNode(name: string, labels: Record<string, string> = {}): Node {
-  return {
-    kind: 'Node',
-    metadata: { name, uid: uid(name), resourceVersion: '1', labels: { 'kubernetes.io/hostname': name, ...labels } },
-    status: { allocatable: { cpu: '4', memory: '16Gi', pods: '110' } },
-  };
+  return build.makeNode(name, { labels, uid: uid(name), allocatable: { cpu: '4', memory: '16Gi', pods: '110' } });
 }
 
 export function makeStorageClass(
@@ -32,12 +29,7 @@ export function makeStorageClass(
   mode: string,
   provisioner = 'kubernetes.io/no-provisioner',
 ): StorageClass {
-  return {
-    kind: 'StorageClass',
-    metadata: { name, uid: uid(name), resourceVersion: '1' },
-    provisioner,
-    volumeBindingMode: mode,
-  };
+  return build.makeStorageClass(name, { uid: uid(name), mode, provisioner });
 }
 
 export function makeDynamicProvisionerStorageClass(
@@ -56,32 +48,21 @@ export function makePV(
   node: string,
   opts: { size?: string; boundClaimUID?: string } = {},
 ): PersistentVolume {
-  return {
-    kind: 'PersistentVolume',
-    metadata: { name, uid: uid(name), resourceVersion: '1' },
+  return build.makePV(name, {
+    uid: uid(name),
+    className: scName,
+    size: opts.size ?? '5Gi',
+    phase: preboundPVC && opts.boundClaimUID ? 'Bound' : 'Available',
+    ...(node ? { affinity: { 'kubernetes.io/hostname': [node] } } : {}),
     spec: {
-      capacity: { storage: opts.size ?? '5Gi' },
       accessModes: ['ReadWriteOnce'],
-      storageClassName: scName,
       persistentVolumeReclaimPolicy: 'Retain',
       local: { path: '/test-path' },
       ...(preboundPVC
         ? { claimRef: { name: preboundPVC, namespace: NS, ...(opts.boundClaimUID ? { uid: opts.boundClaimUID } : {}) } }
         : {}),
-      ...(node
-        ? {
-            nodeAffinity: {
-              required: {
-                nodeSelectorTerms: [
-                  { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] },
-                ],
-              },
-            },
-          }
-        : {}),
     },
-    status: { phase: preboundPVC && opts.boundClaimUID ? 'Bound' : 'Available' },
-  };
+  });
 }
 
 /** A 5Gi RWO claim of NS; `volumeName` pre-binds it; `bound` marks the PV controller's work as done. */
@@ -91,23 +72,16 @@ export function makePVC(
   volumeName = '',
   opts: { bound?: boolean; uid?: string; size?: string } = {},
 ): PersistentVolumeClaim {
-  return {
-    kind: 'PersistentVolumeClaim',
-    metadata: {
-      name,
-      namespace: NS,
-      uid: opts.uid ?? uid(name),
-      resourceVersion: '1',
-      ...(opts.bound ? { annotations: { 'pv.kubernetes.io/bind-completed': 'yes' } } : {}),
-    },
-    spec: {
-      accessModes: ['ReadWriteOnce'],
-      resources: { requests: { storage: opts.size ?? '5Gi' } },
-      storageClassName: scName,
-      ...(volumeName ? { volumeName } : {}),
-    },
-    status: { phase: opts.bound ? 'Bound' : 'Pending' },
-  };
+  return build.makePVC(name, {
+    namespace: NS,
+    uid: opts.uid ?? uid(name),
+    className: scName,
+    volumeName,
+    size: opts.size ?? '5Gi',
+    phase: opts.bound ? 'Bound' : 'Pending',
+    bindCompleted: opts.bound ?? false,
+    spec: { accessModes: ['ReadWriteOnce'] },
+  });
 }
 
 /** A claim and its PV as the PV controller leaves them once bound (what an Immediate claim looks like at scheduling). */

@@ -121,7 +121,10 @@ export function claim(
 // name, a stable uid `uid-<name>` and what the options name, so a table case reads as the object it describes.
 
 /** Labelled with its hostname, as the kubelet labels a node. */
-export function makeNode(name: string, o: { labels?: Record<string, string>; uid?: string } = {}): Node {
+export function makeNode(
+  name: string,
+  o: { labels?: Record<string, string>; uid?: string; allocatable?: Record<string, string> } = {},
+): Node {
   return {
     kind: 'Node',
     metadata: {
@@ -130,6 +133,7 @@ export function makeNode(name: string, o: { labels?: Record<string, string>; uid
       resourceVersion: '1',
       labels: { 'kubernetes.io/hostname': name, ...o.labels },
     },
+    ...(o.allocatable ? { status: { allocatable: o.allocatable } } : {}),
   };
 }
 
@@ -191,6 +195,7 @@ export function makePVC(
 export function makePV(
   name: string,
   o: {
+    uid?: string;
     labels?: Record<string, string>;
     className?: string;
     size?: string;
@@ -202,7 +207,7 @@ export function makePV(
   const affinity = o.affinity;
   return {
     kind: 'PersistentVolume',
-    metadata: { name, uid: `uid-${name}`, resourceVersion: '1', ...(o.labels ? { labels: o.labels } : {}) },
+    metadata: { name, uid: o.uid ?? `uid-${name}`, resourceVersion: '1', ...(o.labels ? { labels: o.labels } : {}) },
     spec: {
       ...(o.className === undefined ? {} : { storageClassName: o.className }),
       ...(o.size ? { capacity: { storage: o.size } } : {}),
@@ -231,11 +236,11 @@ export function makePV(
 
 export function makeStorageClass(
   name: string,
-  o: { provisioner?: string; mode?: string; allowedTopologies?: StorageClass['allowedTopologies'] } = {},
+  o: { uid?: string; provisioner?: string; mode?: string; allowedTopologies?: StorageClass['allowedTopologies'] } = {},
 ): StorageClass {
   return {
     kind: 'StorageClass',
-    metadata: { name, uid: `uid-${name}`, resourceVersion: '1' },
+    metadata: { name, uid: o.uid ?? `uid-${name}`, resourceVersion: '1' },
     provisioner: o.provisioner ?? 'kubernetes.io/no-provisioner',
     volumeBindingMode: o.mode ?? 'WaitForFirstConsumer',
     ...(o.allowedTopologies ? { allowedTopologies: o.allowedTopologies } : {}),

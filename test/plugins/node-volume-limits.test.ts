@@ -11,7 +11,6 @@ import type { ClusterStore } from '../../src/cluster/store.ts';
 import type {
   AnyObject,
   CSINode,
-  Node,
   PersistentVolume,
   PersistentVolumeClaim,
   Pod,
@@ -31,7 +30,7 @@ import {
   translateInTreePVToCSI,
 } from '../../src/volumes/csi-migration.ts';
 import { claimClass } from '../../src/volumes/pv-matching.ts';
-import { makeNode, makePod, makePV, makePVC } from '../helpers/objects.ts';
+import { makeNode, makePod, makePV, makePVC, makeStorageClass } from '../helpers/objects.ts';
 import { TestCluster } from '../volumes/fixtures.ts';
 import * as neighbour from './helpers.ts';
 import { nodeInfo as plainNodeInfo } from './helpers.ts';
@@ -252,18 +251,13 @@ function oracle(store: ClusterStore, pod: Pod, info: { name: string; pods: Itera
 }
 
 // ---------------------------------------------------------------------------------------------- the cluster
-const node: Node = { kind: 'Node', metadata: { name: 'n1', uid: 'n1', resourceVersion: '1' } };
-const classes: StorageClass[] = [
+const node = makeNode('n1');
+const classes = [
   ['sc-d1', 'd1.csi'],
   ['sc-d2', 'd2.csi'],
   ['sc-ebs', 'kubernetes.io/aws-ebs'],
   ['local', 'kubernetes.io/no-provisioner'],
-].map(([name, provisioner]) => ({
-  kind: 'StorageClass',
-  metadata: { name, uid: name, resourceVersion: '1' },
-  provisioner,
-  volumeBindingMode: 'WaitForFirstConsumer',
-}));
+].map(([name, provisioner]) => makeStorageClass(name, { provisioner }));
 const CLAIMS = ['c0', 'c1', 'c2', 'c3', 'c4', 'c5'];
 const PVS = ['pv-d1-a', 'pv-d1-b', 'pv-d2-a', 'pv-ebs', 'pv-local'];
 
@@ -275,7 +269,7 @@ function pv(name: string): PersistentVolume {
       : name === 'pv-ebs'
         ? { awsElasticBlockStore: { volumeID: 'aws://us-east-1a/vol-1' } }
         : { local: { path: '/mnt' } };
-  return { kind: 'PersistentVolume', metadata: { name, uid: name, resourceVersion: '1' }, spec };
+  return makePV(name, { spec });
 }
 
 const claimArb = fc.record({
@@ -328,13 +322,8 @@ function csiNode(s: CSINodeSpec): CSINode {
   };
 }
 
-function mkPod(name: string, volumes: Volume[], onNode: boolean): Pod {
-  return {
-    kind: 'Pod',
-    metadata: { name, namespace: 'default', uid: `uid-${name}`, resourceVersion: '1' },
-    spec: { containers: [{ name: 'c' }], volumes, ...(onNode ? { nodeName: 'n1' } : {}) },
-  };
-}
+const mkPod = (name: string, volumes: Volume[], onNode: boolean): Pod =>
+  makePod(name, { volumes, ...(onNode ? { nodeName: 'n1' } : {}) });
 
 type ClaimSpec = typeof claimArb extends fc.Arbitrary<infer T> ? T : never;
 

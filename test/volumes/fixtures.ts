@@ -16,6 +16,7 @@ import type {
 import { type ClusterWriter, WriteError } from '../../src/cluster/writer.ts';
 import { VolumeBinder } from '../../src/volumes/binder.ts';
 import { capacityAccountingUnderTest } from '../helpers/capacity-accounting.ts';
+import * as build from '../helpers/objects.ts';
 
 export const NODE_LABEL_KEY = 'nodeKey';
 export const NODE_LABEL_VALUE = 'node1';
@@ -118,6 +119,7 @@ export function withRV<T extends AnyObject>(obj: T, resourceVersion: string): T 
   return { ...obj, metadata: { ...obj.metadata, resourceVersion } };
 }
 
+/** The binder tests' pod (upstream binder_test's makePod): in testns, uid POD_UID unless given. */
 export function makePod(
   name: string,
   opts: { claims?: PersistentVolumeClaim[]; ephemeral?: string[]; nodeName?: string; uid?: string } = {},
@@ -126,15 +128,12 @@ export function makePod(
     ...(opts.claims ?? []).map((c, i) => ({ name: `vol${i}`, persistentVolumeClaim: { claimName: c.metadata.name } })),
     ...(opts.ephemeral ?? []).map((v) => ({ name: v, ephemeral: { volumeClaimTemplate: { spec: {} } } })),
   ];
-  return {
-    metadata: { name, namespace: 'testns', uid: opts.uid ?? POD_UID, resourceVersion: '1' },
-    spec: {
-      containers: [{ name: 'c' }],
-      ...(volumes.length > 0 ? { volumes } : {}),
-      ...(opts.nodeName ? { nodeName: opts.nodeName } : {}),
-    },
-    status: { phase: opts.nodeName ? 'Running' : 'Pending' },
-  };
+  return build.makePod(name, {
+    namespace: 'testns',
+    uid: opts.uid ?? POD_UID,
+    ...(volumes.length > 0 ? { volumes } : {}),
+    ...(opts.nodeName ? { nodeName: opts.nodeName } : {}),
+  });
 }
 
 export function makeGenericEphemeralPVC(volumeName: string, owned: boolean): PersistentVolumeClaim {
