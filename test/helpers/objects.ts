@@ -1,4 +1,5 @@
-// Small builders for cluster objects in tests: only what a case needs is spelled out at the call site.
+// Cluster objects for tests. The builders at the end (makeNode, makePod, ...) spell out only what a case names;
+// the presets first (node, pod, storageClass, localPV, claim) are complete objects as an API server would serve them.
 import type {
   CSIStorageCapacity,
   Node,
@@ -13,20 +14,16 @@ let counter = 0;
 const uid = (kind: string, name: string) => `${kind}-${name}-${++counter}`;
 
 export function node(name: string, opts: { zone?: string; labels?: Record<string, string>; cpu?: string } = {}): Node {
+  const zone: Record<string, string> = opts.zone
+    ? { 'topology.kubernetes.io/region': 'r1', 'topology.kubernetes.io/zone': opts.zone }
+    : {};
   return {
     apiVersion: 'v1',
-    kind: 'Node',
-    metadata: {
-      name,
+    ...makeNode(name, {
       uid: uid('node', name),
-      resourceVersion: '1',
-      labels: {
-        'kubernetes.io/hostname': name,
-        ...(opts.zone ? { 'topology.kubernetes.io/region': 'r1', 'topology.kubernetes.io/zone': opts.zone } : {}),
-        ...opts.labels,
-      },
-    },
-    status: { allocatable: { cpu: opts.cpu ?? '4', memory: '16Gi', pods: '110', 'ephemeral-storage': '100Gi' } },
+      labels: { ...zone, ...opts.labels },
+      allocatable: { cpu: opts.cpu ?? '4', memory: '16Gi', pods: '110', 'ephemeral-storage': '100Gi' },
+    }),
   };
 }
 
@@ -58,13 +55,7 @@ export function pod(
 }
 
 export function storageClass(name: string, opts: { provisioner?: string; mode?: string } = {}): StorageClass {
-  return {
-    apiVersion: 'storage.k8s.io/v1',
-    kind: 'StorageClass',
-    metadata: { name, uid: uid('sc', name), resourceVersion: '1' },
-    provisioner: opts.provisioner ?? 'kubernetes.io/no-provisioner',
-    volumeBindingMode: opts.mode ?? 'WaitForFirstConsumer',
-  };
+  return { apiVersion: 'storage.k8s.io/v1', ...makeStorageClass(name, { uid: uid('sc', name), ...opts }) };
 }
 
 export function localPV(
@@ -74,22 +65,14 @@ export function localPV(
 ): PersistentVolume {
   return {
     apiVersion: 'v1',
-    kind: 'PersistentVolume',
-    metadata: { name, uid: uid('pv', name), resourceVersion: '1' },
-    spec: {
-      capacity: { storage: opts.size ?? '10Gi' },
-      accessModes: ['ReadWriteOnce'],
-      storageClassName: opts.className ?? 'local',
-      local: { path: `/mnt/${name}` },
-      nodeAffinity: {
-        required: {
-          nodeSelectorTerms: [
-            { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [nodeName] }] },
-          ],
-        },
-      },
-    },
-    status: { phase: 'Available' },
+    ...makePV(name, {
+      uid: uid('pv', name),
+      size: opts.size ?? '10Gi',
+      className: opts.className ?? 'local',
+      phase: 'Available',
+      affinity: { 'kubernetes.io/hostname': [nodeName] },
+      spec: { accessModes: ['ReadWriteOnce'], local: { path: `/mnt/${name}` } },
+    }),
   };
 }
 
@@ -99,21 +82,15 @@ export function claim(
 ): PersistentVolumeClaim {
   return {
     apiVersion: 'v1',
-    kind: 'PersistentVolumeClaim',
-    metadata: {
-      name,
-      namespace: opts.namespace ?? 'default',
+    ...makePVC(name, {
+      ...(opts.namespace ? { namespace: opts.namespace } : {}),
       uid: uid('pvc', name),
-      resourceVersion: '1',
-      ...(opts.volumeName ? { annotations: { 'pv.kubernetes.io/bind-completed': 'yes' } } : {}),
-    },
-    spec: {
-      accessModes: ['ReadWriteOnce'],
-      resources: { requests: { storage: opts.size ?? '5Gi' } },
-      storageClassName: opts.className ?? 'local',
-      ...(opts.volumeName ? { volumeName: opts.volumeName } : {}),
-    },
-    status: { phase: opts.volumeName ? 'Bound' : 'Pending' },
+      size: opts.size ?? '5Gi',
+      className: opts.className ?? 'local',
+      ...(opts.volumeName ? { volumeName: opts.volumeName, bindCompleted: true } : {}),
+      phase: opts.volumeName ? 'Bound' : 'Pending',
+      spec: { accessModes: ['ReadWriteOnce'] },
+    }),
   };
 }
 
