@@ -9,7 +9,6 @@ import { Ajv } from 'ajv';
 import type { Node } from '../src/cluster/types.ts';
 import * as wire from '../src/extender/wire.ts';
 import { createTestExtender } from '../test/helpers/extender.ts';
-import { postVerb } from '../test/helpers/fuzz.ts';
 import { generateCluster } from './synthetic.ts';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '200' } } });

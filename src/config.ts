@@ -34,7 +34,7 @@ const SETTINGS = Type.Object({
     default: 8888,
     description: 'port to listen on (0 picks a free port)',
   }),
-  clusterState: file('serve from this snapshot file (YAML/JSON as kubectl prints it) instead of an API server'),
+  clusterState: file('serve from this cluster-state file (YAML/JSON as kubectl prints it) instead of an API server'),
   kubeconfig: file('kubeconfig of the cluster to watch'),
   inCluster: Type.Boolean({ default: false, description: "use the pod's service account (in-cluster config)" }),
   simulateVolumeController: Type.Boolean({

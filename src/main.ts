@@ -1,4 +1,4 @@
-// CLI entry: `serve` with flags, environment and a config file; picks the cluster state source (snapshot file or API
+// CLI entry: `serve` with flags, environment and a config file; picks the cluster state source (cluster-state file or API
 // server), wires the extender, listens, and shuts down gracefully on SIGTERM/SIGINT.
 import closeWithGrace from 'close-with-grace';
 import { pino } from 'pino';
@@ -28,7 +28,7 @@ function sourceParts(settings: Settings, logger: pino.Logger): Omit<ExtenderPart
   if (settings.clusterState) {
     const source = new ClusterStateSource({
       file: settings.clusterState,
-      logger: logger.child({ component: 'snapshot' }),
+      logger: logger.child({ component: 'cluster-state' }),
     });
     const writer = new ClusterStateWriter(source);
     if (!settings.simulateVolumeController) return { source, writer };
@@ -82,7 +82,7 @@ async function serve(argv: string[]): Promise<void> {
       process.exit(1);
     }
   };
-  // A snapshot file loads in moments and a bad one ends the process: load it before listening, so that such a
+  // A cluster-state file loads in moments and a bad one ends the process: load it before listening, so that such a
   // failure is never preceded by "listening". A live cluster's first lists may take long: /healthz answers meanwhile.
   const loadFirst = Boolean(settings.clusterState);
   if (loadFirst) await start();

@@ -1,5 +1,5 @@
 // Builds one extender from its parts: store ← source, cache and volume plugins ← store, verbs ← framework, app ← verbs.
-// main.ts picks the source and writer (snapshot file or API server); tests pass their own.
+// main.ts picks the source and writer (cluster-state file or API server); tests pass their own.
 import type { Logger } from 'pino';
 import type { Source } from './cluster/source.ts';
 import { ClusterStore } from './cluster/store.ts';
@@ -81,7 +81,7 @@ export async function createExtender(parts: ExtenderParts) {
     verbs: extender,
     binder,
     source,
-    /** Fills the store from the source; rejects only for a source that cannot start at all (bad snapshot file). */
+    /** Fills the store from the source; rejects only for a source that cannot start at all (bad cluster-state file). */
     async start(): Promise<void> {
       await source.start(store);
       started = true;

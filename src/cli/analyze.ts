@@ -1,4 +1,4 @@
-// `topology-extender explain` and `simulate`: the analysis routes without a server, on a snapshot file (kubectl's
+// `topology-extender explain` and `simulate`: the analysis routes without a server, on a cluster-state file (kubectl's
 // `get -o yaml` output, frozen by default: no simulated PV controller or provisioner) or on a live cluster listed
 // once. Output is a kubectl-like table, or the route's answer with -o json|yaml.
 import { readFile } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// A Source fills the store: the snapshot file in the embedded mode, the API server's informers in a live cluster.
+// A Source fills the store: the cluster-state file in the embedded mode, the API server's informers in a live cluster.
 // Both deliver the same store events, so everything above the store cannot tell them apart.
 import type { ClusterStore } from './store.ts';
 import type { Kind } from './types.ts';

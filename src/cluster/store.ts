@@ -1,5 +1,5 @@
 // The store holds the latest trimmed object of every kind the extender watches and tells subscribers what changed,
-// in the order a watch would deliver it. Sources (snapshot file, live informers) are its only writers.
+// in the order a watch would deliver it. Sources (cluster-state file, live informers) are its only writers.
 import { trimObject } from './trim.ts';
 import { KINDS, type Kind, type KindMap, objectKey } from './types.ts';
 
@@ -71,7 +71,7 @@ export class ClusterStore {
   }
 
   /**
-   * Replace a kind's whole content with a fresh list (initial list, relist after 410 Gone, edited snapshot file):
+   * Replace a kind's whole content with a fresh list (initial list, relist after 410 Gone, edited cluster-state file):
    * objects that vanished are deleted, new ones added, changed ones updated, and the kind counts as synced.
    */
   replace<K extends Kind>(kind: K, items: Iterable<KindMap[K]>): void {

@@ -1,4 +1,4 @@
-// A snapshot file the loader cannot trust. The message names the file, the object and what is wrong,
+// A cluster-state file the loader cannot trust. The message names the file, the object and what is wrong,
 // because the CLI prints it as the whole explanation before exiting 1.
 
 export class ClusterStateError extends Error {

@@ -1,4 +1,4 @@
-// Turns a snapshot file's text into trimmed-type objects per kind. Accepts every shape `kubectl get -o yaml|json`
+// Turns a cluster-state file's text into trimmed-type objects per kind. Accepts every shape `kubectl get -o yaml|json`
 // prints (a `List`, a typed `XList` whose items carry no kind, a single object) and multi-document YAML.
 import { parseAllDocuments } from 'yaml';
 import { type AnyObject, KINDS, type Kind, objectKey } from '../types.ts';
