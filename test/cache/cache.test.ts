@@ -4,7 +4,8 @@ import pino from 'pino';
 import { NodeInfoCache } from '../../src/cache/cache.ts';
 import { ClusterStore } from '../../src/cluster/store.ts';
 import { recordingLogger } from '../helpers/log.ts';
-import { makeNode, makePod, withChanges } from './helpers.ts';
+import { makeNode, makePod } from '../helpers/objects.ts';
+import { withChanges } from './helpers.ts';
 
 function cacheWithNodes(...names: string[]): NodeInfoCache {
   const cache = new NodeInfoCache();
@@ -17,7 +18,7 @@ const cpu = (cache: NodeInfoCache, node: string) => cache.nodeInfo(node)?.reques
 describe('assume', () => {
   it('adds the pod to its node and marks it assumed', () => {
     const cache = cacheWithNodes('n1');
-    cache.assumePod(makePod('p', { node: 'n1', requests: { cpu: '1' } }));
+    cache.assumePod(makePod('p', { nodeName: 'n1', requests: { cpu: '1' } }));
     assert.equal(cache.isAssumed('uid-p'), true);
     assert.equal(cpu(cache, 'n1'), 1000);
     assert.equal(cache.nodeInfo('n1')?.pods.get('uid-p')?.assumed, true);
@@ -28,10 +29,10 @@ describe('assume', () => {
 
   it('fails for a UID already in the cache, assumed or added, and changes nothing', () => {
     const cache = cacheWithNodes('n1', 'n2');
-    cache.assumePod(makePod('p', { node: 'n1', requests: { cpu: '1' } }));
-    assert.throws(() => cache.assumePod(makePod('p', { node: 'n2' })), /is in the cache, so can't be assumed/);
-    cache.addPod(makePod('q', { node: 'n1' }));
-    assert.throws(() => cache.assumePod(makePod('q', { node: 'n1' })), /can't be assumed/);
+    cache.assumePod(makePod('p', { nodeName: 'n1', requests: { cpu: '1' } }));
+    assert.throws(() => cache.assumePod(makePod('p', { nodeName: 'n2' })), /is in the cache, so can't be assumed/);
+    cache.addPod(makePod('q', { nodeName: 'n1' }));
+    assert.throws(() => cache.assumePod(makePod('q', { nodeName: 'n1' })), /can't be assumed/);
     assert.equal(cpu(cache, 'n1'), 1000);
     assert.equal(cache.nodeInfo('n2')?.pods.size, 0);
   });
@@ -43,10 +44,10 @@ describe('assume', () => {
   it('finishBinding records when our bind finished, and ignores pods that are not assumed', () => {
     let now = 1000;
     const cache = new NodeInfoCache({ now: () => now });
-    cache.assumePod(makePod('p', { node: 'n1' }));
+    cache.assumePod(makePod('p', { nodeName: 'n1' }));
     now = 5000;
-    cache.finishBinding(makePod('p', { node: 'n1' }));
-    cache.finishBinding(makePod('unknown', { node: 'n1' }));
+    cache.finishBinding(makePod('p', { nodeName: 'n1' }));
+    cache.finishBinding(makePod('unknown', { nodeName: 'n1' }));
     assert.deepEqual(cache.assumedPods()[0], {
       uid: 'uid-p',
       namespace: 'default',
@@ -61,7 +62,7 @@ describe('assume', () => {
 describe('forget', () => {
   it('drops an assumed pod and its usage', () => {
     const cache = cacheWithNodes('n1');
-    const pod = makePod('p', { node: 'n1', requests: { cpu: '1' } });
+    const pod = makePod('p', { nodeName: 'n1', requests: { cpu: '1' } });
     cache.assumePod(pod);
     cache.forgetPod(pod);
     assert.equal(cache.podCount(), 0);
@@ -71,21 +72,21 @@ describe('forget', () => {
 
   it('is a no-op for a pod the cache does not hold', () => {
     const cache = cacheWithNodes('n1');
-    cache.forgetPod(makePod('p', { node: 'n1' }));
+    cache.forgetPod(makePod('p', { nodeName: 'n1' }));
     assert.equal(cache.podCount(), 0);
   });
 
   it('fails for an added pod, which the watch owns', () => {
     const cache = cacheWithNodes('n1');
-    cache.addPod(makePod('p', { node: 'n1' }));
-    assert.throws(() => cache.forgetPod(makePod('p', { node: 'n1' })), /is not assumed, so it cannot be forgotten/);
+    cache.addPod(makePod('p', { nodeName: 'n1' }));
+    assert.throws(() => cache.forgetPod(makePod('p', { nodeName: 'n1' })), /is not assumed, so it cannot be forgotten/);
     assert.equal(cache.podCount(), 1);
   });
 
   it('fails when the pod is assumed on another node than the one given', () => {
     const cache = cacheWithNodes('n1', 'n2');
-    cache.assumePod(makePod('p', { node: 'n1' }));
-    assert.throws(() => cache.forgetPod(makePod('p', { node: 'n2' })), /was assumed on n2 but assigned to n1/);
+    cache.assumePod(makePod('p', { nodeName: 'n1' }));
+    assert.throws(() => cache.forgetPod(makePod('p', { nodeName: 'n2' })), /was assumed on n2 but assigned to n1/);
     assert.equal(cache.isAssumed('uid-p'), true);
   });
 });
@@ -93,8 +94,8 @@ describe('forget', () => {
 describe('add', () => {
   it('confirms an assumed pod on the same node, with the object the watch carries', () => {
     const cache = cacheWithNodes('n1');
-    cache.assumePod(makePod('p', { node: 'n1', requests: { cpu: '1' } }));
-    const seen = makePod('p', { node: 'n1', requests: { cpu: '2' } });
+    cache.assumePod(makePod('p', { nodeName: 'n1', requests: { cpu: '1' } }));
+    const seen = makePod('p', { nodeName: 'n1', requests: { cpu: '2' } });
     cache.addPod(seen);
     assert.equal(cache.isAssumed('uid-p'), false);
     assert.equal(cache.getPod('uid-p'), seen);
@@ -108,8 +109,8 @@ describe('add', () => {
     const cache = new NodeInfoCache({ logger });
     cache.addNode(makeNode('n1'));
     cache.addNode(makeNode('n2'));
-    cache.assumePod(makePod('p', { node: 'n1', requests: { cpu: '1' } }));
-    cache.addPod(makePod('p', { node: 'n2', requests: { cpu: '1' } }));
+    cache.assumePod(makePod('p', { nodeName: 'n1', requests: { cpu: '1' } }));
+    cache.addPod(makePod('p', { nodeName: 'n2', requests: { cpu: '1' } }));
     assert.equal(cpu(cache, 'n1'), 0);
     assert.equal(cpu(cache, 'n2'), 1000);
     assert.equal(cache.podCount(), 1);
@@ -118,21 +119,24 @@ describe('add', () => {
 
   it('adds a pod the cache has never seen (bound by someone else)', () => {
     const cache = cacheWithNodes('n1');
-    cache.addPod(makePod('p', { node: 'n1', requests: { cpu: '1' } }));
+    cache.addPod(makePod('p', { nodeName: 'n1', requests: { cpu: '1' } }));
     assert.equal(cpu(cache, 'n1'), 1000);
     assert.equal(cache.isAssumed('uid-p'), false);
   });
 
   it('fails for a pod already added and changes nothing', () => {
     const cache = cacheWithNodes('n1');
-    cache.addPod(makePod('p', { node: 'n1', requests: { cpu: '1' } }));
-    assert.throws(() => cache.addPod(makePod('p', { node: 'n1', requests: { cpu: '3' } })), /already in added state/);
+    cache.addPod(makePod('p', { nodeName: 'n1', requests: { cpu: '1' } }));
+    assert.throws(
+      () => cache.addPod(makePod('p', { nodeName: 'n1', requests: { cpu: '3' } })),
+      /already in added state/,
+    );
     assert.equal(cpu(cache, 'n1'), 1000);
   });
 
   it('creates a NodeInfo without a node for a pod whose node the cache has not seen yet', () => {
     const cache = new NodeInfoCache();
-    cache.addPod(makePod('p', { node: 'later' }));
+    cache.addPod(makePod('p', { nodeName: 'later' }));
     assert.equal(cache.nodeInfo('later')?.node, undefined);
     assert.deepEqual(cache.nodeNames(), []);
     cache.addNode(makeNode('later'));
@@ -144,7 +148,7 @@ describe('add', () => {
 describe('update', () => {
   it('replaces an added pod’s usage with the new object’s', () => {
     const cache = cacheWithNodes('n1');
-    const old = makePod('p', { node: 'n1', requests: { cpu: '1' } });
+    const old = makePod('p', { nodeName: 'n1', requests: { cpu: '1' } });
     cache.addPod(old);
     const next = withChanges(old, { requests: { cpu: '3' }, containers: undefined });
     cache.updatePod(old, next);
@@ -154,13 +158,13 @@ describe('update', () => {
 
   it('fails for a pod the cache does not hold', () => {
     const cache = cacheWithNodes('n1');
-    const p = makePod('p', { node: 'n1' });
+    const p = makePod('p', { nodeName: 'n1' });
     assert.throws(() => cache.updatePod(p, p), /is not added to scheduler cache, so cannot be updated/);
   });
 
   it('fails for an assumed pod: only the watch’s add confirms it', () => {
     const cache = cacheWithNodes('n1');
-    const p = makePod('p', { node: 'n1' });
+    const p = makePod('p', { nodeName: 'n1' });
     cache.assumePod(p);
     assert.throws(() => cache.updatePod(p, p), /assumed pod .* should not be updated/);
     assert.equal(cache.isAssumed('uid-p'), true);
@@ -172,9 +176,9 @@ describe('update', () => {
     const cache = new NodeInfoCache({ logger });
     cache.addNode(makeNode('n1'));
     cache.addNode(makeNode('n2'));
-    const old = makePod('p', { node: 'n1', requests: { cpu: '1' } });
+    const old = makePod('p', { nodeName: 'n1', requests: { cpu: '1' } });
     cache.addPod(old);
-    cache.updatePod(old, withChanges(old, { node: 'n2' }));
+    cache.updatePod(old, withChanges(old, { nodeName: 'n2' }));
     assert.equal(cpu(cache, 'n1'), 0);
     assert.equal(cpu(cache, 'n2'), 1000);
     assert.ok(lines.some((l) => l.level === 'error' && /corrupted/.test(l.msg)));
@@ -184,7 +188,7 @@ describe('update', () => {
 describe('malformed objects', () => {
   it('a pod without a containers list still counts as a pod and leaves no stray node entry', () => {
     const cache = new NodeInfoCache();
-    const pod = makePod('p', { node: 'n1' });
+    const pod = makePod('p', { nodeName: 'n1' });
     (pod.spec as { containers?: unknown }).containers = undefined;
     cache.addPod(pod);
     assert.equal(cache.nodeInfo('n1')?.requested.pods, 1);
@@ -196,7 +200,7 @@ describe('malformed objects', () => {
 describe('remove', () => {
   it('subtracts an added pod and forgets it', () => {
     const cache = cacheWithNodes('n1');
-    const p = makePod('p', { node: 'n1', requests: { cpu: '1' } });
+    const p = makePod('p', { nodeName: 'n1', requests: { cpu: '1' } });
     cache.addPod(p);
     cache.removePod(p);
     assert.equal(cache.podCount(), 0);
@@ -205,7 +209,7 @@ describe('remove', () => {
 
   it('also removes an assumed pod (deleted before the watch confirmed it)', () => {
     const cache = cacheWithNodes('n1');
-    const p = makePod('p', { node: 'n1', requests: { cpu: '1' } });
+    const p = makePod('p', { nodeName: 'n1', requests: { cpu: '1' } });
     cache.assumePod(p);
     cache.removePod(p);
     assert.equal(cache.podCount(), 0);
@@ -214,7 +218,10 @@ describe('remove', () => {
   });
 
   it('fails for a pod the cache does not hold', () => {
-    assert.throws(() => cacheWithNodes('n1').removePod(makePod('p', { node: 'n1' })), /not found in scheduler cache/);
+    assert.throws(
+      () => cacheWithNodes('n1').removePod(makePod('p', { nodeName: 'n1' })),
+      /not found in scheduler cache/,
+    );
   });
 
   it('removes from the node the cache has the pod on, even if the event names another one', () => {
@@ -222,8 +229,8 @@ describe('remove', () => {
     const lines = logger.records;
     const cache = new NodeInfoCache({ logger });
     cache.addNode(makeNode('n1'));
-    cache.addPod(makePod('p', { node: 'n1', requests: { cpu: '1' } }));
-    cache.removePod(makePod('p', { node: 'n2' }));
+    cache.addPod(makePod('p', { nodeName: 'n1', requests: { cpu: '1' } }));
+    cache.removePod(makePod('p', { nodeName: 'n2' }));
     assert.equal(cpu(cache, 'n1'), 0);
     assert.ok(lines.some((l) => l.level === 'error'));
   });
@@ -232,7 +239,7 @@ describe('remove', () => {
     const logger = recordingLogger();
     const lines = logger.records;
     const cache = new NodeInfoCache({ logger });
-    cache.addPod(makePod('p', { node: 'n1' }));
+    cache.addPod(makePod('p', { nodeName: 'n1' }));
     cache.removePod(makePod('p'));
     assert.equal(cache.podCount(), 0);
     assert.equal(lines.length, 0);
@@ -242,7 +249,7 @@ describe('remove', () => {
 describe('nodes', () => {
   it('a removed node with pods stays as a ghost, unlisted, until its last pod goes', () => {
     const cache = cacheWithNodes('n1', 'n2');
-    const p = makePod('p', { node: 'n1', requests: { cpu: '1' } });
+    const p = makePod('p', { nodeName: 'n1', requests: { cpu: '1' } });
     cache.addPod(p);
     cache.removeNode(makeNode('n1'));
     assert.deepEqual(cache.nodeNames(), ['n2']);
@@ -256,7 +263,7 @@ describe('nodes', () => {
 
   it('a ghost node that comes back keeps its pods', () => {
     const cache = cacheWithNodes('n1');
-    cache.addPod(makePod('p', { node: 'n1', requests: { cpu: '1' } }));
+    cache.addPod(makePod('p', { nodeName: 'n1', requests: { cpu: '1' } }));
     cache.removeNode(makeNode('n1'));
     cache.addNode(makeNode('n1'));
     assert.deepEqual(cache.nodeNames(), ['n1']);
@@ -290,9 +297,9 @@ describe('nodes', () => {
     const gens = [cache.generation()];
     cache.addNode(makeNode('n1'));
     gens.push(cache.generation());
-    cache.assumePod(makePod('p', { node: 'n1' }));
+    cache.assumePod(makePod('p', { nodeName: 'n1' }));
     gens.push(cache.generation());
-    cache.forgetPod(makePod('p', { node: 'n1' }));
+    cache.forgetPod(makePod('p', { nodeName: 'n1' }));
     gens.push(cache.generation());
     cache.removeNode(makeNode('n1'));
     gens.push(cache.generation());
@@ -313,7 +320,7 @@ describe('fed by the cluster store', () => {
   it('replays what the store already holds when attached', () => {
     const store = new ClusterStore();
     store.upsert('Node', makeNode('n1'));
-    store.upsert('Pod', makePod('p', { node: 'n1', requests: { cpu: '1' } }));
+    store.upsert('Pod', makePod('p', { nodeName: 'n1', requests: { cpu: '1' } }));
     store.upsert('Pod', makePod('pending'));
     const cache = new NodeInfoCache();
     cache.attach(store);
@@ -328,7 +335,7 @@ describe('fed by the cluster store', () => {
     const pending = makePod('p', { requests: { cpu: '1' } });
     store.upsert('Pod', pending);
     assert.equal(cache.podCount(), 0);
-    store.upsert('Pod', withChanges(pending, { node: 'n1', requests: { cpu: '1' }, containers: undefined }));
+    store.upsert('Pod', withChanges(pending, { nodeName: 'n1', requests: { cpu: '1' }, containers: undefined }));
     assert.equal(cpu(cache, 'n1'), 1000);
   });
 
@@ -337,8 +344,8 @@ describe('fed by the cluster store', () => {
     store.upsert('Node', makeNode('n1'));
     const pending = makePod('p');
     store.upsert('Pod', pending);
-    cache.assumePod(withChanges(pending, { node: 'n1' }));
-    store.upsert('Pod', withChanges(pending, { node: 'n1' }));
+    cache.assumePod(withChanges(pending, { nodeName: 'n1' }));
+    store.upsert('Pod', withChanges(pending, { nodeName: 'n1' }));
     assert.equal(cache.isAssumed('uid-p'), false);
     assert.equal(cache.podCount(), 1);
   });
@@ -348,7 +355,7 @@ describe('fed by the cluster store', () => {
     store.upsert('Node', makeNode('n1'));
     const pending = makePod('p', { requests: { cpu: '1' } });
     store.upsert('Pod', pending);
-    cache.assumePod(withChanges(pending, { node: 'n1', requests: { cpu: '1' }, containers: undefined }));
+    cache.assumePod(withChanges(pending, { nodeName: 'n1', requests: { cpu: '1' }, containers: undefined }));
     store.upsert('Pod', withChanges(pending, { requests: { cpu: '1' }, containers: undefined }));
     assert.equal(cache.isAssumed('uid-p'), true);
     assert.equal(cpu(cache, 'n1'), 1000);
@@ -361,21 +368,21 @@ describe('fed by the cluster store', () => {
     const b = makePod('b');
     store.upsert('Pod', a);
     store.upsert('Pod', b);
-    cache.assumePod(withChanges(a, { node: 'n1' }));
-    cache.assumePod(withChanges(b, { node: 'n1' }));
+    cache.assumePod(withChanges(a, { nodeName: 'n1' }));
+    cache.assumePod(withChanges(b, { nodeName: 'n1' }));
     store.delete('Pod', a);
-    store.upsert('Pod', withChanges(b, { node: 'n1', phase: 'Succeeded' }));
+    store.upsert('Pod', withChanges(b, { nodeName: 'n1', phase: 'Succeeded' }));
     assert.equal(cache.podCount(), 0);
   });
 
   it('does not count pods that reached Succeeded or Failed: they leave the cache', () => {
     const { store, cache } = attached();
     store.upsert('Node', makeNode('n1'));
-    const p = makePod('p', { node: 'n1', requests: { cpu: '1' } });
+    const p = makePod('p', { nodeName: 'n1', requests: { cpu: '1' } });
     store.upsert('Pod', p);
     store.upsert('Pod', withChanges(p, { phase: 'Succeeded' }));
     assert.equal(cache.podCount(), 0);
-    store.upsert('Pod', makePod('done', { node: 'n1', phase: 'Failed' }));
+    store.upsert('Pod', makePod('done', { nodeName: 'n1', phase: 'Failed' }));
     assert.equal(cache.podCount(), 0);
     store.delete('Pod', p);
     assert.equal(cache.podCount(), 0);
@@ -384,8 +391,8 @@ describe('fed by the cluster store', () => {
   it('treats an update that changes the UID as delete of the old pod and add of the new one', () => {
     const { store, cache } = attached();
     store.upsert('Node', makeNode('n1'));
-    store.upsert('Pod', makePod('p', { node: 'n1', uid: 'old', requests: { cpu: '1' } }));
-    store.upsert('Pod', makePod('p', { node: 'n1', uid: 'new', requests: { cpu: '2' } }));
+    store.upsert('Pod', makePod('p', { nodeName: 'n1', uid: 'old', requests: { cpu: '1' } }));
+    store.upsert('Pod', makePod('p', { nodeName: 'n1', uid: 'new', resourceVersion: '2', requests: { cpu: '2' } }));
     assert.equal(cache.getPod('old'), undefined);
     assert.ok(cache.getPod('new'));
     assert.equal(cpu(cache, 'n1'), 2000);
@@ -395,9 +402,9 @@ describe('fed by the cluster store', () => {
     const { store, cache, lines } = attached();
     store.upsert('Node', makeNode('n1'));
     store.upsert('Node', makeNode('n2'));
-    const p = makePod('p', { node: 'n1', requests: { cpu: '1' } });
+    const p = makePod('p', { nodeName: 'n1', requests: { cpu: '1' } });
     store.upsert('Pod', p);
-    store.upsert('Pod', withChanges(p, { node: 'n2' }));
+    store.upsert('Pod', withChanges(p, { nodeName: 'n2' }));
     assert.equal(cpu(cache, 'n1'), 0);
     assert.equal(cpu(cache, 'n2'), 1000);
     assert.ok(lines.some((l) => l.level === 'error' && /corrupted/.test(l.msg)));
@@ -406,7 +413,7 @@ describe('fed by the cluster store', () => {
   it('turns a node deletion into a ghost and a pod deletion into its removal', () => {
     const { store, cache } = attached();
     store.upsert('Node', makeNode('n1'));
-    const p = makePod('p', { node: 'n1' });
+    const p = makePod('p', { nodeName: 'n1' });
     store.upsert('Pod', p);
     store.delete('Node', makeNode('n1'));
     assert.deepEqual(cache.nodeNames(), []);
@@ -428,8 +435,8 @@ describe('fed by the cluster store', () => {
 describe('logging', () => {
   it('accepts a pino logger as is', () => {
     const cache = new NodeInfoCache({ logger: pino({ level: 'silent' }) });
-    cache.addPod(makePod('p', { node: 'n1' }));
-    cache.removePod(makePod('p', { node: 'elsewhere' }));
+    cache.addPod(makePod('p', { nodeName: 'n1' }));
+    cache.removePod(makePod('p', { nodeName: 'elsewhere' }));
     assert.equal(cache.podCount(), 0);
   });
 });

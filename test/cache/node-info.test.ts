@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { copyNodeInfo, MutableNodeInfo, type NodeInfo, newNodeInfo } from '../../src/cache/node-info.ts';
-import { makeNode, makePod } from './helpers.ts';
+import { makeNode, makePod } from '../helpers/objects.ts';
 
 const MiB = 1024 * 1024;
 
@@ -31,8 +31,8 @@ describe('NodeInfo', () => {
 
   it('adds and subtracts requested, non-zero requested and the pod count symmetrically', () => {
     const info = newNodeInfo(makeNode('n1'));
-    const a = makePod('a', { node: 'n1', requests: { cpu: '500m', memory: '1Gi' } });
-    const b = makePod('b', { node: 'n1' });
+    const a = makePod('a', { nodeName: 'n1', requests: { cpu: '500m', memory: '1Gi' } });
+    const b = makePod('b', { nodeName: 'n1' });
     info.addPod(a);
     info.addPod(b);
     assert.equal(info.requested.milliCPU, 500);
@@ -134,7 +134,13 @@ describe('NodeInfo', () => {
   });
 
   it('keeps pods but drops the node object, allocatable and images when the node is removed (ghost)', () => {
-    const info = newNodeInfo(makeNode('n1', { images: [{ names: ['x'], sizeBytes: 1 }] }), [makePod('a')]);
+    const info = newNodeInfo(
+      makeNode('n1', {
+        allocatable: { cpu: '4', memory: '8Gi', pods: '110' },
+        images: [{ names: ['x'], sizeBytes: 1 }],
+      }),
+      [makePod('a')],
+    );
     info.removeNode();
     assert.equal(info.node, undefined);
     assert.equal(info.pods.size, 1);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { NodeTree, zoneKey } from '../../src/cache/node-tree.ts';
-import { makeNode } from './helpers.ts';
+import { makeNode } from '../helpers/objects.ts';
 
 function tree(...nodes: ReturnType<typeof makeNode>[]): NodeTree {
   const t = new NodeTree();

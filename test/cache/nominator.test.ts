@@ -6,14 +6,11 @@ import { describe, it } from 'node:test';
 import { Nominator } from '../../src/cache/nominator.ts';
 import { ClusterStore } from '../../src/cluster/store.ts';
 import type { Pod, PriorityClass } from '../../src/cluster/types.ts';
+import { makePod } from '../helpers/objects.ts';
 
 let rv = 0;
 function pending(name: string, nnn?: string, priority?: number): Pod {
-  return {
-    metadata: { name, namespace: 'default', uid: `uid-${name}`, resourceVersion: `${++rv}` },
-    spec: { containers: [{ name: 'c' }], ...(priority === undefined ? {} : { priority }) },
-    status: { phase: 'Pending', ...(nnn ? { nominatedNodeName: nnn } : {}) },
-  };
+  return makePod(name, { resourceVersion: `${++rv}`, priority, nominatedNodeName: nnn });
 }
 
 function withStatus(pod: Pod, patch: Partial<NonNullable<Pod['status']>>, spec: Partial<Pod['spec']> = {}): Pod {

@@ -8,7 +8,7 @@ import { type NodeInfo, newNodeInfo } from '../../src/cache/node-info.ts';
 import type { Snapshot } from '../../src/cache/snapshot.ts';
 import { ClusterStore } from '../../src/cluster/store.ts';
 import type { Pod, Volume } from '../../src/cluster/types.ts';
-import { makeNode, makePod } from './helpers.ts';
+import { makeNode, makePod } from '../helpers/objects.ts';
 
 const POD_NAMES = ['p0', 'p1', 'p2', 'p3', 'p4'];
 const NODE_NAMES = ['n0', 'n1', 'n2'];
@@ -42,9 +42,14 @@ const podSpecArb = fc.record({
 });
 type PodSpec = typeof podSpecArb extends fc.Arbitrary<infer T> ? T : never;
 
+// Each object built is a new version: the store drops an update whose resourceVersion it already holds.
+let version = 0;
+const nextVersion = () => String(++version);
+
 function buildPod(name: string, node: string | undefined, s: PodSpec, phase?: string): Pod {
   return makePod(name, {
-    node,
+    resourceVersion: nextVersion(),
+    nodeName: node,
     phase,
     containers: [
       {
@@ -178,7 +183,7 @@ describe('cache properties', () => {
               break;
             case 'forget':
               shouldThrow = !!m && (m.node !== o.node || !m.assumed);
-              run = () => cache.forgetPod(makePod(o.pod, { node: o.node }));
+              run = () => cache.forgetPod(makePod(o.pod, { nodeName: o.node }));
               if (m && !shouldThrow) model.delete(uid);
               break;
             case 'addNode':
@@ -240,7 +245,7 @@ describe('cache properties', () => {
         for (const e of events) {
           if (e.kind === 'node') {
             if (e.del) store.delete('Node', makeNode(e.node));
-            else store.upsert('Node', makeNode(e.node, { zone: e.zone }));
+            else store.upsert('Node', makeNode(e.node, { zone: e.zone, resourceVersion: nextVersion() }));
           } else if (e.del) {
             store.delete('Pod', makePod(e.pod));
           } else {
@@ -289,7 +294,7 @@ describe('cache properties', () => {
         for (const s of steps) {
           if (s.kind === 'node') {
             if (s.del) store.delete('Node', makeNode(s.node));
-            else store.upsert('Node', makeNode(s.node, { zone: s.zone }));
+            else store.upsert('Node', makeNode(s.node, { zone: s.zone, resourceVersion: nextVersion() }));
           } else if (s.kind === 'pod') {
             if (s.del) store.delete('Pod', makePod(s.pod));
             else store.upsert('Pod', buildPod(s.pod, s.node, s.spec, s.phase));
@@ -305,7 +310,9 @@ describe('cache properties', () => {
           }
           assertAggregatesRecompute(cache);
           const bound = new Map(
-            [...store.list('Pod')].filter((p) => p.spec.nodeName && !p.status?.phase).map((p) => [p.metadata.uid, p]),
+            [...store.list('Pod')]
+              .filter((p) => p.spec.nodeName && p.status?.phase !== 'Failed')
+              .map((p) => [p.metadata.uid, p]),
           );
           for (const name of POD_NAMES) {
             const uid = `uid-${name}`;

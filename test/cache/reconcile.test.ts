@@ -3,7 +3,8 @@ import { describe, it, mock } from 'node:test';
 import { NodeInfoCache } from '../../src/cache/cache.ts';
 import { ClusterStore } from '../../src/cluster/store.ts';
 import type { Pod } from '../../src/cluster/types.ts';
-import { makeNode, makePod, withChanges } from './helpers.ts';
+import { makeNode, makePod } from '../helpers/objects.ts';
+import { withChanges } from './helpers.ts';
 
 const TTL = 30_000;
 
@@ -24,7 +25,7 @@ function setup() {
 describe('reconciling assumed pods (no time-based expiry)', () => {
   it('never touches a pod whose bind is still in flight, however old', async () => {
     const { clock, cache, lookups, getPod } = setup();
-    cache.assumePod(makePod('p', { node: 'n1' }));
+    cache.assumePod(makePod('p', { nodeName: 'n1' }));
     clock.now = 10 * TTL;
     const r = await cache.reconcileAssumed(getPod);
     assert.deepEqual(r, { confirmed: [], forgotten: [], failed: [] });
@@ -34,7 +35,7 @@ describe('reconciling assumed pods (no time-based expiry)', () => {
 
   it('leaves a finished bind alone until the TTL has passed', async () => {
     const { clock, cache, lookups, getPod } = setup();
-    const p = makePod('p', { node: 'n1' });
+    const p = makePod('p', { nodeName: 'n1' });
     cache.assumePod(p);
     clock.now = 1000;
     cache.finishBinding(p);
@@ -46,7 +47,7 @@ describe('reconciling assumed pods (no time-based expiry)', () => {
 
   it('confirms a pod the API has bound, as the watch’s add would', async () => {
     const { clock, cache, api, getPod } = setup();
-    const p = makePod('p', { node: 'n1', requests: { cpu: '1' } });
+    const p = makePod('p', { nodeName: 'n1', requests: { cpu: '1' } });
     cache.assumePod(p);
     cache.finishBinding(p);
     api.set('default/p', p);
@@ -59,10 +60,10 @@ describe('reconciling assumed pods (no time-based expiry)', () => {
 
   it('moves a pod the API has bound to another node', async () => {
     const { clock, cache, api, getPod } = setup();
-    const p = makePod('p', { node: 'n1', requests: { cpu: '1' } });
+    const p = makePod('p', { nodeName: 'n1', requests: { cpu: '1' } });
     cache.assumePod(p);
     cache.finishBinding(p);
-    api.set('default/p', withChanges(p, { node: 'n2', requests: { cpu: '1' }, containers: undefined }));
+    api.set('default/p', withChanges(p, { nodeName: 'n2', requests: { cpu: '1' }, containers: undefined }));
     clock.now = TTL + 1;
     await cache.reconcileAssumed(getPod);
     assert.equal(cache.nodeInfo('n1')?.requested.milliCPU, 0);
@@ -71,7 +72,7 @@ describe('reconciling assumed pods (no time-based expiry)', () => {
 
   it('forgets a pod that is gone from the API', async () => {
     const { clock, cache, getPod } = setup();
-    const p = makePod('p', { node: 'n1', requests: { cpu: '1' } });
+    const p = makePod('p', { nodeName: 'n1', requests: { cpu: '1' } });
     cache.assumePod(p);
     cache.finishBinding(p);
     clock.now = TTL + 1;
@@ -84,13 +85,13 @@ describe('reconciling assumed pods (no time-based expiry)', () => {
   it('forgets a pod the API has unbound, replaced with another UID, or finished', async () => {
     const { clock, cache, api, getPod } = setup();
     for (const name of ['unbound', 'replaced', 'finished']) {
-      const p = makePod(name, { node: 'n1' });
+      const p = makePod(name, { nodeName: 'n1' });
       cache.assumePod(p);
       cache.finishBinding(p);
     }
     api.set('default/unbound', makePod('unbound'));
-    api.set('default/replaced', makePod('replaced', { node: 'n1', uid: 'other' }));
-    api.set('default/finished', makePod('finished', { node: 'n1', phase: 'Succeeded' }));
+    api.set('default/replaced', makePod('replaced', { nodeName: 'n1', uid: 'other' }));
+    api.set('default/finished', makePod('finished', { nodeName: 'n1', phase: 'Succeeded' }));
     clock.now = TTL + 1;
     const r = await cache.reconcileAssumed(getPod);
     assert.deepEqual(r.forgotten.sort(), ['uid-finished', 'uid-replaced', 'uid-unbound']);
@@ -99,7 +100,7 @@ describe('reconciling assumed pods (no time-based expiry)', () => {
 
   it('keeps a pod assumed when the lookup fails, to try again later', async () => {
     const { clock, cache } = setup();
-    const p = makePod('p', { node: 'n1' });
+    const p = makePod('p', { nodeName: 'n1' });
     cache.assumePod(p);
     cache.finishBinding(p);
     clock.now = TTL + 1;
@@ -112,7 +113,7 @@ describe('reconciling assumed pods (no time-based expiry)', () => {
 
   it('does nothing for a pod the watch confirmed while the lookup was under way', async () => {
     const { clock, cache } = setup();
-    const p = makePod('p', { node: 'n1' });
+    const p = makePod('p', { nodeName: 'n1' });
     cache.assumePod(p);
     cache.finishBinding(p);
     clock.now = TTL + 1;
@@ -126,7 +127,7 @@ describe('reconciling assumed pods (no time-based expiry)', () => {
 
   it('a later watch add of a pod confirmed by reconciling updates it instead of failing', async () => {
     const { clock, cache, api, getPod } = setup();
-    const p = makePod('p', { node: 'n1' });
+    const p = makePod('p', { nodeName: 'n1' });
     cache.assumePod(p);
     cache.finishBinding(p);
     api.set('default/p', p);
@@ -143,7 +144,7 @@ describe('reconciling assumed pods (no time-based expiry)', () => {
     mock.timers.enable({ apis: ['setInterval'] });
     try {
       const { clock, cache, getPod, lookups } = setup();
-      const p = makePod('p', { node: 'n1' });
+      const p = makePod('p', { nodeName: 'n1' });
       cache.assumePod(p);
       cache.finishBinding(p);
       clock.now = TTL + 1;

@@ -7,7 +7,7 @@ import {
   podResource,
   resourceFromList,
 } from '../../src/cache/resources.ts';
-import { makePod } from './helpers.ts';
+import { makePod } from '../helpers/objects.ts';
 
 const MiB = 1024 * 1024;
 

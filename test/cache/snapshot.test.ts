@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { NodeInfoCache } from '../../src/cache/cache.ts';
 import { Snapshot } from '../../src/cache/snapshot.ts';
-import { makeNode, makePod } from './helpers.ts';
+import { makeNode, makePod } from '../helpers/objects.ts';
 
 function zonedCache(): NodeInfoCache {
   const cache = new NodeInfoCache();
@@ -28,7 +28,7 @@ describe('snapshot', () => {
     const cache = zonedCache();
     const s = cache.snapshot();
     const [a1, b1, a2] = s.list();
-    cache.addPod(makePod('p', { node: 'b1', requests: { cpu: '1' } }));
+    cache.addPod(makePod('p', { nodeName: 'b1', requests: { cpu: '1' } }));
     cache.updateSnapshot(s);
     assert.equal(s.get('a1'), a1);
     assert.equal(s.get('a2'), a2);
@@ -43,7 +43,7 @@ describe('snapshot', () => {
     const s = cache.snapshot();
     const before = s.get('a1')!;
     const list = s.list();
-    cache.addPod(makePod('p', { node: 'a1', requests: { cpu: '1' } }));
+    cache.addPod(makePod('p', { nodeName: 'a1', requests: { cpu: '1' } }));
     assert.equal(s.get('a1')?.requested.milliCPU, 0);
     assert.equal(s.get('a1')?.pods.size, 0);
     cache.updateSnapshot(s);
@@ -63,7 +63,7 @@ describe('snapshot', () => {
 
   it('drops deleted nodes and ghosts, and picks up added nodes in tree order', () => {
     const cache = zonedCache();
-    cache.addPod(makePod('p', { node: 'a2' }));
+    cache.addPod(makePod('p', { nodeName: 'a2' }));
     const s = cache.snapshot();
     cache.removeNode(makeNode('a1'));
     cache.removeNode(makeNode('a2')); // a ghost: it still has pod p
@@ -105,9 +105,9 @@ describe('snapshot', () => {
   it('knows which claims pods on its nodes use, across updates', () => {
     const cache = zonedCache();
     const claim = (name: string) => [{ name: 'v', persistentVolumeClaim: { claimName: name } }];
-    const p = makePod('p', { node: 'a1', volumes: claim('c1') });
+    const p = makePod('p', { nodeName: 'a1', volumes: claim('c1') });
     cache.addPod(p);
-    cache.addPod(makePod('q', { node: 'b1', volumes: claim('c1') }));
+    cache.addPod(makePod('q', { nodeName: 'b1', volumes: claim('c1') }));
     const s = cache.snapshot();
     assert.equal(s.isPVCUsedByPods('default/c1'), true);
     cache.removePod(p);
@@ -121,7 +121,11 @@ describe('snapshot', () => {
   it('can be built straight from objects, ignoring pods on unknown nodes', () => {
     const s = Snapshot.fromObjects(
       [makeNode('x1', { zone: 'x' }), makeNode('x2', { zone: 'x' }), makeNode('y1', { zone: 'y' })],
-      [makePod('p', { node: 'x2', requests: { cpu: '1' } }), makePod('lost', { node: 'nowhere' }), makePod('pending')],
+      [
+        makePod('p', { nodeName: 'x2', requests: { cpu: '1' } }),
+        makePod('lost', { nodeName: 'nowhere' }),
+        makePod('pending'),
+      ],
     );
     assert.deepEqual(names(s), ['x1', 'y1', 'x2']);
     assert.equal(s.get('x2')?.requested.milliCPU, 1000);

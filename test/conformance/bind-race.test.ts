@@ -5,10 +5,10 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { AnyObject, Kind } from '../../src/cluster/types.ts';
 import { KINDS } from '../../src/cluster/types.ts';
+import { makeCSIDriver } from '../helpers/objects.ts';
 import {
   Conformance,
   makeCapacity,
-  makeCSIDriver,
   makeDynamicProvisionerStorageClass,
   makeNode,
   makePod,
@@ -29,7 +29,7 @@ function clusterObjects(): { objects: AnyObject[]; pods: ReturnType<typeof makeP
     ...nodes,
     makeStorageClass('local', 'WaitForFirstConsumer'),
     { ...makeDynamicProvisionerStorageClass('dyn', 'WaitForFirstConsumer'), provisioner: DRIVER },
-    makeCSIDriver(DRIVER, true),
+    makeCSIDriver(DRIVER, { storageCapacity: true }),
     // Room for two 4Gi volumes per zone: the third provisioning in a zone fails and the scheduler must retry.
     makeCapacity('cap-za', 'dyn', '9Gi', { matchLabels: { 'topology.kubernetes.io/zone': 'za' } }),
     makeCapacity('cap-zb', 'dyn', '9Gi', { matchLabels: { 'topology.kubernetes.io/zone': 'zb' } }),

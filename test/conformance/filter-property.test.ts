@@ -13,11 +13,11 @@ import type {
 } from '../../src/cluster/types.ts';
 import { pvNodeAffinityMatches } from '../../src/volumes/node-affinity.ts';
 import { pvCapacity, requestedStorage } from '../../src/volumes/pv-matching.ts';
+import { makeCSIDriver } from '../helpers/objects.ts';
 import {
   boundPair,
   Conformance,
   makeCapacity,
-  makeCSIDriver,
   makeDynamicProvisionerStorageClass,
   makeNode,
   makePod,
@@ -105,7 +105,7 @@ it('filter partitions its input and never passes a node the claims cannot use; b
       const objects: AnyObject[] = [
         ...STATIC_CLASSES.map((c) => makeStorageClass(c, 'WaitForFirstConsumer')),
         { ...makeDynamicProvisionerStorageClass(DYN, 'WaitForFirstConsumer'), provisioner: DYN_DRIVER },
-        makeCSIDriver(DYN_DRIVER, true),
+        makeCSIDriver(DYN_DRIVER, { storageCapacity: true }),
       ];
       const pvs = w.pvs.map((p, i) => {
         const pv = place(

@@ -99,19 +99,12 @@ export function boundPair(
 }
 
 export function makePod(name: string, claims: string[]): Pod {
-  return {
-    kind: 'Pod',
-    metadata: { name, namespace: NS, uid: uid(name), resourceVersion: '1' },
-    spec: {
-      containers: [{ name: 'c', image: 'registry.k8s.io/pause', resources: { requests: { cpu: '10m' } } }],
-      volumes: claims.map((c, i) => ({ name: `vol${i}`, persistentVolumeClaim: { claimName: c } })),
-    },
-    status: { phase: 'Pending' },
-  };
-}
-
-export function makeCSIDriver(name: string, storageCapacity: boolean): CSIDriver {
-  return { kind: 'CSIDriver', metadata: { name, uid: uid(name), resourceVersion: '1' }, spec: { storageCapacity } };
+  return build.makePod(name, {
+    namespace: NS,
+    uid: uid(name),
+    containers: [{ name: 'c', image: 'registry.k8s.io/pause', resources: { requests: { cpu: '10m' } } }],
+    claims,
+  });
 }
 
 export function makeCapacity(
@@ -119,15 +112,8 @@ export function makeCapacity(
   scName: string,
   capacity: string,
   nodeTopology: CSIStorageCapacity['nodeTopology'] = {},
-) {
-  const c: CSIStorageCapacity = {
-    kind: 'CSIStorageCapacity',
-    metadata: { name, namespace: 'default', uid: uid(name), resourceVersion: '1' },
-    storageClassName: scName,
-    nodeTopology,
-    capacity,
-  };
-  return c;
+): CSIStorageCapacity {
+  return build.makeCSIStorageCapacity(name, { uid: uid(name), className: scName, nodeTopology, capacity });
 }
 
 export interface FilterAnswer {

@@ -4,10 +4,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { AnyObject, Node, PersistentVolume, PersistentVolumeClaim } from '../../src/cluster/types.ts';
 import type { Settings } from '../../src/config.ts';
+import { makeCSIDriver } from '../helpers/objects.ts';
 import {
   Conformance,
   makeCapacity,
-  makeCSIDriver,
   makeDynamicProvisionerStorageClass,
   makeNode,
   makePod,
@@ -162,8 +162,8 @@ describe('TestStorageCapacityScoringMultiDriver', () => {
     const objects: AnyObject[] = [
       scA,
       scB,
-      makeCSIDriver('driver-a.csi.k8s.io', true),
-      makeCSIDriver('driver-b.csi.k8s.io', true),
+      makeCSIDriver('driver-a.csi.k8s.io', { storageCapacity: true }),
+      makeCSIDriver('driver-b.csi.k8s.io', { storageCapacity: true }),
       makeCapacity('a-zone-a', 'wait-driver-a', '12Gi', { matchLabels: { 'topology.kubernetes.io/zone': 'zone-a' } }),
       makeCapacity('a-zone-b', 'wait-driver-a', '6Gi', { matchLabels: { 'topology.kubernetes.io/zone': 'zone-b' } }),
       makeCapacity('b-zone-a', 'wait-driver-b', '6Gi', { matchLabels: { 'topology.kubernetes.io/zone': 'zone-a' } }),

@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { AnyObject, Pod } from '../../src/cluster/types.ts';
+import { makeCSIDriver } from '../helpers/objects.ts';
 import {
   boundPair,
   Conformance,
   makeCapacity,
-  makeCSIDriver,
   makeDynamicProvisionerStorageClass,
   makeNode,
   makePod,
@@ -310,7 +310,7 @@ describe('TestCapacity', () => {
         objects: [
           ...classes,
           makePVC('pvc-canprovision', 'wait'),
-          ...(c.capacitySupported ? [makeCSIDriver(PROVISIONER, true)] : []),
+          ...(c.capacitySupported ? [makeCSIDriver(PROVISIONER, { storageCapacity: true })] : []),
           // More than the 5Gi the claim asks for.
           ...(c.haveCapacity ? [makeCapacity('foo-1', 'wait', '6Gi')] : []),
         ],

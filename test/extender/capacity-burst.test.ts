@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import type { AnyObject, CSIStorageCapacity, PersistentVolumeClaim, Pod } from '../../src/cluster/types.ts';
 import type { CapacityAccountingMode } from '../../src/volumes/provisioning.ts';
 import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
-import { claim, makeCSIStorageCapacity, node, pod, storageClass } from '../helpers/objects.ts';
+import { claim, makeCSIDriver, makeCSIStorageCapacity, node, pod, storageClass } from '../helpers/objects.ts';
 
 const DRIVER = 'lvm.csi.example.com';
 const SELECTED_NODE = 'volume.kubernetes.io/selected-node';
@@ -25,7 +25,7 @@ function cluster(): AnyObject[] {
   const objects: AnyObject[] = [
     node('n1'),
     storageClass('lvm', { provisioner: DRIVER }),
-    { kind: 'CSIDriver', metadata: { name: DRIVER, uid: 'd', resourceVersion: '1' }, spec: { storageCapacity: true } },
+    makeCSIDriver(DRIVER, { storageCapacity: true }),
     // 10Gi left: three 3Gi volumes fit, a fourth does not.
     capacity('10Gi'),
   ];

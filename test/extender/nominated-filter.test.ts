@@ -6,9 +6,9 @@ import type { Pod } from '../../src/cluster/types.ts';
 import { ERR_REASON_MAX_VOLUME_COUNT } from '../../src/plugins/node-volume-limits.ts';
 import { ERR_REASON_RWOP_CONFLICT } from '../../src/plugins/volume-restrictions.ts';
 import { ERR_REASON_BIND_CONFLICT, ERR_REASON_NOT_ENOUGH_SPACE } from '../../src/volumes/binder.ts';
-import { makeCapacity, makeCSIDriver } from '../conformance/harness.ts';
+import { makeCapacity } from '../conformance/harness.ts';
 import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
-import { claim, localPV, node, pod, storageClass } from '../helpers/objects.ts';
+import { claim, localPV, makeCSIDriver, node, pod, storageClass } from '../helpers/objects.ts';
 
 function nominated(name: string, nodeName: string, priority: number, claims: string[]): Pod {
   const p = pod(name, { priority, claims });
@@ -56,7 +56,7 @@ before(async () => {
       nominated('rwop-waiting', 'node-b', 100, ['rwop-claim']),
       // Provisioned storage: 10Gi of CSIStorageCapacity reachable from node-c only.
       node('node-c'),
-      makeCSIDriver('csi.example.com', true),
+      makeCSIDriver('csi.example.com', { storageCapacity: true }),
       storageClass('csi', { provisioner: 'csi.example.com' }),
       makeCapacity('cap-c', 'csi', '10Gi', { matchLabels: { 'kubernetes.io/hostname': 'node-c' } }),
       claim('big-waiting', { className: 'csi', size: '6Gi' }),

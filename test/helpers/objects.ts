@@ -1,11 +1,14 @@
 // Cluster objects for tests. The builders at the end (makeNode, makePod, ...) spell out only what a case names;
 // the presets first (node, pod, storageClass, localPV, claim) are complete objects as an API server would serve them.
 import type {
+  Container,
+  CSIDriver,
   CSIStorageCapacity,
   Node,
   PersistentVolume,
   PersistentVolumeClaim,
   Pod,
+  ResourceList,
   StorageClass,
   Volume,
 } from '../../src/cluster/types.ts';
@@ -14,14 +17,12 @@ let counter = 0;
 const uid = (kind: string, name: string) => `${kind}-${name}-${++counter}`;
 
 export function node(name: string, opts: { zone?: string; labels?: Record<string, string>; cpu?: string } = {}): Node {
-  const zone: Record<string, string> = opts.zone
-    ? { 'topology.kubernetes.io/region': 'r1', 'topology.kubernetes.io/zone': opts.zone }
-    : {};
   return {
     apiVersion: 'v1',
     ...makeNode(name, {
       uid: uid('node', name),
-      labels: { ...zone, ...opts.labels },
+      ...(opts.zone ? { region: 'r1', zone: opts.zone } : {}),
+      ...(opts.labels ? { labels: opts.labels } : {}),
       allocatable: { cpu: opts.cpu ?? '4', memory: '16Gi', pods: '110', 'ephemeral-storage': '100Gi' },
     }),
   };
@@ -40,17 +41,11 @@ export function pod(
 ): Pod {
   return {
     apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace: opts.namespace ?? 'default', uid: opts.uid ?? uid('pod', name), resourceVersion: '1' },
-    spec: {
-      ...(opts.nodeName ? { nodeName: opts.nodeName } : {}),
-      ...(opts.priority === undefined ? {} : { priority: opts.priority }),
+    ...makePod(name, {
+      ...opts,
+      uid: opts.uid ?? uid('pod', name),
       containers: [{ name: 'c', image: 'nginx', resources: { requests: { cpu: opts.cpu ?? '100m' } } }],
-      ...(opts.claims
-        ? { volumes: opts.claims.map((c, i) => ({ name: `v${i}`, persistentVolumeClaim: { claimName: c } })) }
-        : {}),
-    },
-    status: { phase: opts.nodeName ? 'Running' : 'Pending' },
+    }),
   };
 }
 
@@ -97,27 +92,64 @@ export function claim(
 // The builders (upstream's st.MakePod() and friends, options instead of chained calls): each sets only the kind, a
 // name, a stable uid `uid-<name>` and what the options name, so a table case reads as the object it describes.
 
-/** Labelled with its hostname, as the kubelet labels a node. */
+/** Labelled with its hostname, as the kubelet labels a node; `zone` and `region` set the topology labels (even ''). */
 export function makeNode(
   name: string,
-  o: { labels?: Record<string, string>; uid?: string; allocatable?: Record<string, string> } = {},
+  o: {
+    labels?: Record<string, string>;
+    zone?: string;
+    region?: string;
+    uid?: string;
+    resourceVersion?: string;
+    allocatable?: ResourceList;
+    images?: NonNullable<Node['status']>['images'];
+    status?: Node['status'];
+  } = {},
 ): Node {
+  const status = {
+    ...(o.allocatable ? { allocatable: o.allocatable } : {}),
+    ...(o.images ? { images: o.images } : {}),
+    ...o.status,
+  };
   return {
     kind: 'Node',
     metadata: {
       name,
       uid: o.uid ?? `uid-${name}`,
-      resourceVersion: '1',
-      labels: { 'kubernetes.io/hostname': name, ...o.labels },
+      resourceVersion: o.resourceVersion ?? '1',
+      labels: {
+        'kubernetes.io/hostname': name,
+        ...(o.region === undefined ? {} : { 'topology.kubernetes.io/region': o.region }),
+        ...(o.zone === undefined ? {} : { 'topology.kubernetes.io/zone': o.zone }),
+        ...o.labels,
+      },
     },
-    ...(o.allocatable ? { status: { allocatable: o.allocatable } } : {}),
+    ...(Object.keys(status).length > 0 ? { status } : {}),
   };
 }
 
-/** `nodeName` also makes the phase Running (Pending otherwise), as a scheduled pod's would be. */
+/**
+ * `nodeName` also makes the phase Running (Pending otherwise), as a scheduled pod's would be. One container `c`
+ * holds `requests` unless `containers` are given; `claims` become `persistentVolumeClaim` volumes after `volumes`.
+ */
 export function makePod(
   name: string,
-  o: { namespace?: string; uid?: string; volumes?: Volume[]; claims?: string[]; nodeName?: string } = {},
+  o: {
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+    nodeName?: string;
+    priority?: number;
+    requests?: ResourceList;
+    containers?: Container[];
+    initContainers?: Container[];
+    overhead?: ResourceList;
+    volumes?: Volume[];
+    claims?: string[];
+    phase?: string;
+    nominatedNodeName?: string;
+  } = {},
 ): Pod {
   const volumes = [
     ...(o.volumes ?? []),
@@ -125,13 +157,25 @@ export function makePod(
   ];
   return {
     kind: 'Pod',
-    metadata: { name, namespace: o.namespace ?? 'default', uid: o.uid ?? `uid-${name}`, resourceVersion: '1' },
-    spec: {
-      containers: [{ name: 'c' }],
-      ...(o.volumes || o.claims ? { volumes } : {}),
-      ...(o.nodeName ? { nodeName: o.nodeName } : {}),
+    metadata: {
+      name,
+      namespace: o.namespace ?? 'default',
+      uid: o.uid ?? `uid-${name}`,
+      resourceVersion: o.resourceVersion ?? '1',
+      ...(o.labels ? { labels: o.labels } : {}),
     },
-    status: { phase: o.nodeName ? 'Running' : 'Pending' },
+    spec: {
+      ...(o.nodeName ? { nodeName: o.nodeName } : {}),
+      ...(o.priority === undefined ? {} : { priority: o.priority }),
+      containers: o.containers ?? [{ name: 'c', ...(o.requests ? { resources: { requests: o.requests } } : {}) }],
+      ...(o.initContainers ? { initContainers: o.initContainers } : {}),
+      ...(o.overhead ? { overhead: o.overhead } : {}),
+      ...(o.volumes || o.claims ? { volumes } : {}),
+    },
+    status: {
+      phase: o.phase ?? (o.nodeName ? 'Running' : 'Pending'),
+      ...(o.nominatedNodeName ? { nominatedNodeName: o.nominatedNodeName } : {}),
+    },
   };
 }
 
@@ -141,6 +185,8 @@ export function makePVC(
   o: {
     namespace?: string;
     uid?: string;
+    resourceVersion?: string;
+    annotations?: Record<string, string>;
     className?: string;
     volumeName?: string;
     size?: string;
@@ -149,14 +195,18 @@ export function makePVC(
     spec?: PersistentVolumeClaim['spec'];
   } = {},
 ): PersistentVolumeClaim {
+  const annotations = {
+    ...(o.bindCompleted ? { 'pv.kubernetes.io/bind-completed': 'yes' } : {}),
+    ...o.annotations,
+  };
   return {
     kind: 'PersistentVolumeClaim',
     metadata: {
       name,
       namespace: o.namespace ?? 'default',
       uid: o.uid ?? `uid-${name}`,
-      resourceVersion: '1',
-      ...(o.bindCompleted ? { annotations: { 'pv.kubernetes.io/bind-completed': 'yes' } } : {}),
+      resourceVersion: o.resourceVersion ?? '1',
+      ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
     },
     spec: {
       ...(o.className === undefined ? {} : { storageClassName: o.className }),
@@ -173,7 +223,9 @@ export function makePV(
   name: string,
   o: {
     uid?: string;
+    resourceVersion?: string;
     labels?: Record<string, string>;
+    annotations?: Record<string, string>;
     className?: string;
     size?: string;
     phase?: string;
@@ -184,7 +236,13 @@ export function makePV(
   const affinity = o.affinity;
   return {
     kind: 'PersistentVolume',
-    metadata: { name, uid: o.uid ?? `uid-${name}`, resourceVersion: '1', ...(o.labels ? { labels: o.labels } : {}) },
+    metadata: {
+      name,
+      uid: o.uid ?? `uid-${name}`,
+      resourceVersion: o.resourceVersion ?? '1',
+      ...(o.labels ? { labels: o.labels } : {}),
+      ...(o.annotations ? { annotations: o.annotations } : {}),
+    },
     spec: {
       ...(o.className === undefined ? {} : { storageClassName: o.className }),
       ...(o.size ? { capacity: { storage: o.size } } : {}),
@@ -226,13 +284,29 @@ export function makeStorageClass(
 
 export function makeCSIStorageCapacity(
   name: string,
-  o: { className: string; capacity?: string; nodeTopology?: CSIStorageCapacity['nodeTopology']; namespace?: string },
+  o: {
+    className: string;
+    uid?: string;
+    namespace?: string;
+    nodeTopology?: CSIStorageCapacity['nodeTopology'];
+    capacity?: string;
+    maximumVolumeSize?: string;
+  },
 ): CSIStorageCapacity {
   return {
     kind: 'CSIStorageCapacity',
-    metadata: { name, namespace: o.namespace ?? 'default', uid: `uid-${name}`, resourceVersion: '1' },
+    metadata: { name, namespace: o.namespace ?? 'default', uid: o.uid ?? `uid-${name}`, resourceVersion: '1' },
     storageClassName: o.className,
     ...(o.nodeTopology ? { nodeTopology: o.nodeTopology } : {}),
     ...(o.capacity ? { capacity: o.capacity } : {}),
+    ...(o.maximumVolumeSize ? { maximumVolumeSize: o.maximumVolumeSize } : {}),
+  };
+}
+
+export function makeCSIDriver(name: string, o: { uid?: string; storageCapacity?: boolean } = {}): CSIDriver {
+  return {
+    kind: 'CSIDriver',
+    metadata: { name, uid: o.uid ?? `uid-${name}`, resourceVersion: '1' },
+    spec: { ...(o.storageCapacity === undefined ? {} : { storageCapacity: o.storageCapacity }) },
   };
 }

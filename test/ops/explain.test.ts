@@ -10,15 +10,16 @@ import { explain, type NodeExplanation } from '../../src/ops/explain.ts';
 import { VOLUME_BINDING, type VolumeBindingPlugin } from '../../src/plugins/index.ts';
 import type { ClaimExplanation } from '../../src/volumes/explain.ts';
 import { bindVolumeToClaim } from '../../src/volumes/pv-matching.ts';
-import { claim, localPV, node, pod, storageClass } from '../helpers/objects.ts';
+import { claim, localPV, makeCSIDriver, makeCSIStorageCapacity, node, pod, storageClass } from '../helpers/objects.ts';
 import { cluster } from './helpers.ts';
 
 function claims(n: NodeExplanation): ClaimExplanation[] {
   return (n.detail.VolumeBinding as { claims: ClaimExplanation[] }).claims;
 }
 
+/** A local PV on n1 with the one change a case is about. */
 function pv(name: string, change: (pv: PersistentVolume) => void = () => {}): PersistentVolume {
-  const out = structuredClone(localPV(name, 'n1'));
+  const out = localPV(name, 'n1');
   change(out);
   return out;
 }
@@ -240,18 +241,15 @@ describe('explain: provisioning', () => {
       node('n3', { zone: 'z3' }),
       storageClass('local'),
       dyn,
-      {
-        kind: 'CSIDriver',
-        metadata: { name: 'disk.csi.example.com', uid: 'd', resourceVersion: '1' },
-        spec: { storageCapacity: true },
-      },
-      ...['z1', 'z2'].map((z, i) => ({
-        kind: 'CSIStorageCapacity' as const,
-        metadata: { name: `cap-${z}`, namespace: 'kube-system', uid: `c${i}`, resourceVersion: '1' },
-        storageClassName: 'dyn',
-        nodeTopology: { matchLabels: { 'topology.kubernetes.io/zone': z } },
-        capacity: z === 'z1' ? '100Gi' : '1Gi',
-      })),
+      makeCSIDriver('disk.csi.example.com', { storageCapacity: true }),
+      ...['z1', 'z2'].map((z) =>
+        makeCSIStorageCapacity(`cap-${z}`, {
+          namespace: 'kube-system',
+          className: 'dyn',
+          nodeTopology: { matchLabels: { 'topology.kubernetes.io/zone': z } },
+          capacity: z === 'z1' ? '100Gi' : '1Gi',
+        }),
+      ),
       claim('fast', { className: 'dyn', size: '10Gi' }),
       claim('static', { className: 'local' }),
       pod('p', { claims: ['fast'] }),

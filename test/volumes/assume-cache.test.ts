@@ -3,15 +3,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PersistentVolume, PersistentVolumeClaim } from '../../src/cluster/types.ts';
 import { PVAssumeCache, PVCAssumeCache } from '../../src/volumes/assume-cache.ts';
+import * as build from '../helpers/objects.ts';
 
-const makePV = (name: string, className: string, version: string): PersistentVolume => ({
-  metadata: { name, uid: name, resourceVersion: version },
-  spec: { storageClassName: className },
-});
-const makeClaim = (name: string, version: string, namespace: string): PersistentVolumeClaim => ({
-  metadata: { name, namespace, uid: name, resourceVersion: version, annotations: {} },
-  spec: {},
-});
+// Upstream's makePV and makeClaim: the uid is the name.
+const makePV = (name: string, className: string, version: string): PersistentVolume =>
+  build.makePV(name, { uid: name, className, resourceVersion: version });
+const makeClaim = (name: string, version: string, namespace: string): PersistentVolumeClaim =>
+  build.makePVC(name, { uid: name, namespace, resourceVersion: version });
 
 function assertListPVs(cache: PVAssumeCache, expected: Map<string, PersistentVolume>, className: string): void {
   const list = [...cache.listByClass(className)];
@@ -192,7 +190,7 @@ it('TestAssumeUpdatePVCCache', () => {
   const pvc = makeClaim('test-pvc0', '1', 'test-ns');
   cache.add(pvc);
   const newPVC = structuredClone(pvc);
-  newPVC.metadata.annotations!['volume.kubernetes.io/selected-node'] = 'test-node';
+  newPVC.metadata.annotations = { 'volume.kubernetes.io/selected-node': 'test-node' };
   cache.assume(newPVC);
   assert.equal(cache.get('test-ns/test-pvc0'), newPVC);
   cache.add(pvc);

@@ -20,6 +20,7 @@ import {
   type VolumeBinder,
 } from '../../src/volumes/binder.ts';
 import type { DynamicProvision } from '../../src/volumes/provisioning.ts';
+import { makeCSIDriver } from '../helpers/objects.ts';
 import {
   boundMigrationPVC,
   boundPVC,
@@ -31,7 +32,6 @@ import {
   immediateBoundPVC,
   immediateUnboundPVC,
   makeCapacity,
-  makeCSIDriver,
   makePod,
   makeTestPV,
   migrationPVBound,
@@ -157,8 +157,8 @@ function runFind(c: FindCase, csiDriver: CSIDriver | undefined): void {
 
 const CSI_DRIVER_VARIANTS: Record<string, CSIDriver | undefined> = {
   'no CSIDriver': undefined,
-  'CSIDriver with capacity tracking': makeCSIDriver(PROVISIONER, true),
-  'CSIDriver without capacity tracking': makeCSIDriver(PROVISIONER, false),
+  'CSIDriver with capacity tracking': makeCSIDriver(PROVISIONER, { storageCapacity: true }),
+  'CSIDriver without capacity tracking': makeCSIDriver(PROVISIONER, { storageCapacity: false }),
 };
 
 describe('TestFindPodVolumesWithoutProvisioning', () => {
@@ -983,7 +983,7 @@ describe('TestCapacity', () => {
         it(name, () => {
           const { binder } = env({
             pvcs: [provisionedPVC],
-            csiDriver: makeCSIDriver(PROVISIONER, optIn),
+            csiDriver: makeCSIDriver(PROVISIONER, { storageCapacity: optIn }),
             capacities: c.capacities,
           });
           const pod = makePod('test-pod', { claims: [provisionedPVC], nodeName: 'node1' });

@@ -41,18 +41,17 @@ export function makeTestPVC(
   resourceVersion: string,
   className: string | undefined,
 ): PersistentVolumeClaim {
-  const pvc: PersistentVolumeClaim = {
-    kind: 'PersistentVolumeClaim',
-    metadata: { name, namespace: 'testns', uid: 'pvc-uid', resourceVersion },
-    spec: { resources: { requests: { storage: size } }, volumeMode: 'Filesystem' },
-  };
-  if (className !== undefined) pvc.spec.storageClassName = className;
-  const ann: Record<string, string> = {};
-  if (state === PVC_SELECTED_NODE) ann['volume.kubernetes.io/selected-node'] = node;
-  if (state === PVC_BOUND) ann['pv.kubernetes.io/bind-completed'] = 'yes';
-  if (state === PVC_BOUND || state === PVC_PREBOUND) pvc.spec.volumeName = pvName;
-  if (Object.keys(ann).length > 0) pvc.metadata.annotations = ann;
-  return pvc;
+  return build.makePVC(name, {
+    namespace: 'testns',
+    uid: 'pvc-uid',
+    resourceVersion,
+    className,
+    size,
+    ...(state === PVC_BOUND || state === PVC_PREBOUND ? { volumeName: pvName } : {}),
+    bindCompleted: state === PVC_BOUND,
+    ...(state === PVC_SELECTED_NODE ? { annotations: { 'volume.kubernetes.io/selected-node': node } } : {}),
+    spec: { volumeMode: 'Filesystem' },
+  });
 }
 
 export function makeTestPV(
@@ -63,31 +62,29 @@ export function makeTestPV(
   boundTo: PersistentVolumeClaim | undefined,
   className: string,
 ): PersistentVolume {
-  const pv: PersistentVolume = {
-    kind: 'PersistentVolume',
-    metadata: { name, uid: `uid-${name}`, resourceVersion: version },
-    spec: { capacity: { storage: capacity }, storageClassName: className, volumeMode: 'Filesystem' },
-    status: { phase: 'Available' },
-  };
-  if (node !== '') {
-    pv.spec.nodeAffinity = {
-      required: {
-        nodeSelectorTerms: [{ matchExpressions: [{ key: NODE_LABEL_KEY, operator: 'In', values: [node] }] }],
-      },
-    };
-  }
-  if (boundTo) {
-    pv.spec.claimRef = {
-      kind: 'PersistentVolumeClaim',
-      apiVersion: 'v1',
-      resourceVersion: boundTo.metadata.resourceVersion,
-      name: boundTo.metadata.name,
-      namespace: boundTo.metadata.namespace,
-      uid: boundTo.metadata.uid,
-    };
-    pv.metadata.annotations = { 'pv.kubernetes.io/bound-by-controller': 'yes' };
-  }
-  return pv;
+  return build.makePV(name, {
+    resourceVersion: version,
+    className,
+    size: capacity,
+    phase: 'Available',
+    ...(node === '' ? {} : { affinity: { [NODE_LABEL_KEY]: [node] } }),
+    ...(boundTo ? { annotations: { 'pv.kubernetes.io/bound-by-controller': 'yes' } } : {}),
+    spec: {
+      volumeMode: 'Filesystem',
+      ...(boundTo
+        ? {
+            claimRef: {
+              kind: 'PersistentVolumeClaim',
+              apiVersion: 'v1',
+              resourceVersion: boundTo.metadata.resourceVersion,
+              name: boundTo.metadata.name,
+              namespace: boundTo.metadata.namespace,
+              uid: boundTo.metadata.uid,
+            },
+          }
+        : {}),
+    },
+  });
 }
 
 /** An in-tree GCE PD PV (migratable) or an RBD PV (not), zone-labelled, with no affinity of its own. */
@@ -145,10 +142,6 @@ export function makeGenericEphemeralPVC(volumeName: string, owned: boolean): Per
   return pvc;
 }
 
-export function makeNode(name: string, labels: Record<string, string> = {}): Node {
-  return { metadata: { name, uid: `uid-${name}`, resourceVersion: '1', labels } };
-}
-
 export function makeCSINode(name: string, migratedPlugin: string, drivers: CSINode['spec']['drivers'] = []): CSINode {
   return {
     metadata: {
@@ -161,10 +154,6 @@ export function makeCSINode(name: string, migratedPlugin: string, drivers: CSINo
   };
 }
 
-export function makeCSIDriver(name: string, storageCapacity: boolean): CSIDriver {
-  return { metadata: { name, uid: `driver-${name}`, resourceVersion: '1' }, spec: { storageCapacity } };
-}
-
 export function makeCapacity(
   name: string,
   storageClassName: string,
@@ -172,39 +161,29 @@ export function makeCapacity(
   capacity: string,
   maximumVolumeSize: string,
 ): CSIStorageCapacity {
-  const c: CSIStorageCapacity = {
-    metadata: { name, namespace: '', uid: `cap-${name}`, resourceVersion: '1' },
-    storageClassName,
+  return build.makeCSIStorageCapacity(name, {
+    namespace: '',
+    className: storageClassName,
     nodeTopology: node ? { matchLabels: { [NODE_LABEL_KEY]: node.metadata.labels?.[NODE_LABEL_KEY] ?? '' } } : {},
-  };
-  if (capacity !== '') c.capacity = capacity;
-  if (maximumVolumeSize !== '') c.maximumVolumeSize = maximumVolumeSize;
-  return c;
+    capacity,
+    maximumVolumeSize,
+  });
 }
 
 export function storageClasses(): StorageClass[] {
-  const meta = (name: string) => ({ name, uid: `sc-${name}`, resourceVersion: '1' });
   return [
-    {
-      metadata: meta(WAIT_CLASS_WITH_PROVISIONER),
-      volumeBindingMode: 'WaitForFirstConsumer',
+    build.makeStorageClass(WAIT_CLASS_WITH_PROVISIONER, {
       provisioner: PROVISIONER,
       allowedTopologies: [
         { matchLabelExpressions: [{ key: NODE_LABEL_KEY, values: [NODE_LABEL_VALUE, 'reference-value'] }] },
       ],
-    },
-    { metadata: meta(IMMEDIATE_CLASS), volumeBindingMode: 'Immediate', provisioner: '' },
-    {
-      metadata: meta(WAIT_CLASS),
-      volumeBindingMode: 'WaitForFirstConsumer',
-      provisioner: 'kubernetes.io/no-provisioner',
-    },
-    {
-      metadata: meta(TOPO_MISMATCH_CLASS),
-      volumeBindingMode: 'WaitForFirstConsumer',
+    }),
+    build.makeStorageClass(IMMEDIATE_CLASS, { mode: 'Immediate', provisioner: '' }),
+    build.makeStorageClass(WAIT_CLASS),
+    build.makeStorageClass(TOPO_MISMATCH_CLASS, {
       provisioner: PROVISIONER,
       allowedTopologies: [{ matchLabelExpressions: [{ key: NODE_LABEL_KEY, values: ['reference-value'] }] }],
-    },
+    }),
   ];
 }
 
@@ -335,11 +314,11 @@ export const migrationPVBound = makeTestPVForCSIMigration(zone1Labels, boundMigr
 export const migrationPVBoundToUnbound = makeTestPVForCSIMigration(zone1Labels, unboundPVC, true);
 export const nonmigrationPVBoundToUnbound = makeTestPVForCSIMigration(zone1Labels, unboundPVC, false);
 
-export const node1 = makeNode('node1', { [NODE_LABEL_KEY]: 'node1' });
-export const node2 = makeNode('node2', { [NODE_LABEL_KEY]: 'node2' });
-export const node1NoLabels = makeNode('node1');
-export const node1Zone1 = makeNode('node1', { 'topology.gke.io/zone': 'us-east-1' });
-export const node1Zone2 = makeNode('node1', { 'topology.gke.io/zone': 'us-east-2' });
+export const node1 = build.makeNode('node1', { labels: { [NODE_LABEL_KEY]: 'node1' } });
+export const node2 = build.makeNode('node2', { labels: { [NODE_LABEL_KEY]: 'node2' } });
+export const node1NoLabels = build.makeNode('node1');
+export const node1Zone1 = build.makeNode('node1', { labels: { 'topology.gke.io/zone': 'us-east-1' } });
+export const node1Zone2 = build.makeNode('node1', { labels: { 'topology.gke.io/zone': 'us-east-2' } });
 export const csiNode1Migrated = makeCSINode('node1', 'kubernetes.io/gce-pd');
 export const csiNode1NotMigrated = makeCSINode('node1', '');
 

@@ -7,9 +7,9 @@ import { it } from 'node:test';
 import fc from 'fast-check';
 import type { CSIStorageCapacity, PersistentVolumeClaim, Pod } from '../../src/cluster/types.ts';
 import { VolumeBinder } from '../../src/volumes/binder.ts';
+import { makeCSIDriver } from '../helpers/objects.ts';
 import {
   makeCapacity,
-  makeCSIDriver,
   makePod,
   makeTestPV,
   makeTestPVC,
@@ -53,7 +53,7 @@ it('joint: the sizes admitted on a capacity object never exceed what it publishe
         const pods: Pod[] = claims.map((cs, p) => makePod(`p${p}`, { claims: cs, uid: `uid-p${p}` }));
         const cluster = new TestCluster([
           ...storageClasses(),
-          makeCSIDriver(PROVISIONER, true),
+          makeCSIDriver(PROVISIONER, { storageCapacity: true }),
           node1,
           capacity(total),
           ...claims.flat(),

@@ -9,9 +9,9 @@ import { VolumeBindingPlugin } from '../../src/plugins/volume-binding.ts';
 import { VolumeBinder } from '../../src/volumes/binder.ts';
 import type { CapacityAccountingMode } from '../../src/volumes/provisioning.ts';
 import { buildCapacityScorer } from '../../src/volumes/scorer.ts';
+import { makeCSIDriver } from '../helpers/objects.ts';
 import {
   makeCapacity,
-  makeCSIDriver,
   makePod,
   makeTestPVC,
   node1,
@@ -32,7 +32,13 @@ function claim(name: string, size: string, selectedNode = ''): PersistentVolumeC
 }
 
 function setup(mode: CapacityAccountingMode, objects: AnyObject[], capacity: CSIStorageCapacity) {
-  const cluster = new TestCluster([...storageClasses(), makeCSIDriver(PROVISIONER, true), node1, capacity, ...objects]);
+  const cluster = new TestCluster([
+    ...storageClasses(),
+    makeCSIDriver(PROVISIONER, { storageCapacity: true }),
+    node1,
+    capacity,
+    ...objects,
+  ]);
   const binder = new VolumeBinder({
     store: cluster.store,
     writer: cluster.writer,
@@ -162,7 +168,11 @@ describe('provisions in flight count against the capacity until it is republishe
   });
 
   it('claims arriving before their node and capacity are counted once those arrive', () => {
-    const cluster = new TestCluster([...storageClasses(), makeCSIDriver(PROVISIONER, true), provisioning]);
+    const cluster = new TestCluster([
+      ...storageClasses(),
+      makeCSIDriver(PROVISIONER, { storageCapacity: true }),
+      provisioning,
+    ]);
     const binder = new VolumeBinder({ store: cluster.store, writer: cluster.writer, bindTimeoutSeconds: 10 });
     assert.equal(binder.inFlight.size, 1);
     cluster.add(cap100);

@@ -3,11 +3,11 @@ import { describe, it } from 'node:test';
 import { ClusterState } from '../../../src/cluster/state-file/state.ts';
 import { ClusterStore } from '../../../src/cluster/store.ts';
 import { type AnyObject, KINDS, type Kind, type Node } from '../../../src/cluster/types.ts';
+import { makeNode } from '../../helpers/objects.ts';
 import { recordEvents } from './helpers.ts';
 
-function node(name: string, resourceVersion = '', zone = 'a'): Node {
-  return { metadata: { name, uid: `uid-${name}`, resourceVersion, labels: { zone } } };
-}
+const node = (name: string, resourceVersion = '', zone = 'a'): Node =>
+  makeNode(name, { resourceVersion, labels: { zone } });
 
 function file(...nodes: Node[]): Map<Kind, AnyObject[]> {
   return new Map<Kind, AnyObject[]>([['Node', nodes]]);
