@@ -47,6 +47,11 @@ describe('POST /api/v1/explain', () => {
     assert.match(missing.body.message, /pod default\/nope is not in the extender's cache/);
     const badLimit = await t.request.post('/api/v1/explain').send({ name: 'db-0', limit: -1 });
     assert.equal(badLimit.status, 400);
+    // A pod sent whole has its read fields typed as the verbs type them.
+    const pod = { metadata: { name: 'web-9' }, spec: { containers: [{ name: 'c', ports: '80' }] } };
+    const badPorts = await t.request.post('/api/v1/explain').send({ pod });
+    assert.equal(badPorts.status, 400);
+    assert.match(badPorts.body.message, /pod\/spec\/containers\/0\/ports must be array/);
   });
 });
 

@@ -1,27 +1,209 @@
-// Type checks for the fields scheduling reads, so a hand-edited snapshot fails at load with the field's path
-// instead of surfacing later as NaN capacities or a crash deep inside a filter. Fields nobody reads are not checked.
-import { parseQuantity, QuantityError } from '../quantity.ts';
+// Type checks for the fields scheduling reads, so a hand-edited cluster-state file fails at load with the field's path
+// instead of surfacing later as NaN capacities or a crash deep inside a filter. Pods and Nodes are checked with the
+// schemas the HTTP verbs use (../schemas.ts); the kinds only the file carries have theirs here. Fields nobody reads
+// are not checked.
+import { type TObject, type TSchema, Type } from 'typebox';
+import { Compile } from 'typebox/compile';
+import { QUANTITY_PATTERN, QuantityError } from '../quantity.ts';
+import { maybe, Node, ObjectMeta, open, Pod, Quantity, ResourceList, StringMap } from '../schemas.ts';
 import type { Kind } from '../types.ts';
 
 export type Json = Record<string, unknown>;
 
-/** A field that does not have the shape the API documents; `path` is relative to the object. */
+/** A field that does not have the shape the API documents; `path` (a JSON Pointer) is relative to the object. */
 export class FieldError extends Error {
   readonly path: string;
   constructor(path: string, problem: string) {
-    super(`${path}: ${problem}`);
+    super(`${path} ${problem}`);
     this.path = path;
-  }
-
-  static required(path: string): FieldError {
-    const err = new FieldError(path, '');
-    err.message = `${path} is required`;
-    return err;
   }
 }
 
 export function isRecord(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+// The kinds below come only from the file, whose readers always took null for an absent field (`storageClassName:`).
+const str = maybe(Type.String());
+const Strings = maybe(Type.Array(Type.String()));
+
+const Requirement = Type.Object({ key: str, operator: str, values: Strings }, open);
+
+const LabelSelector = maybe(
+  Type.Object({ matchLabels: maybe(StringMap), matchExpressions: maybe(Type.Array(Requirement)) }, open),
+);
+
+const ClaimSpec = Type.Object(
+  {
+    accessModes: Strings,
+    resources: maybe(Type.Object({ requests: maybe(ResourceList), limits: maybe(ResourceList) }, open)),
+    volumeName: str,
+    storageClassName: str,
+    volumeMode: str,
+    selector: LabelSelector,
+  },
+  open,
+);
+
+const PersistentVolume = Type.Object(
+  {
+    spec: maybe(
+      Type.Object(
+        {
+          capacity: maybe(ResourceList),
+          accessModes: Strings,
+          claimRef: maybe(Type.Object({ namespace: str, name: str, uid: str }, open)),
+          storageClassName: str,
+          volumeMode: str,
+          nodeAffinity: maybe(
+            Type.Object(
+              {
+                required: maybe(
+                  Type.Object(
+                    {
+                      nodeSelectorTerms: maybe(
+                        Type.Array(
+                          Type.Object(
+                            {
+                              matchExpressions: maybe(Type.Array(Requirement)),
+                              matchFields: maybe(Type.Array(Requirement)),
+                            },
+                            open,
+                          ),
+                        ),
+                      ),
+                    },
+                    open,
+                  ),
+                ),
+              },
+              open,
+            ),
+          ),
+          csi: maybe(Type.Object({ driver: str }, open)),
+        },
+        open,
+      ),
+    ),
+    status: maybe(Type.Object({ phase: str }, open)),
+  },
+  open,
+);
+
+const PersistentVolumeClaim = Type.Object(
+  {
+    spec: maybe(ClaimSpec),
+    status: maybe(Type.Object({ phase: str, capacity: maybe(ResourceList) }, open)),
+  },
+  open,
+);
+
+const StorageClass = Type.Object(
+  {
+    provisioner: Type.String(),
+    volumeBindingMode: str,
+    parameters: maybe(StringMap),
+    allowedTopologies: maybe(
+      Type.Array(
+        Type.Object(
+          { matchLabelExpressions: maybe(Type.Array(Type.Object({ key: str, values: Strings }, open))) },
+          open,
+        ),
+      ),
+    ),
+  },
+  open,
+);
+
+const CSINode = Type.Object(
+  {
+    spec: maybe(
+      Type.Object(
+        {
+          drivers: maybe(
+            Type.Array(
+              Type.Object(
+                {
+                  name: str,
+                  nodeID: str,
+                  topologyKeys: Strings,
+                  allocatable: maybe(Type.Object({ count: maybe(Type.Number()) }, open)),
+                },
+                open,
+              ),
+            ),
+          ),
+        },
+        open,
+      ),
+    ),
+  },
+  open,
+);
+
+const CSIDriver = Type.Object(
+  {
+    spec: maybe(Type.Object({ storageCapacity: maybe(Type.Boolean()), attachRequired: maybe(Type.Boolean()) }, open)),
+  },
+  open,
+);
+
+const CSIStorageCapacity = Type.Object(
+  {
+    storageClassName: Type.String(),
+    capacity: maybe(Quantity),
+    maximumVolumeSize: maybe(Quantity),
+    nodeTopology: LabelSelector,
+  },
+  open,
+);
+
+const IntOrString = maybe(Type.Union([Type.Number(), Type.String()]));
+
+const PodDisruptionBudget = Type.Object(
+  {
+    spec: maybe(Type.Object({ selector: LabelSelector, minAvailable: IntOrString, maxUnavailable: IntOrString }, open)),
+    status: maybe(Type.Object({ disruptionsAllowed: maybe(Type.Number()) }, open)),
+  },
+  open,
+);
+
+const PriorityClass = Type.Object(
+  { value: Type.Number(), globalDefault: maybe(Type.Boolean()), preemptionPolicy: str },
+  open,
+);
+
+// A hand-written file may leave resourceVersion unquoted and omit uids: normalisation turns the number into the API's
+// string and synthesizes the uid.
+const FileMeta = Type.Object(
+  { ...ObjectMeta.properties, resourceVersion: maybe(Type.Union([Type.String(), Type.Number()])) },
+  open,
+);
+
+const SCHEMAS: Record<Kind, TObject> = {
+  Node,
+  Pod,
+  PersistentVolume,
+  PersistentVolumeClaim,
+  StorageClass,
+  CSINode,
+  CSIDriver,
+  CSIStorageCapacity,
+  PodDisruptionBudget,
+  PriorityClass,
+};
+
+type Validator = ReturnType<typeof Compile<TSchema>>;
+const validators = new Map<Kind, Validator>();
+
+function validator(kind: Kind): Validator {
+  let v = validators.get(kind);
+  if (!v) {
+    const schema = SCHEMAS[kind];
+    v = Compile(Type.Object({ ...schema.properties, metadata: FileMeta }, open) as TSchema);
+    validators.set(kind, v);
+  }
+  return v;
 }
 
 function describe(value: unknown): string {
@@ -30,257 +212,28 @@ function describe(value: unknown): string {
   return typeof value === 'object' ? 'an object' : `${typeof value} ${JSON.stringify(value)}`;
 }
 
-// Each reader accepts a missing field (undefined or null) and returns undefined for it.
-function record(value: unknown, path: string): Json | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (!isRecord(value)) throw new FieldError(path, `expected an object, got ${describe(value)}`);
+function at(obj: unknown, pointer: string): unknown {
+  let value = obj;
+  for (const part of pointer.split('/').slice(1)) {
+    value = (value as Json | undefined)?.[part.replaceAll('~1', '/').replaceAll('~0', '~')];
+  }
   return value;
 }
-
-function array(value: unknown, path: string): unknown[] | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (!Array.isArray(value)) throw new FieldError(path, `expected an array, got ${describe(value)}`);
-  return value;
-}
-
-function typed(value: unknown, path: string, type: 'string' | 'number' | 'boolean'): void {
-  if (value === undefined || value === null) return;
-  if (typeof value !== type) throw new FieldError(path, `expected a ${type}, got ${describe(value)}`);
-}
-
-function intOrString(value: unknown, path: string): void {
-  if (value === undefined || value === null) return;
-  if (typeof value !== 'number' && typeof value !== 'string') {
-    throw new FieldError(path, `expected an integer or a percentage string, got ${describe(value)}`);
-  }
-}
-
-function strings(value: unknown, path: string): void {
-  array(value, path)?.forEach((v, i) => {
-    typed(v, `${path}[${i}]`, 'string');
-  });
-}
-
-function stringMap(value: unknown, path: string): void {
-  for (const [k, v] of Object.entries(record(value, path) ?? {})) typed(v, `${path}.${k}`, 'string');
-}
-
-function quantity(value: unknown, path: string): void {
-  if (value === undefined || value === null) return;
-  if (typeof value !== 'string' && typeof value !== 'number') {
-    throw new FieldError(path, `expected a quantity, got ${describe(value)}`);
-  }
-  try {
-    parseQuantity(value);
-  } catch (err) {
-    if (err instanceof QuantityError) throw new FieldError(path, err.message);
-    throw err;
-  }
-}
-
-function resourceList(value: unknown, path: string): void {
-  for (const [k, v] of Object.entries(record(value, path) ?? {})) quantity(v, `${path}.${k}`);
-}
-
-function each(value: unknown, path: string, check: (item: Json, path: string) => void): void {
-  array(value, path)?.forEach((item, i) => {
-    const p = `${path}[${i}]`;
-    const r = record(item, p);
-    if (!r) throw new FieldError(p, 'expected an object, got null');
-    check(r, p);
-  });
-}
-
-function requirement(r: Json, p: string): void {
-  typed(r.key, `${p}.key`, 'string');
-  typed(r.operator, `${p}.operator`, 'string');
-  strings(r.values, `${p}.values`);
-}
-
-function labelSelector(value: unknown, path: string): void {
-  const s = record(value, path);
-  if (!s) return;
-  stringMap(s.matchLabels, `${path}.matchLabels`);
-  each(s.matchExpressions, `${path}.matchExpressions`, requirement);
-}
-
-function metadata(obj: Json): void {
-  const meta = record(obj.metadata, 'metadata');
-  if (!meta) throw FieldError.required('metadata');
-  if (typeof meta.name !== 'string' || meta.name === '') throw FieldError.required('metadata.name');
-  typed(meta.namespace, 'metadata.namespace', 'string');
-  typed(meta.uid, 'metadata.uid', 'string');
-  // A hand-written file may leave resourceVersion unquoted; normalisation turns the number into the API's string.
-  if (typeof meta.resourceVersion !== 'number') typed(meta.resourceVersion, 'metadata.resourceVersion', 'string');
-  stringMap(meta.labels, 'metadata.labels');
-  stringMap(meta.annotations, 'metadata.annotations');
-  typed(meta.deletionTimestamp, 'metadata.deletionTimestamp', 'string');
-  each(meta.ownerReferences, 'metadata.ownerReferences', (r, p) => {
-    for (const f of ['apiVersion', 'kind', 'name', 'uid']) typed(r[f], `${p}.${f}`, 'string');
-  });
-}
-
-function container(c: Json, p: string): void {
-  if (typeof c.name !== 'string') throw new FieldError(`${p}.name`, `expected a string, got ${describe(c.name)}`);
-  const resources = record(c.resources, `${p}.resources`);
-  resourceList(resources?.requests, `${p}.resources.requests`);
-  resourceList(resources?.limits, `${p}.resources.limits`);
-  each(c.ports, `${p}.ports`, (port, pp) => {
-    typed(port.containerPort, `${pp}.containerPort`, 'number');
-    typed(port.hostPort, `${pp}.hostPort`, 'number');
-    typed(port.hostIP, `${pp}.hostIP`, 'string');
-    typed(port.protocol, `${pp}.protocol`, 'string');
-  });
-}
-
-function pod(o: Json): void {
-  const spec = record(o.spec, 'spec');
-  if (!spec || spec.containers === undefined) throw FieldError.required('spec.containers');
-  each(spec.containers, 'spec.containers', container);
-  each(spec.initContainers, 'spec.initContainers', container);
-  each(spec.volumes, 'spec.volumes', (v, p) => {
-    typed(v.name, `${p}.name`, 'string');
-    const claim = record(v.persistentVolumeClaim, `${p}.persistentVolumeClaim`);
-    if (claim && typeof claim.claimName !== 'string') {
-      throw new FieldError(
-        `${p}.persistentVolumeClaim.claimName`,
-        `expected a string, got ${describe(claim.claimName)}`,
-      );
-    }
-    const template = record(
-      record(v.ephemeral, `${p}.ephemeral`)?.volumeClaimTemplate,
-      `${p}.ephemeral.volumeClaimTemplate`,
-    );
-    if (template)
-      claimSpec(
-        record(template.spec, `${p}.ephemeral.volumeClaimTemplate.spec`) ?? {},
-        `${p}.ephemeral.volumeClaimTemplate.spec`,
-      );
-  });
-  typed(spec.nodeName, 'spec.nodeName', 'string');
-  typed(spec.priority, 'spec.priority', 'number');
-  typed(spec.priorityClassName, 'spec.priorityClassName', 'string');
-  stringMap(spec.nodeSelector, 'spec.nodeSelector');
-  resourceList(spec.overhead, 'spec.overhead');
-  const status = record(o.status, 'status');
-  typed(status?.phase, 'status.phase', 'string');
-  typed(status?.nominatedNodeName, 'status.nominatedNodeName', 'string');
-}
-
-function node(o: Json): void {
-  const spec = record(o.spec, 'spec');
-  typed(spec?.unschedulable, 'spec.unschedulable', 'boolean');
-  each(spec?.taints, 'spec.taints', (t, p) => {
-    typed(t.key, `${p}.key`, 'string');
-    typed(t.value, `${p}.value`, 'string');
-    typed(t.effect, `${p}.effect`, 'string');
-  });
-  const status = record(o.status, 'status');
-  resourceList(status?.allocatable, 'status.allocatable');
-  resourceList(status?.capacity, 'status.capacity');
-}
-
-function persistentVolume(o: Json): void {
-  const spec = record(o.spec, 'spec') ?? {};
-  resourceList(spec.capacity, 'spec.capacity');
-  strings(spec.accessModes, 'spec.accessModes');
-  const ref = record(spec.claimRef, 'spec.claimRef');
-  for (const f of ['namespace', 'name', 'uid']) typed(ref?.[f], `spec.claimRef.${f}`, 'string');
-  typed(spec.storageClassName, 'spec.storageClassName', 'string');
-  typed(spec.volumeMode, 'spec.volumeMode', 'string');
-  const affinity = record(record(spec.nodeAffinity, 'spec.nodeAffinity')?.required, 'spec.nodeAffinity.required');
-  each(affinity?.nodeSelectorTerms, 'spec.nodeAffinity.required.nodeSelectorTerms', (term, p) => {
-    each(term.matchExpressions, `${p}.matchExpressions`, requirement);
-    each(term.matchFields, `${p}.matchFields`, requirement);
-  });
-  typed(record(spec.csi, 'spec.csi')?.driver, 'spec.csi.driver', 'string');
-  typed(record(o.status, 'status')?.phase, 'status.phase', 'string');
-}
-
-function claimSpec(spec: Json, path: string): void {
-  strings(spec.accessModes, `${path}.accessModes`);
-  const resources = record(spec.resources, `${path}.resources`);
-  resourceList(resources?.requests, `${path}.resources.requests`);
-  resourceList(resources?.limits, `${path}.resources.limits`);
-  typed(spec.volumeName, `${path}.volumeName`, 'string');
-  typed(spec.storageClassName, `${path}.storageClassName`, 'string');
-  typed(spec.volumeMode, `${path}.volumeMode`, 'string');
-  labelSelector(spec.selector, `${path}.selector`);
-}
-
-function persistentVolumeClaim(o: Json): void {
-  claimSpec(record(o.spec, 'spec') ?? {}, 'spec');
-  const status = record(o.status, 'status');
-  typed(status?.phase, 'status.phase', 'string');
-  resourceList(status?.capacity, 'status.capacity');
-}
-
-function storageClass(o: Json): void {
-  if (typeof o.provisioner !== 'string')
-    throw new FieldError('provisioner', `expected a string, got ${describe(o.provisioner)}`);
-  typed(o.volumeBindingMode, 'volumeBindingMode', 'string');
-  stringMap(o.parameters, 'parameters');
-  each(o.allowedTopologies, 'allowedTopologies', (term, p) => {
-    each(term.matchLabelExpressions, `${p}.matchLabelExpressions`, (e, pe) => {
-      typed(e.key, `${pe}.key`, 'string');
-      strings(e.values, `${pe}.values`);
-    });
-  });
-}
-
-function csiNode(o: Json): void {
-  each(record(o.spec, 'spec')?.drivers, 'spec.drivers', (d, p) => {
-    typed(d.name, `${p}.name`, 'string');
-    typed(d.nodeID, `${p}.nodeID`, 'string');
-    strings(d.topologyKeys, `${p}.topologyKeys`);
-    typed(record(d.allocatable, `${p}.allocatable`)?.count, `${p}.allocatable.count`, 'number');
-  });
-}
-
-function csiDriver(o: Json): void {
-  const spec = record(o.spec, 'spec');
-  typed(spec?.storageCapacity, 'spec.storageCapacity', 'boolean');
-  typed(spec?.attachRequired, 'spec.attachRequired', 'boolean');
-}
-
-function csiStorageCapacity(o: Json): void {
-  if (typeof o.storageClassName !== 'string') {
-    throw new FieldError('storageClassName', `expected a string, got ${describe(o.storageClassName)}`);
-  }
-  quantity(o.capacity, 'capacity');
-  quantity(o.maximumVolumeSize, 'maximumVolumeSize');
-  labelSelector(o.nodeTopology, 'nodeTopology');
-}
-
-function podDisruptionBudget(o: Json): void {
-  const spec = record(o.spec, 'spec');
-  labelSelector(spec?.selector, 'spec.selector');
-  intOrString(spec?.minAvailable, 'spec.minAvailable');
-  intOrString(spec?.maxUnavailable, 'spec.maxUnavailable');
-  typed(record(o.status, 'status')?.disruptionsAllowed, 'status.disruptionsAllowed', 'number');
-}
-
-function priorityClass(o: Json): void {
-  if (typeof o.value !== 'number') throw new FieldError('value', `expected a number, got ${describe(o.value)}`);
-  typed(o.globalDefault, 'globalDefault', 'boolean');
-  typed(o.preemptionPolicy, 'preemptionPolicy', 'string');
-}
-
-const CHECKS: Record<Kind, (o: Json) => void> = {
-  Node: node,
-  Pod: pod,
-  PersistentVolume: persistentVolume,
-  PersistentVolumeClaim: persistentVolumeClaim,
-  StorageClass: storageClass,
-  CSINode: csiNode,
-  CSIDriver: csiDriver,
-  CSIStorageCapacity: csiStorageCapacity,
-  PodDisruptionBudget: podDisruptionBudget,
-  PriorityClass: priorityClass,
-};
 
 /** Throws FieldError for the first field that does not have the documented type. */
 export function validateObject(kind: Kind, obj: Json): void {
-  metadata(obj);
-  CHECKS[kind](obj);
+  const check = validator(kind);
+  if (check.Check(obj)) return;
+  const [first] = check.Errors(obj);
+  if (!first) throw new FieldError('', 'is invalid');
+  const path = first.instancePath;
+  const params = first.params as { requiredProperties?: string[]; pattern?: string };
+  if (first.keyword === 'required') {
+    throw new FieldError(`${path}/${params.requiredProperties?.[0] ?? ''}`, 'is required');
+  }
+  const value = at(obj, path);
+  if (first.keyword === 'pattern' && params.pattern === QUANTITY_PATTERN) {
+    throw new FieldError(path, `must be a quantity: ${new QuantityError(value).message}`);
+  }
+  throw new FieldError(path, `${first.message} (got ${describe(value)})`);
 }

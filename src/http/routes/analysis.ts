@@ -2,20 +2,18 @@
 // the same cache and plugins as the verbs and never change them.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { Pod } from '../../cluster/schemas.ts';
 import { DEFAULT_MAX_VOLUMES, DEFAULT_NODE_LIMIT, explain } from '../../ops/explain.ts';
 import { MAX_REPLICAS, simulate } from '../../ops/simulate.ts';
 import type { AppDeps } from '../app.ts';
 
 const open = { additionalProperties: true } as const;
 
-/** A Pod as kubectl prints it; a uid is not needed (a manifest not created yet has none). */
-const PodObject = Type.Object(
-  {
-    metadata: Type.Object({ name: Type.String({ minLength: 1 }), namespace: Type.Optional(Type.String()) }, open),
-    spec: Type.Optional(Type.Object({}, open)),
-  },
-  { ...open, description: 'The pod as a full object (e.g. `kubectl get pod -o json`, or a manifest)' },
-);
+/** A Pod as kubectl prints it, its read fields typed as the verbs type them; a uid is not needed (a manifest not created yet has none). */
+const PodObject = Type.Object(Pod.properties, {
+  ...open,
+  description: 'The pod as a full object (e.g. `kubectl get pod -o json`, or a manifest)',
+});
 
 const PodSelection = {
   pod: Type.Optional(PodObject),

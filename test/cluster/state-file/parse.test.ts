@@ -141,14 +141,14 @@ describe('snapshot parsing', () => {
     it('an object without metadata.name', () => {
       assert.equal(
         failure(`kind: List\nitems:\n- kind: Pod\n  metadata:\n    namespace: x\n  spec:\n    containers: []\n`),
-        'cluster.yaml: Pod at items[0]: metadata.name is required',
+        'cluster.yaml: Pod at items[0]: /metadata/name is required',
       );
     });
 
     it('non-array containers', () => {
       assert.equal(
         failure(POD_WEB.replace(/containers:[\s\S]*$/, 'containers:\n    name: web\n')),
-        'cluster.yaml: Pod shop/web (document 1): spec.containers: expected an array, got an object',
+        'cluster.yaml: Pod shop/web (document 1): /spec/containers must be array (got an object)',
       );
     });
 
@@ -156,7 +156,7 @@ describe('snapshot parsing', () => {
       const pv = `---\n${NODE_A}---\nkind: PersistentVolume\nmetadata:\n  name: pv1\nspec:\n  capacity:\n    storage: 10 gigs\n`;
       assert.match(
         failure(pv),
-        /^cluster\.yaml: PersistentVolume pv1 \(document 2\): spec\.capacity\.storage: quantities must match/,
+        /^cluster\.yaml: PersistentVolume pv1 \(document 2\): \/spec\/capacity\/storage must be a quantity: quantities must match/,
       );
     });
 
@@ -164,26 +164,48 @@ describe('snapshot parsing', () => {
       const pvc = `kind: PersistentVolumeClaim\nmetadata:\n  name: c\n  namespace: db\nspec:\n  resources:\n    requests:\n      storage: lots\n`;
       assert.match(
         failure(pvc),
-        /PersistentVolumeClaim db\/c \(document 1\): spec\.resources\.requests\.storage: quantities must match.*"lots"/,
+        /PersistentVolumeClaim db\/c \(document 1\): \/spec\/resources\/requests\/storage must be a quantity: quantities must match.*"lots"/,
       );
     });
 
     it('an unparseable node allocatable', () => {
       assert.match(
         failure(NODE_A.replace('cpu: "4"', 'cpu: four')),
-        /Node node-a \(document 1\): status\.allocatable\.cpu: quantities/,
+        /Node node-a \(document 1\): \/status\/allocatable\/cpu must be a quantity: quantities/,
       );
     });
 
     it('a wrong type on another field scheduling reads', () => {
       assert.match(
         failure(`kind: PriorityClass\nmetadata:\n  name: p\nvalue: high\n`),
-        /PriorityClass p \(document 1\): value: expected a number, got string "high"/,
+        /PriorityClass p \(document 1\): \/value must be number \(got string "high"\)/,
       );
       assert.match(
         failure(`kind: StorageClass\nmetadata:\n  name: s\nprovisioner: x\nallowedTopologies: zone-a\n`),
-        /StorageClass s \(document 1\): allowedTopologies: expected an array/,
+        /StorageClass s \(document 1\): \/allowedTopologies must be array/,
       );
+    });
+
+    it('a Pod or Node shape the scheduler verbs refuse (one set of schemas), naming the object and the field', () => {
+      const pod = (spec: unknown) => ({ kind: 'Pod', metadata: { name: 'web-0', namespace: 'default' }, spec });
+      const node = (status: unknown) => ({ kind: 'Node', metadata: { name: 'node-a' }, status });
+      const cases: [unknown, string][] = [
+        [
+          pod({ containers: [{ name: 'c', ports: '80' }] }),
+          'Pod default/web-0 (items[1]): /spec/containers/0/ports must be array (got string "80")',
+        ],
+        [pod({ containers: [{ name: 'c', image: null }] }), 'Pod default/web-0 (items[1]): /spec/containers/0/image'],
+        [
+          pod({ containers: [{ name: 'c', ports: [{ hostPort: 80.5 }] }] }),
+          'Pod default/web-0 (items[1]): /spec/containers/0/ports/0/hostPort must be integer',
+        ],
+        [node({ images: [null] }), 'Node node-a (items[1]): /status/images/0 must be object (got null)'],
+        [node({ allocatable: { cpu: {} } }), 'Node node-a (items[1]): /status/allocatable/cpu must be string'],
+      ];
+      for (const [item, message] of cases) {
+        const file = JSON.stringify({ kind: 'List', items: [{ kind: 'Namespace', metadata: { name: 'x' } }, item] });
+        assert.ok(failure(file, 'c.json').startsWith(`c.json: ${message}`), failure(file, 'c.json'));
+      }
     });
 
     it('the same object twice', () => {

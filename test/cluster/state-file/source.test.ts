@@ -69,7 +69,7 @@ describe('ClusterStateSource', () => {
     const file = await tmp.file('bad.yaml', 'kind: Pod\nmetadata:\n  name: p\nspec:\n  containers: nope\n');
     await assert.rejects(new ClusterStateSource({ file, watch: false }).start(new ClusterStore()), (err: unknown) => {
       assert.ok(err instanceof ClusterStateError);
-      assert.match(err.message, /bad\.yaml: Pod p \(document 1\): spec\.containers: expected an array/);
+      assert.match(err.message, /bad\.yaml: Pod p \(document 1\): \/spec\/containers must be array/);
       return true;
     });
     const missing = join(tmp.dir, 'missing.yaml');
