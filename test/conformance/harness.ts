@@ -3,7 +3,6 @@
 // Builders follow upstream's test/integration/volumescheduling/util.go (makePV, makePVC, makePod, storage classes).
 import type {
   AnyObject,
-  CSIDriver,
   CSIStorageCapacity,
   Node,
   PersistentVolume,

@@ -4,7 +4,8 @@
 // object is republished later, and the in-flight amount then drops to zero.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { node, pod, pvc, waitFor } from '../cluster/kube/helpers.ts';
+import { boundClaim, created, node, pod, provisionedPV, pvc, storageClass, waitFor } from '../cluster/kube/helpers.ts';
+import { makeCSIDriver, makeCSIStorageCapacity } from '../helpers/objects.ts';
 import { type ExtenderProcess, startExtender } from './extender-process.ts';
 import { FakeApiServer, type FakeObject, writeKubeconfig } from './fake-apiserver.ts';
 
@@ -17,20 +18,14 @@ let server: FakeApiServer;
 let extender: ExtenderProcess;
 
 function capacity(size: string): FakeObject {
-  return {
-    apiVersion: 'storage.k8s.io/v1',
-    kind: 'CSIStorageCapacity',
-    metadata: { name: 'lvm-n1', namespace: 'kube-system' },
-    storageClassName: 'lvm',
-    nodeTopology: { matchLabels: { 'kubernetes.io/hostname': 'n1' } },
-    capacity: size,
-  };
-}
-
-function claim(name: string): FakeObject {
-  const c = pvc(name, { storageClassName: 'lvm' });
-  (c.spec as { resources: { requests: { storage: string } } }).resources.requests.storage = '3Gi';
-  return c;
+  return created(
+    makeCSIStorageCapacity('lvm-n1', {
+      namespace: 'kube-system',
+      className: 'lvm',
+      nodeTopology: { matchLabels: { 'kubernetes.io/hostname': 'n1' } },
+      capacity: size,
+    }),
+  );
 }
 
 async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: T }> {
@@ -69,67 +64,26 @@ const selectedNodeOf = (name: string) =>
 /** The external provisioner, late: a PV for the selected node, then the PV controller binds the claim. */
 function provision(name: string): void {
   const claimObj = server.get('PersistentVolumeClaim', name, 'default')!;
-  server.add({
-    apiVersion: 'v1',
-    kind: 'PersistentVolume',
-    metadata: { name: `pv-${name}`, annotations: { 'pv.kubernetes.io/provisioned-by': DRIVER } },
-    spec: {
-      capacity: { storage: '3Gi' },
-      accessModes: ['ReadWriteOnce'],
-      storageClassName: 'lvm',
-      persistentVolumeReclaimPolicy: 'Delete',
-      csi: { driver: DRIVER, volumeHandle: name },
-      claimRef: {
-        kind: 'PersistentVolumeClaim',
-        apiVersion: 'v1',
-        namespace: 'default',
-        name,
-        uid: claimObj.metadata.uid,
-      },
-      nodeAffinity: {
-        required: {
-          nodeSelectorTerms: [
-            { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['n1'] }] },
-          ],
-        },
-      },
-    },
-    status: { phase: 'Bound' },
-  });
-  server.update({
-    ...claimObj,
-    metadata: {
-      ...claimObj.metadata,
-      annotations: {
-        ...(claimObj.metadata.annotations as Record<string, string>),
-        'pv.kubernetes.io/bind-completed': 'yes',
-        'pv.kubernetes.io/bound-by-controller': 'yes',
-      },
-    },
-    spec: { ...(claimObj.spec as object), volumeName: `pv-${name}` },
-    status: { phase: 'Bound', accessModes: ['ReadWriteOnce'], capacity: { storage: '3Gi' } },
-  });
+  server.add(
+    provisionedPV(`pv-${name}`, claimObj, {
+      driver: DRIVER,
+      volumeHandle: name,
+      size: '3Gi',
+      affinity: { 'kubernetes.io/hostname': ['n1'] },
+    }),
+  );
+  server.update(boundClaim(claimObj, `pv-${name}`, '3Gi'));
 }
 
 before(async () => {
   server = new FakeApiServer({ bookmarkIntervalMs: 100 });
   await server.start();
   server.add(node('n1'));
-  server.add({
-    apiVersion: 'storage.k8s.io/v1',
-    kind: 'StorageClass',
-    metadata: { name: 'lvm' },
-    provisioner: DRIVER,
-    volumeBindingMode: 'WaitForFirstConsumer',
-  });
-  server.add({
-    apiVersion: 'storage.k8s.io/v1',
-    kind: 'CSIDriver',
-    metadata: { name: DRIVER },
-    spec: { attachRequired: false, storageCapacity: true },
-  });
+  server.add(storageClass('lvm', DRIVER));
+  server.add(created(makeCSIDriver(DRIVER, { attachRequired: false, storageCapacity: true })));
   server.add(capacity('10Gi'));
-  for (let i = 0; i < PODS; i++) server.add(claim(`data-${i}`), pod(`p${i}`, { claims: [`data-${i}`] }));
+  for (let i = 0; i < PODS; i++)
+    server.add(pvc(`data-${i}`, { storageClassName: 'lvm', size: '3Gi' }), pod(`p${i}`, { claims: [`data-${i}`] }));
   extender = await startExtender(await writeKubeconfig(server.url));
   await waitFor('ready', async () => (await call('GET', '/readyz')).status === 200);
 });

@@ -2,10 +2,10 @@
 // One fake cluster and one extender process for the file; every test uses its own pods, claims and volumes.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { node, pod, pv, pvc, waitFor } from '../cluster/kube/helpers.ts';
+import { boundClaim, node, pod, provisionedPV, pv, pvc, storageClass, waitFor } from '../cluster/kube/helpers.ts';
 import { accessOf, allows, type PolicyRule, renderChart } from '../helpers/chart.ts';
 import { type ExtenderProcess, startExtender } from './extender-process.ts';
-import { FakeApiServer, type FakeObject, writeKubeconfig } from './fake-apiserver.ts';
+import { FakeApiServer, writeKubeconfig } from './fake-apiserver.ts';
 
 const STALE_SECONDS = 10;
 let server: FakeApiServer;
@@ -81,40 +81,15 @@ function provision(namespace: string, name: string): void {
   if (!claim || !selected || (claim.spec as { volumeName?: string }).volumeName) return;
   const zone = (server.get('Node', selected)!.metadata.labels as Record<string, string>)['topology.kubernetes.io/zone'];
   const pvName = `pvc-${claim.metadata.uid}`;
-  server.add({
-    apiVersion: 'v1',
-    kind: 'PersistentVolume',
-    metadata: { name: pvName, annotations: { 'pv.kubernetes.io/provisioned-by': 'ebs.csi.aws.com' } },
-    spec: {
-      capacity: { storage: '5Gi' },
-      accessModes: ['ReadWriteOnce'],
-      storageClassName: (claim.spec as { storageClassName: string }).storageClassName,
-      persistentVolumeReclaimPolicy: 'Delete',
-      csi: { driver: 'ebs.csi.aws.com', volumeHandle: `vol-${claim.metadata.uid}` },
-      claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace, name, uid: claim.metadata.uid },
-      nodeAffinity: {
-        required: {
-          nodeSelectorTerms: [
-            { matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: [zone] }] },
-          ],
-        },
-      },
-    },
-    status: { phase: 'Bound' },
-  });
-  server.update({
-    ...claim,
-    metadata: {
-      ...claim.metadata,
-      annotations: {
-        ...(claim.metadata.annotations as Record<string, string>),
-        'pv.kubernetes.io/bind-completed': 'yes',
-        'pv.kubernetes.io/bound-by-controller': 'yes',
-      },
-    },
-    spec: { ...(claim.spec as object), volumeName: pvName },
-    status: { phase: 'Bound', accessModes: ['ReadWriteOnce'], capacity: { storage: '5Gi' } },
-  });
+  server.add(
+    provisionedPV(pvName, claim, {
+      driver: 'ebs.csi.aws.com',
+      volumeHandle: `vol-${claim.metadata.uid}`,
+      size: '5Gi',
+      affinity: { 'topology.kubernetes.io/zone': [zone] },
+    }),
+  );
+  server.update(boundClaim(claim, pvName, '5Gi'));
 }
 
 /** The PV controller, as far as these tests need it: a PV given a claimRef binds its claim. */
@@ -131,31 +106,9 @@ function simulatePvController(): void {
       if (!ref?.uid) return;
       const claim = server.get('PersistentVolumeClaim', ref.name, ref.namespace);
       if (!claim || claim.metadata.uid !== ref.uid) return;
-      server.update({
-        ...claim,
-        metadata: {
-          ...claim.metadata,
-          annotations: {
-            ...(claim.metadata.annotations as Record<string, string>),
-            'pv.kubernetes.io/bind-completed': 'yes',
-            'pv.kubernetes.io/bound-by-controller': 'yes',
-          },
-        },
-        spec: { ...(claim.spec as object), volumeName: volume.metadata.name },
-        status: { phase: 'Bound', accessModes: ['ReadWriteOnce'], capacity: { storage: '10Gi' } },
-      });
+      server.update(boundClaim(claim, volume.metadata.name, '10Gi'));
       server.update({ ...volume, status: { phase: 'Bound' } });
     }, 5);
-  };
-}
-
-function storageClass(name: string): FakeObject {
-  return {
-    apiVersion: 'storage.k8s.io/v1',
-    kind: 'StorageClass',
-    metadata: { name },
-    provisioner: 'kubernetes.io/no-provisioner',
-    volumeBindingMode: 'WaitForFirstConsumer',
   };
 }
 
@@ -173,13 +126,7 @@ before(async () => {
   );
   server.add(pod('web', { claims: ['data'] }), pod('web2', { claims: ['data2'] }));
   // A CSI class that provisions on demand, in the zone of the node the pod goes to.
-  server.add({
-    apiVersion: 'storage.k8s.io/v1',
-    kind: 'StorageClass',
-    metadata: { name: 'ebs' },
-    provisioner: 'ebs.csi.aws.com',
-    volumeBindingMode: 'WaitForFirstConsumer',
-  });
+  server.add(storageClass('ebs', 'ebs.csi.aws.com'));
   server.add(pvc('dyn-data', { storageClassName: 'ebs' }), pod('dyn', { claims: ['dyn-data'] }));
   server.add(pod('plain'), pod('retry'), pod('running', { nodeName: 'node-a' }));
   simulatePvController();

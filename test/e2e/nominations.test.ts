@@ -3,7 +3,7 @@
 // nominations come back from status.nominatedNodeName.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { node, pod, pv, pvc, waitFor } from '../cluster/kube/helpers.ts';
+import { node, pod, pv, pvc, storageClass, waitFor } from '../cluster/kube/helpers.ts';
 import { type ExtenderProcess, startExtender } from './extender-process.ts';
 import { FakeApiServer, type FakeObject, writeKubeconfig } from './fake-apiserver.ts';
 
@@ -47,13 +47,7 @@ async function ready(): Promise<void> {
 before(async () => {
   server = new FakeApiServer({ bookmarkIntervalMs: 100 });
   await server.start();
-  server.add(node('node-n'), {
-    apiVersion: 'storage.k8s.io/v1',
-    kind: 'StorageClass',
-    metadata: { name: 'local' },
-    provisioner: 'kubernetes.io/no-provisioner',
-    volumeBindingMode: 'WaitForFirstConsumer',
-  });
+  server.add(node('node-n'), storageClass('local'));
   // One local PV on the node: whoever is nominated there first holds it.
   server.add(pv('pv-n', { node: 'node-n' }));
   for (const [name, priority] of [

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import type { AnyObject, CSIStorageCapacity, PersistentVolumeClaim, Pod } from '../../src/cluster/types.ts';
 import type { CapacityAccountingMode } from '../../src/volumes/provisioning.ts';
 import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
-import { claim, makeCSIDriver, makeCSIStorageCapacity, node, pod, storageClass } from '../helpers/objects.ts';
+import { claim, makeCSIDriver, makeCSIStorageCapacity, makePV, node, pod, storageClass } from '../helpers/objects.ts';
 
 const DRIVER = 'lvm.csi.example.com';
 const SELECTED_NODE = 'volume.kubernetes.io/selected-node';
@@ -46,26 +46,19 @@ const claimOf = (t: TestExtender, name: string) => t.store.get('PersistentVolume
 /** The external provisioner: a PV for the selected node, then the PV controller binds the claim. */
 async function provision(t: TestExtender, name: string): Promise<void> {
   const pvc = claimOf(t, name);
-  await t.add({
-    apiVersion: 'v1',
-    kind: 'PersistentVolume',
-    metadata: { name: `pv-${name}`, uid: `uid-pv-${name}`, resourceVersion: '1' },
-    spec: {
-      capacity: { storage: '3Gi' },
-      accessModes: ['ReadWriteOnce'],
-      storageClassName: 'lvm',
-      csi: { driver: DRIVER, volumeHandle: name },
-      claimRef: { kind: 'PersistentVolumeClaim', namespace: 'default', name, uid: pvc.metadata.uid },
-      nodeAffinity: {
-        required: {
-          nodeSelectorTerms: [
-            { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['n1'] }] },
-          ],
-        },
+  await t.add(
+    makePV(`pv-${name}`, {
+      className: 'lvm',
+      size: '3Gi',
+      phase: 'Bound',
+      affinity: { 'kubernetes.io/hostname': ['n1'] },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        csi: { driver: DRIVER, volumeHandle: name },
+        claimRef: { kind: 'PersistentVolumeClaim', namespace: 'default', name, uid: pvc.metadata.uid },
       },
-    },
-    status: { phase: 'Bound' },
-  });
+    }),
+  );
   const bound: PersistentVolumeClaim = {
     ...pvc,
     kind: 'PersistentVolumeClaim',

@@ -8,7 +8,7 @@ import { ERR_REASON_RWOP_CONFLICT } from '../../src/plugins/volume-restrictions.
 import { ERR_REASON_BIND_CONFLICT, ERR_REASON_NOT_ENOUGH_SPACE } from '../../src/volumes/binder.ts';
 import { makeCapacity } from '../conformance/harness.ts';
 import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
-import { claim, localPV, makeCSIDriver, node, pod, storageClass } from '../helpers/objects.ts';
+import { claim, localPV, makeCSIDriver, makeCSINode, node, pod, storageClass } from '../helpers/objects.ts';
 
 function nominated(name: string, nodeName: string, priority: number, claims: string[]): Pod {
   const p = pod(name, { priority, claims });
@@ -65,11 +65,7 @@ before(async () => {
       claim('four', { className: 'csi', size: '4Gi' }),
       // One CSI attach slot on node-d, which a nominated pod's volume would take.
       node('node-d'),
-      {
-        kind: 'CSINode',
-        metadata: { name: 'node-d', uid: 'csinode-d', resourceVersion: '1' },
-        spec: { drivers: [{ name: 'csi.example.com', nodeID: 'node-d', allocatable: { count: 1 } }] },
-      },
+      makeCSINode('node-d', { drivers: [{ name: 'csi.example.com', nodeID: 'node-d', allocatable: { count: 1 } }] }),
       csiPV('pv-att-1'),
       csiPV('pv-att-2'),
       claim('att-1', { volumeName: 'pv-att-1', className: '' }),

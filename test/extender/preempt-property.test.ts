@@ -18,6 +18,7 @@ import type { ExtenderDeps } from '../../src/extender/deps.ts';
 import { preempt } from '../../src/extender/preempt.ts';
 import { Framework } from '../../src/framework/runner.ts';
 import { buildVolumePlugins } from '../../src/plugins/index.ts';
+import { makeCSINode, makeNode, makePod, makePV, makePVC } from '../helpers/objects.ts';
 
 const DRIVER = 'csi.example.com';
 const LOGGER = pino({ level: 'silent' });
@@ -57,37 +58,22 @@ const world = fc.record({
 
 type World = typeof world extends fc.Arbitrary<infer T> ? T : never;
 
-const meta = (name: string, extra: Record<string, unknown> = {}) => ({
-  name,
-  uid: `uid-${name}`,
-  resourceVersion: '1',
-  ...extra,
-});
-
 function pvAndClaim(name: string, accessMode: string, csi: boolean): AnyObject[] {
   return [
-    {
-      kind: 'PersistentVolume',
-      metadata: meta(`pv-${name}`),
-      spec: {
-        capacity: { storage: '1Gi' },
-        accessModes: [accessMode],
-        storageClassName: '',
-        ...(csi ? { csi: { driver: DRIVER, volumeHandle: name } } : {}),
-      },
-      status: { phase: 'Bound' },
-    },
-    {
-      kind: 'PersistentVolumeClaim',
-      metadata: meta(name, { namespace: 'default', annotations: { 'pv.kubernetes.io/bind-completed': 'yes' } }),
-      spec: {
-        accessModes: [accessMode],
-        storageClassName: '',
-        volumeName: `pv-${name}`,
-        resources: { requests: { storage: '1Gi' } },
-      },
-      status: { phase: 'Bound' },
-    },
+    makePV(`pv-${name}`, {
+      className: '',
+      size: '1Gi',
+      phase: 'Bound',
+      spec: { accessModes: [accessMode], ...(csi ? { csi: { driver: DRIVER, volumeHandle: name } } : {}) },
+    }),
+    makePVC(name, {
+      className: '',
+      volumeName: `pv-${name}`,
+      size: '1Gi',
+      bindCompleted: true,
+      phase: 'Bound',
+      spec: { accessModes: [accessMode] },
+    }),
   ];
 }
 
@@ -99,20 +85,13 @@ function podObject(
   app = '',
   started = 0,
 ): Pod {
-  return {
-    kind: 'Pod',
-    metadata: meta(name, { namespace: 'default', ...(app ? { labels: { app } } : {}) }),
-    spec: {
-      ...(nodeName ? { nodeName } : {}),
-      priority,
-      containers: [{ name: 'c' }],
-      volumes: claims.map((c, i) => ({ name: `v${i}`, persistentVolumeClaim: { claimName: c } })),
-    },
-    status: {
-      phase: nodeName ? 'Running' : 'Pending',
-      startTime: new Date(Date.UTC(2026, 0, 1, 0, started)).toISOString(),
-    },
-  } as Pod;
+  return makePod(name, {
+    nodeName,
+    priority,
+    claims,
+    ...(app ? { labels: { app } } : {}),
+    startTime: new Date(Date.UTC(2026, 0, 1, 0, started)).toISOString(),
+  });
 }
 
 interface Built {
@@ -131,14 +110,10 @@ function build(w: World): Built {
   const rwopClaims: string[] = [];
   w.nodes.forEach((n, i) => {
     const name = `n${i}`;
-    objects.push({ kind: 'Node', metadata: meta(name, { labels: { 'kubernetes.io/hostname': name } }), status: {} });
+    objects.push(makeNode(name));
     if (n.limit !== null) {
       limits.set(name, n.limit);
-      objects.push({
-        kind: 'CSINode',
-        metadata: meta(name),
-        spec: { drivers: [{ name: DRIVER, nodeID: name, allocatable: { count: n.limit } }] },
-      });
+      objects.push(makeCSINode(name, { drivers: [{ name: DRIVER, nodeID: name, allocatable: { count: n.limit } }] }));
     }
     n.pods.forEach((p, j) => {
       const podName = `p${i}-${j}`;
@@ -169,7 +144,7 @@ function build(w: World): Built {
   const preemptor = podObject('preemptor', undefined, w.preemptor.priority, claims);
   const pdbs: PodDisruptionBudget[] = w.pdbs.map((d, i) => ({
     kind: 'PodDisruptionBudget',
-    metadata: meta(`pdb-${i}`, { namespace: 'default' }),
+    metadata: { name: `pdb-${i}`, namespace: 'default', uid: `uid-pdb-${i}`, resourceVersion: '1' },
     spec: { selector: { matchLabels: { app: d.app } } },
     status: {
       disruptionsAllowed: d.allowed,

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { AnyObject, PersistentVolume, Pod, PodDisruptionBudget } from '../../src/cluster/types.ts';
 import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
-import { claim, localPV, node, pod, storageClass } from '../helpers/objects.ts';
+import { claim, localPV, makeCSINode, node, pod, storageClass } from '../helpers/objects.ts';
 
 const DRIVER = 'csi.example.com';
 
@@ -59,14 +59,8 @@ function pdb(name: string, app: string, allowed: number, disrupted: string[] = [
   };
 }
 
-function csiNode(name: string, count: number): AnyObject {
-  return {
-    apiVersion: 'storage.k8s.io/v1',
-    kind: 'CSINode',
-    metadata: { name, uid: `csinode-${name}`, resourceVersion: '1' },
-    spec: { drivers: [{ name: DRIVER, nodeID: name, allocatable: { count } }] },
-  };
-}
+const csiNode = (name: string, count: number): AnyObject =>
+  makeCSINode(name, { drivers: [{ name: DRIVER, nodeID: name, allocatable: { count } }] });
 
 const objects: AnyObject[] = [
   storageClass('local'),

@@ -3,8 +3,10 @@
 import type {
   Container,
   CSIDriver,
+  CSINode,
   CSIStorageCapacity,
   Node,
+  ObjectMeta,
   PersistentVolume,
   PersistentVolumeClaim,
   Pod,
@@ -140,6 +142,7 @@ export function makePod(
     resourceVersion?: string;
     labels?: Record<string, string>;
     nodeName?: string;
+    schedulerName?: string;
     priority?: number;
     requests?: ResourceList;
     containers?: Container[];
@@ -149,6 +152,7 @@ export function makePod(
     claims?: string[];
     phase?: string;
     nominatedNodeName?: string;
+    startTime?: string;
   } = {},
 ): Pod {
   const volumes = [
@@ -166,6 +170,7 @@ export function makePod(
     },
     spec: {
       ...(o.nodeName ? { nodeName: o.nodeName } : {}),
+      ...(o.schedulerName ? { schedulerName: o.schedulerName } : {}),
       ...(o.priority === undefined ? {} : { priority: o.priority }),
       containers: o.containers ?? [{ name: 'c', ...(o.requests ? { resources: { requests: o.requests } } : {}) }],
       ...(o.initContainers ? { initContainers: o.initContainers } : {}),
@@ -175,6 +180,7 @@ export function makePod(
     status: {
       phase: o.phase ?? (o.nodeName ? 'Running' : 'Pending'),
       ...(o.nominatedNodeName ? { nominatedNodeName: o.nominatedNodeName } : {}),
+      ...(o.startTime ? { startTime: o.startTime } : {}),
     },
   };
 }
@@ -187,6 +193,7 @@ export function makePVC(
     uid?: string;
     resourceVersion?: string;
     annotations?: Record<string, string>;
+    ownerReferences?: ObjectMeta['ownerReferences'];
     className?: string;
     volumeName?: string;
     size?: string;
@@ -207,6 +214,7 @@ export function makePVC(
       uid: o.uid ?? `uid-${name}`,
       resourceVersion: o.resourceVersion ?? '1',
       ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
+      ...(o.ownerReferences ? { ownerReferences: o.ownerReferences } : {}),
     },
     spec: {
       ...(o.className === undefined ? {} : { storageClassName: o.className }),
@@ -303,10 +311,32 @@ export function makeCSIStorageCapacity(
   };
 }
 
-export function makeCSIDriver(name: string, o: { uid?: string; storageCapacity?: boolean } = {}): CSIDriver {
+export function makeCSIDriver(
+  name: string,
+  o: { uid?: string; storageCapacity?: boolean; attachRequired?: boolean } = {},
+): CSIDriver {
   return {
     kind: 'CSIDriver',
     metadata: { name, uid: o.uid ?? `uid-${name}`, resourceVersion: '1' },
-    spec: { ...(o.storageCapacity === undefined ? {} : { storageCapacity: o.storageCapacity }) },
+    spec: {
+      ...(o.attachRequired === undefined ? {} : { attachRequired: o.attachRequired }),
+      ...(o.storageCapacity === undefined ? {} : { storageCapacity: o.storageCapacity }),
+    },
+  };
+}
+
+export function makeCSINode(
+  name: string,
+  o: { uid?: string; annotations?: Record<string, string>; drivers?: CSINode['spec']['drivers'] } = {},
+): CSINode {
+  return {
+    kind: 'CSINode',
+    metadata: {
+      name,
+      uid: o.uid ?? `uid-${name}`,
+      resourceVersion: '1',
+      ...(o.annotations ? { annotations: o.annotations } : {}),
+    },
+    spec: { drivers: o.drivers ?? [] },
   };
 }

@@ -10,7 +10,17 @@ import { explain, type NodeExplanation } from '../../src/ops/explain.ts';
 import { VOLUME_BINDING, type VolumeBindingPlugin } from '../../src/plugins/index.ts';
 import type { ClaimExplanation } from '../../src/volumes/explain.ts';
 import { bindVolumeToClaim } from '../../src/volumes/pv-matching.ts';
-import { claim, localPV, makeCSIDriver, makeCSIStorageCapacity, node, pod, storageClass } from '../helpers/objects.ts';
+import {
+  claim,
+  localPV,
+  makeCSIDriver,
+  makeCSINode,
+  makeCSIStorageCapacity,
+  makePV,
+  node,
+  pod,
+  storageClass,
+} from '../helpers/objects.ts';
 import { cluster } from './helpers.ts';
 
 function claims(n: NodeExplanation): ClaimExplanation[] {
@@ -309,24 +319,16 @@ describe('explain: neighbouring volume plugins', () => {
   it('attach limits: the count, the limit and the pods holding the slots', () => {
     const driver = 'disk.csi.example.com';
     const csiClass = storageClass('csi', { provisioner: driver });
-    const csiPV = (name: string): PersistentVolume => ({
-      kind: 'PersistentVolume',
-      metadata: { name, uid: name, resourceVersion: '1' },
-      spec: {
-        capacity: { storage: '5Gi' },
-        accessModes: ['ReadWriteOnce'],
-        storageClassName: 'csi',
-        csi: { driver, volumeHandle: name },
-      },
-      status: { phase: 'Bound' },
-    });
+    const csiPV = (name: string): PersistentVolume =>
+      makePV(name, {
+        className: 'csi',
+        size: '5Gi',
+        phase: 'Bound',
+        spec: { accessModes: ['ReadWriteOnce'], csi: { driver, volumeHandle: name } },
+      });
     const { deps } = cluster([
       node('n1'),
-      {
-        kind: 'CSINode',
-        metadata: { name: 'n1', uid: 'cn1', resourceVersion: '1' },
-        spec: { drivers: [{ name: driver, nodeID: 'n1', allocatable: { count: 1 } }] },
-      },
+      makeCSINode('n1', { drivers: [{ name: driver, nodeID: 'n1', allocatable: { count: 1 } }] }),
       csiClass,
       csiPV('vol-a'),
       csiPV('vol-b'),
@@ -397,18 +399,13 @@ describe('explain: the capacity arithmetic of joint accounting', () => {
   const objects: AnyObject[] = [
     node('n1', { zone: 'z1' }),
     storageClass('lvm', { provisioner: 'lvm.csi.example.com' }),
-    {
-      kind: 'CSIDriver',
-      metadata: { name: 'lvm.csi.example.com', uid: 'd', resourceVersion: '1' },
-      spec: { storageCapacity: true },
-    },
-    {
-      kind: 'CSIStorageCapacity',
-      metadata: { name: 'lvm-n1', namespace: 'kube-system', uid: 'c1', resourceVersion: '1' },
-      storageClassName: 'lvm',
+    makeCSIDriver('lvm.csi.example.com', { storageCapacity: true }),
+    makeCSIStorageCapacity('lvm-n1', {
+      namespace: 'kube-system',
+      className: 'lvm',
       nodeTopology: { matchLabels: { 'kubernetes.io/hostname': 'n1' } },
       capacity: '100Gi',
-    },
+    }),
     inFlight,
     claim('a', { className: 'lvm', size: '40Gi' }),
     claim('b', { className: 'lvm', size: '40Gi' }),

@@ -14,7 +14,6 @@ import type {
   PersistentVolume,
   PersistentVolumeClaim,
   Pod,
-  StorageClass,
   Volume,
 } from '../../src/cluster/types.ts';
 import { CycleState } from '../../src/framework/cycle-state.ts';
@@ -30,34 +29,22 @@ import {
   translateInTreePVToCSI,
 } from '../../src/volumes/csi-migration.ts';
 import { claimClass } from '../../src/volumes/pv-matching.ts';
-import { makeNode, makePod, makePV, makePVC, makeStorageClass } from '../helpers/objects.ts';
+import { makeCSINode, makeNode, makePod, makePV, makePVC, makeStorageClass } from '../helpers/objects.ts';
 import { TestCluster } from '../volumes/fixtures.ts';
 import * as neighbour from './helpers.ts';
 import { nodeInfo as plainNodeInfo } from './helpers.ts';
 
 describe('NodeVolumeLimits (CSI)', () => {
   const { claimVolume, nodeInfo, view } = neighbour;
-  const csiNode = (count: number | undefined, migrated = ''): CSINode => ({
-    kind: 'CSINode',
-    metadata: {
-      name: 'n1',
-      uid: 'csinode',
-      resourceVersion: '1',
+  const csiNode = (count: number | undefined, migrated = ''): CSINode =>
+    makeCSINode('n1', {
       annotations: { 'storage.alpha.kubernetes.io/migrated-plugins': migrated },
-    },
-    spec: {
       drivers: [{ name: 'ebs.csi.aws.com', nodeID: 'n1', ...(count === undefined ? {} : { allocatable: { count } }) }],
-    },
-  });
+    });
   const csiPV = (name: string) =>
     makePV(name, { spec: { csi: { driver: 'ebs.csi.aws.com', volumeHandle: `h-${name}` } } });
   const boundClaim = (name: string, pvName: string) => makePVC(name, { spec: { volumeName: pvName } });
-  const sc: StorageClass = {
-    kind: 'StorageClass',
-    metadata: { name: 'ebs', uid: 'ebs', resourceVersion: '1' },
-    provisioner: 'ebs.csi.aws.com',
-    volumeBindingMode: 'WaitForFirstConsumer',
-  };
+  const sc = makeStorageClass('ebs', { provisioner: 'ebs.csi.aws.com' });
   const objects = [
     csiPV('pv-1'),
     csiPV('pv-2'),
@@ -310,16 +297,10 @@ function csiNode(s: CSINodeSpec): CSINode {
     nodeID: 'n1',
     ...(count === undefined ? {} : { allocatable: { count } }),
   });
-  return {
-    kind: 'CSINode',
-    metadata: {
-      name: 'n1',
-      uid: 'csinode-n1',
-      resourceVersion: '1',
-      annotations: { 'storage.alpha.kubernetes.io/migrated-plugins': s.migrated ? 'kubernetes.io/aws-ebs' : '' },
-    },
-    spec: { drivers: [driver('d1.csi', s.d1), driver('d2.csi', s.d2), driver('ebs.csi.aws.com', s.ebs)] },
-  };
+  return makeCSINode('n1', {
+    annotations: { 'storage.alpha.kubernetes.io/migrated-plugins': s.migrated ? 'kubernetes.io/aws-ebs' : '' },
+    drivers: [driver('d1.csi', s.d1), driver('d2.csi', s.d2), driver('ebs.csi.aws.com', s.ebs)],
+  });
 }
 
 const mkPod = (name: string, volumes: Volume[], onNode: boolean): Pod =>
@@ -332,24 +313,17 @@ function claimObjects(claims: ClaimSpec[], pods: Pod[], newPod: Pod): AnyObject[
   const all = [newPod, ...pods];
   for (const [i, c] of claims.entries()) {
     if (!c.exists) continue;
-    out.push({
-      kind: 'PersistentVolumeClaim',
-      metadata: { name: CLAIMS[i], namespace: 'default', uid: `claim-${i}`, resourceVersion: '1' },
-      spec: { ...(c.volumeName ? { volumeName: c.volumeName } : {}), storageClassName: c.className },
-    } satisfies PersistentVolumeClaim);
+    out.push(makePVC(CLAIMS[i], { uid: `claim-${i}`, volumeName: c.volumeName, className: c.className }));
   }
   // The ephemeral claims `<pod>-scratch`, controlled by the pod the first claim spec names (or by none).
   for (const [i, p] of all.entries()) {
     const c = claims[i % claims.length];
     if (!c?.exists) continue;
     const owner = c.owner < 0 ? newPod : pods[c.owner];
-    out.push({
-      kind: 'PersistentVolumeClaim',
-      metadata: {
-        name: `${p.metadata.name}-scratch`,
-        namespace: 'default',
+    out.push(
+      makePVC(`${p.metadata.name}-scratch`, {
         uid: `eph-${i}`,
-        resourceVersion: '1',
+        className: c.className,
         ...(owner
           ? {
               ownerReferences: [
@@ -357,9 +331,8 @@ function claimObjects(claims: ClaimSpec[], pods: Pod[], newPod: Pod): AnyObject[
               ],
             }
           : {}),
-      },
-      spec: { storageClassName: c.className },
-    } satisfies PersistentVolumeClaim);
+      }),
+    );
   }
   return out;
 }

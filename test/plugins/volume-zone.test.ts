@@ -1,10 +1,10 @@
 // VolumeZone (upstream volumezone): its rules, with case names after the upstream tests.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Node, Pod, StorageClass } from '../../src/cluster/types.ts';
+import type { Node, Pod } from '../../src/cluster/types.ts';
 import { CycleState } from '../../src/framework/cycle-state.ts';
 import { VolumeZonePlugin } from '../../src/plugins/volume-zone.ts';
-import { makeNode, makePod, makePV, makePVC } from '../helpers/objects.ts';
+import { makeNode, makePod, makePV, makePVC, makeStorageClass } from '../helpers/objects.ts';
 import { TestCluster } from '../volumes/fixtures.ts';
 import { claimVolume, nodeInfo, view } from './helpers.ts';
 
@@ -27,12 +27,7 @@ describe('VolumeZone', () => {
       spec: {},
       labels: { 'topology.kubernetes.io/region': 'us-west1-b', uselessLabel: 'none' },
     }),
-    {
-      kind: 'StorageClass',
-      metadata: { name: 'Class_Wait', uid: 'cw', resourceVersion: '1' },
-      provisioner: 'p',
-      volumeBindingMode: 'WaitForFirstConsumer',
-    } satisfies StorageClass,
+    makeStorageClass('Class_Wait', { provisioner: 'p' }),
   ];
   const cases: { name: string; pod: Pod; node: Node; want?: string[] }[] = [
     {

@@ -3,7 +3,6 @@
 import { ClusterStore } from '../../src/cluster/store.ts';
 import type {
   AnyObject,
-  CSIDriver,
   CSINode,
   CSIStorageCapacity,
   Kind,
@@ -143,15 +142,10 @@ export function makeGenericEphemeralPVC(volumeName: string, owned: boolean): Per
 }
 
 export function makeCSINode(name: string, migratedPlugin: string, drivers: CSINode['spec']['drivers'] = []): CSINode {
-  return {
-    metadata: {
-      name,
-      uid: `csinode-${name}`,
-      resourceVersion: '1',
-      annotations: { 'storage.alpha.kubernetes.io/migrated-plugins': migratedPlugin },
-    },
-    spec: { drivers },
-  };
+  return build.makeCSINode(name, {
+    annotations: { 'storage.alpha.kubernetes.io/migrated-plugins': migratedPlugin },
+    drivers,
+  });
 }
 
 export function makeCapacity(

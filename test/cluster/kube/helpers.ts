@@ -1,5 +1,7 @@
-// Shared pieces of the live-cluster tests: object factories in API shape, polling waits.
+// Shared pieces of the live-cluster tests: the shared builders' objects as a client creates them, polling waits.
+import type { AnyObject, PersistentVolume, PersistentVolumeClaim } from '../../../src/cluster/types.ts';
 import type { FakeObject } from '../../e2e/fake-apiserver.ts';
+import * as build from '../../helpers/objects.ts';
 
 /** Polls `check` until it returns a truthy value; fails with `what` after a generous deadline. */
 // The ceiling only bounds a hang and measures nothing: generous, since CI machines are small and shared.
@@ -17,74 +19,114 @@ export async function waitFor<T>(
   }
 }
 
+const CORE_KINDS = new Set(['Node', 'Pod', 'PersistentVolume', 'PersistentVolumeClaim']);
+
+/** A shared builder's object as a client creates it: the API server assigns its uid and resourceVersion. */
+export function created(obj: AnyObject, more: { finalizers?: string[] } = {}): FakeObject {
+  const { uid: _uid, resourceVersion: _resourceVersion, ...metadata } = obj.metadata;
+  const apiVersion = CORE_KINDS.has(obj.kind ?? '') ? 'v1' : 'storage.k8s.io/v1';
+  return { apiVersion, ...obj, metadata: { ...metadata, ...more } };
+}
+
+const READY = { type: 'Ready', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z' };
+
 export function node(name: string, labels: Record<string, string> = {}): FakeObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: { name, labels: { 'kubernetes.io/hostname': name, ...labels } },
-    spec: {},
-    status: {
-      allocatable: { cpu: '4', memory: '16Gi', pods: '110' },
-      capacity: { cpu: '4', memory: '16Gi', pods: '110' },
-      conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z' }],
-    },
-  };
+  const allocatable = { cpu: '4', memory: '16Gi', pods: '110' };
+  return created(build.makeNode(name, { labels, allocatable, status: { capacity: allocatable, conditions: [READY] } }));
 }
 
 export function pod(name: string, opts: { namespace?: string; nodeName?: string; claims?: string[] } = {}): FakeObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace: opts.namespace ?? 'default', labels: { app: name } },
-    spec: {
+  return created(
+    build.makePod(name, {
+      ...opts,
+      labels: { app: name },
       schedulerName: 'default-scheduler',
-      ...(opts.nodeName ? { nodeName: opts.nodeName } : {}),
       containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu: '100m', memory: '128Mi' } } }],
-      volumes: (opts.claims ?? []).map((c) => ({ name: c, persistentVolumeClaim: { claimName: c } })),
-    },
-    status: { phase: 'Pending' },
-  };
+      claims: opts.claims ?? [],
+      phase: 'Pending',
+    }),
+  );
 }
 
 export function pv(
   name: string,
-  opts: { storageClassName?: string; node?: string; claimRef?: object } = {},
+  opts: { storageClassName?: string; node?: string; claimRef?: PersistentVolume['spec']['claimRef'] } = {},
 ): FakeObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'PersistentVolume',
-    metadata: { name, finalizers: ['kubernetes.io/pv-protection'] },
-    spec: {
-      capacity: { storage: '10Gi' },
-      accessModes: ['ReadWriteOnce'],
-      persistentVolumeReclaimPolicy: 'Delete',
-      storageClassName: opts.storageClassName ?? 'local',
-      local: { path: `/mnt/${name}` },
-      ...(opts.claimRef ? { claimRef: opts.claimRef } : {}),
-      nodeAffinity: {
-        required: {
-          nodeSelectorTerms: [
-            { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [opts.node ?? 'node-a'] }] },
-          ],
-        },
+  return created(
+    build.makePV(name, {
+      className: opts.storageClassName ?? 'local',
+      size: '10Gi',
+      phase: 'Available',
+      affinity: { 'kubernetes.io/hostname': [opts.node ?? 'node-a'] },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        persistentVolumeReclaimPolicy: 'Delete',
+        local: { path: `/mnt/${name}` },
+        ...(opts.claimRef ? { claimRef: opts.claimRef } : {}),
       },
-    },
-    status: { phase: 'Available' },
-  };
+    }),
+    { finalizers: ['kubernetes.io/pv-protection'] },
+  );
 }
 
-export function pvc(name: string, opts: { namespace?: string; storageClassName?: string } = {}): FakeObject {
+export function pvc(
+  name: string,
+  opts: { namespace?: string; storageClassName?: string; size?: string } = {},
+): FakeObject {
+  return created(
+    build.makePVC(name, {
+      namespace: opts.namespace ?? 'default',
+      className: opts.storageClassName ?? 'local',
+      size: opts.size ?? '5Gi',
+      phase: 'Pending',
+      spec: { accessModes: ['ReadWriteOnce'], volumeMode: 'Filesystem' },
+    }),
+    { finalizers: ['kubernetes.io/pvc-protection'] },
+  );
+}
+
+export function storageClass(name: string, provisioner?: string): FakeObject {
+  return created(build.makeStorageClass(name, provisioner ? { provisioner } : {}));
+}
+
+/** A PV as a CSI provisioner creates it for `claim` (already bound to it), reachable where `affinity` says. */
+export function provisionedPV(
+  name: string,
+  claim: FakeObject,
+  o: { driver: string; volumeHandle: string; size: string; affinity: Record<string, string[]> },
+): FakeObject {
+  const { namespace, name: claimName, uid } = claim.metadata;
+  return created(
+    build.makePV(name, {
+      annotations: { 'pv.kubernetes.io/provisioned-by': o.driver },
+      className: (claim.spec as PersistentVolumeClaim['spec']).storageClassName,
+      size: o.size,
+      phase: 'Bound',
+      affinity: o.affinity,
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        persistentVolumeReclaimPolicy: 'Delete',
+        csi: { driver: o.driver, volumeHandle: o.volumeHandle },
+        claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace, name: claimName, uid },
+      },
+    }),
+  );
+}
+
+/** `claim` as the PV controller leaves it once bound to `volumeName`, which holds `size`. */
+export function boundClaim(claim: FakeObject, volumeName: string, size: string): FakeObject {
   return {
-    apiVersion: 'v1',
-    kind: 'PersistentVolumeClaim',
-    metadata: { name, namespace: opts.namespace ?? 'default', finalizers: ['kubernetes.io/pvc-protection'] },
-    spec: {
-      accessModes: ['ReadWriteOnce'],
-      resources: { requests: { storage: '5Gi' } },
-      storageClassName: opts.storageClassName ?? 'local',
-      volumeMode: 'Filesystem',
+    ...claim,
+    metadata: {
+      ...claim.metadata,
+      annotations: {
+        ...(claim.metadata.annotations as Record<string, string>),
+        'pv.kubernetes.io/bind-completed': 'yes',
+        'pv.kubernetes.io/bound-by-controller': 'yes',
+      },
     },
-    status: { phase: 'Pending' },
+    spec: { ...(claim.spec as object), volumeName },
+    status: { phase: 'Bound', accessModes: ['ReadWriteOnce'], capacity: { storage: size } },
   };
 }
 
@@ -93,32 +135,14 @@ export function storageObjects(): FakeObject[] {
   return [
     pv('pv-1'),
     pvc('claim-1'),
-    {
-      apiVersion: 'storage.k8s.io/v1',
-      kind: 'StorageClass',
-      metadata: { name: 'local' },
-      provisioner: 'kubernetes.io/no-provisioner',
-      volumeBindingMode: 'WaitForFirstConsumer',
-    },
-    {
-      apiVersion: 'storage.k8s.io/v1',
-      kind: 'CSINode',
-      metadata: { name: 'node-a' },
-      spec: { drivers: [{ name: 'ebs.csi.aws.com', nodeID: 'i-1', topologyKeys: ['topology.kubernetes.io/zone'] }] },
-    },
-    {
-      apiVersion: 'storage.k8s.io/v1',
-      kind: 'CSIDriver',
-      metadata: { name: 'ebs.csi.aws.com' },
-      spec: { attachRequired: true, storageCapacity: true },
-    },
-    {
-      apiVersion: 'storage.k8s.io/v1',
-      kind: 'CSIStorageCapacity',
-      metadata: { name: 'cap-1', namespace: 'kube-system' },
-      storageClassName: 'ebs',
-      capacity: '100Gi',
-    },
+    storageClass('local'),
+    created(
+      build.makeCSINode('node-a', {
+        drivers: [{ name: 'ebs.csi.aws.com', nodeID: 'i-1', topologyKeys: ['topology.kubernetes.io/zone'] }],
+      }),
+    ),
+    created(build.makeCSIDriver('ebs.csi.aws.com', { attachRequired: true, storageCapacity: true })),
+    created(build.makeCSIStorageCapacity('cap-1', { namespace: 'kube-system', className: 'ebs', capacity: '100Gi' })),
     {
       apiVersion: 'policy/v1',
       kind: 'PodDisruptionBudget',
