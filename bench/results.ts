@@ -26,6 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Node, Pod } from '../src/cluster/types.ts';
 import { candidateNames, generateCluster, LOCAL_STORAGE_SHAPE } from './synthetic.ts';
+import { measureScaling, SCALING_GOAL, SCALING_SHAPES } from './volumes/filter-scaling.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -63,8 +64,19 @@ text = undefined;
 const counts = cluster.counts;
 const nodeNames = cluster.nodeNames;
 const nodesByName = new Map<string, Node>();
-for (const o of cluster.objects) if (o.kind === 'Node') nodesByName.set(o.metadata.name, o as Node);
 const pending = cluster.pending;
+// Preempt's victims are real running pods of lower priority than the preemptor (a 3-claim pod), by node.
+const preemptorPriority = pending.localAndCsi[0].spec.priority ?? 0;
+const victimsByNode = new Map<string, string[]>();
+for (const o of cluster.objects) {
+  if (o.kind === 'Node') nodesByName.set(o.metadata.name, o as Node);
+  const spec = o.kind === 'Pod' ? (o as Pod).spec : undefined;
+  if (spec?.nodeName && (spec.priority ?? 0) < preemptorPriority) {
+    const uids = victimsByNode.get(spec.nodeName) ?? [];
+    uids.push(o.metadata.uid!);
+    victimsByNode.set(spec.nodeName, uids);
+  }
+}
 cluster.objects.length = 0;
 log(
   `cluster: ${counts.Node} nodes, ${counts.runningPods} running pods, ${counts.PersistentVolume} PVs, ` +
@@ -177,6 +189,41 @@ const prioritize3 = await Promise.all(
   }),
 );
 const feasible3 = Math.round(prioritize3.reduce((a, b) => a + JSON.parse(b).NodeNames.length, 0) / VARIANTS);
+// preempt in node-cache mode (NodeNameToMetaVictims), as DefaultPreemption sends it: 100 candidate nodes from a
+// window of the node order, each with 3 of its running pods of lower priority than the 3-claim preemptor.
+const PREEMPT_CANDIDATES = 100;
+const VICTIMS_PER_NODE = 3;
+const preempt3 = Array.from({ length: VARIANTS }, (_, i) => {
+  const victims: Record<string, { Pods: { UID: string }[]; NumPDBViolations: number }> = {};
+  let found = 0;
+  for (let k = 0; k < nodeNames.length && found < PREEMPT_CANDIDATES; k++) {
+    const name = nodeNames[(i * step + k) % nodeNames.length];
+    const uids = victimsByNode.get(name) ?? [];
+    if (uids.length < VICTIMS_PER_NODE) continue;
+    victims[name] = { Pods: uids.slice(0, VICTIMS_PER_NODE).map((UID) => ({ UID })), NumPDBViolations: 0 };
+    found++;
+  }
+  if (found < PREEMPT_CANDIDATES) throw new Error(`preempt: only ${found} nodes carry ${VICTIMS_PER_NODE} victims`);
+  return JSON.stringify({
+    Pod: pending.localAndCsi[i % pending.localAndCsi.length],
+    NodeNameToVictims: null,
+    NodeNameToMetaVictims: victims,
+  });
+});
+victimsByNode.clear();
+// What the extender decides on them (the scenario's label): candidates kept and victims in its answers.
+let preemptKept = 0;
+let preemptVictims = 0;
+for (const body of preempt3) {
+  const answer = await call(extender.port, 'POST', '/scheduler/preempt', body);
+  if (answer.status !== 200) throw new Error(`preempt: HTTP ${answer.status} ${answer.body}`);
+  const kept = Object.values(
+    (JSON.parse(answer.body) as { NodeNameToMetaVictims: Record<string, { Pods: unknown[] }> | null })
+      .NodeNameToMetaVictims ?? {},
+  );
+  preemptKept += kept.length / VARIANTS;
+  preemptVictims += kept.reduce((a, v) => a + v.Pods.length, 0) / VARIANTS;
+}
 interface Scenario {
   name: string;
   what: string;
@@ -211,6 +258,14 @@ const scenarios: Scenario[] = [
     what: `prioritize, filter's ${feasible3} feasible of 500, 3 claims`,
     path: '/scheduler/prioritize',
     bodies: prioritize3,
+  },
+  {
+    name: 'preempt-3',
+    what:
+      `preempt, ${PREEMPT_CANDIDATES} candidates × ${VICTIMS_PER_NODE} victims (node-cache mode), 3 claims; ` +
+      `${Math.round(preemptKept)} kept, ${Math.round(preemptVictims)} victims in the answer`,
+    path: '/scheduler/preempt',
+    bodies: preempt3,
   },
 ];
 
@@ -338,7 +393,7 @@ for (const s of scenarios) {
   log(
     `${s.name.padEnd(15)} one at a time p50 ${e.p50.toFixed(2)} ms (floor ${f.p50.toFixed(2)}), p99 ${e.p99.toFixed(2)} ` +
       `(${f.p99.toFixed(2)}); 16 conns ${Math.round(e.rps)} req/s (floor ${Math.round(f.rps)}, ratio ` +
-      `${(e.rps / f.rps).toFixed(2)}), p99 ${e.rpsP99} ms (${f.rpsP99}); open loop ${RATE}/s p99 ${e.openP99.toFixed(1)} ms ` +
+      `${(e.rps / f.rps).toFixed(2)}), p99 ${e.rpsP99} ms (${f.rpsP99}); open loop ${s.rate ?? RATE}/s p99 ${e.openP99.toFixed(1)} ms ` +
       `(floor ${f.openP99.toFixed(1)})${e.openFailed ? `, ${e.openFailed} failed` : ''}`,
   );
 }
@@ -421,6 +476,18 @@ const rssEndMiB = await rssMiB(extender.pid);
 await extender.stop();
 await floor.stop();
 
+// --------------------------------------------------------------------------------------------------- scaling
+// bench/volumes/filter-scaling.ts in process, with the servers gone: the volume filter over 100 candidates, 3 claims,
+// in a small and a large cluster of each shape.
+const scaling = SCALING_SHAPES.map((shape) => {
+  const m = measureScaling(shape);
+  log(
+    `scaling ${shape}: ${m.few} ${m.what} ${m.small.ms.toFixed(3)} ms, ${m.many} ${m.large.ms.toFixed(3)} ms, ` +
+      `ratio ${m.ratio.toFixed(2)}${m.verdictsOk ? '' : ' (unexpected verdicts)'}`,
+  );
+  return m;
+});
+
 // --------------------------------------------------------------------------------------------------- report
 const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
 const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench'], { cwd: root, encoding: 'utf8' })
@@ -468,6 +535,11 @@ const targets: [string, string, boolean][] = [
     `${ms(freshMs)} ms`,
     fresh.status === 200 && freshMs <= 50,
   ],
+  ...scaling.map((m): [string, string, boolean] => [
+    `filter cost ≤ ${SCALING_GOAL}× from ${m.few.toLocaleString('en')} to ${m.many.toLocaleString('en')} ${m.what} (${m.shape})`,
+    `${ratio(m.ratio)}×`,
+    m.ratio <= SCALING_GOAL && m.verdictsOk,
+  ]),
   ['ready ≤ 20 s from the snapshot', `${(readyMs / 1000).toFixed(1)} s`, readyMs <= 20_000],
   ['RSS at ready ≤ 1 GiB', `${readyRssMiB} MiB`, readyRssMiB <= 1024],
 ];
@@ -517,6 +589,17 @@ gave up), in ${Math.round(sentMs)} ms; then a fresh filter on a new connection: 
 filters, ${computed} were computed (read while their connection was still open), ${skipped} were skipped by the verb queue
 (\`topology_extender_verb_dropped_total{reason="client_gone"}\`), and the rest never reached a handler (Node drops the
 requests of a connection closed before they were routed).
+
+## Scaling (\`bench/volumes/filter-scaling.ts\`)
+
+The volume plugins' preFilter and filter for a pod with 3 claims over 100 candidate nodes, in process (no HTTP), in a
+small and a large cluster, both built first and measured in alternating rounds; median of 15 rounds × 40 requests each. hostname: 10 local PVs per node (hostname affinity),
+the extra PVs on other nodes, mostly bound; zonal: every extra PV zonal in the candidates' zones and bound elsewhere;
+capacity: one hostname-pinned CSIStorageCapacity per node and 3 claims of that class.
+
+| shape | small cluster | ms / request | large cluster | ms / request | ratio |
+|---|---:|---:|---:|---:|---:|
+${scaling.map((m) => `| ${m.shape} | ${m.few.toLocaleString('en')} ${m.what} | ${m.small.ms.toFixed(3)} | ${m.many.toLocaleString('en')} ${m.what} | ${m.large.ms.toFixed(3)} | ${ratio(m.ratio)}${m.verdictsOk ? '' : ' (unexpected verdicts)'} |`).join('\n')}
 
 ## Memory and start
 

@@ -5,8 +5,10 @@
 // header comment). Helper modules (synthetic.ts, fake-server-process.ts, any file whose first line is
 // `// bench-helper`) are not run. Outputs are streamed as they come; a summary of exit codes and times ends the run.
 //
-// Run: npm run bench [-- <name-filter>...]   (e.g. `npm run bench -- http-verbs`)
-//      ./node_modules/.bin/node bench/run.ts [name-filter...]
+// Run: npm run bench [-- <name-filter>... [--option value...]]   (e.g. `npm run bench -- results --nodes 1000`)
+//      ./node_modules/.bin/node bench/run.ts [name-filter...] [--option value...]
+// The words before the first `--option` choose benchmarks; that option and everything after it are passed to each
+// chosen benchmark's command line (a lone `--` before them is dropped), so filter to the ones that take them.
 // Exit status: 0 when every benchmark exited 0, 1 otherwise.
 import { spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
@@ -53,9 +55,13 @@ async function isHelper(file: string): Promise<boolean> {
   return /^\/\/\s*bench-helper\b/.test(first);
 }
 
-function runOne(file: string, flags: string[]): Promise<{ code: number | null; signal: string | null }> {
+function runOne(
+  file: string,
+  flags: string[],
+  args: string[],
+): Promise<{ code: number | null; signal: string | null }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...flags, file], { cwd: root, stdio: 'inherit' });
+    const child = spawn(process.execPath, [...flags, file, ...args], { cwd: root, stdio: 'inherit' });
     const forward = (signal: NodeJS.Signals) => child.kill(signal);
     process.once('SIGINT', forward);
     process.once('SIGTERM', forward);
@@ -68,7 +74,10 @@ function runOne(file: string, flags: string[]): Promise<{ code: number | null; s
   });
 }
 
-const filters = process.argv.slice(2);
+const argv = process.argv.slice(2);
+const firstOption = argv.findIndex((a) => a.startsWith('--'));
+const filters = firstOption < 0 ? argv : argv.slice(0, firstOption);
+const forwarded = firstOption < 0 ? [] : argv.slice(argv[firstOption] === '--' ? firstOption + 1 : firstOption);
 const candidates = [
   'bench/results.ts',
   'bench/http-verbs.ts',
@@ -87,13 +96,18 @@ if (files.length === 0) {
   process.exit(1);
 }
 
-console.log(`node ${process.version} (${process.execPath}); ${files.length} benchmark(s): ${files.join(', ')}`);
+console.log(
+  `node ${process.version} (${process.execPath}); ${files.length} benchmark(s): ${files.join(', ')}` +
+    (forwarded.length ? `; arguments for each: ${forwarded.join(' ')}` : ''),
+);
 const results: { file: string; code: number | null; signal: string | null; seconds: number }[] = [];
 for (const file of files) {
   const flags = await flagsOf(file);
-  console.log(`\n━━ ${file}${flags.length ? ` (${flags.join(' ')})` : ''} ━━`);
+  console.log(
+    `\n━━ ${file}${flags.length ? ` (${flags.join(' ')})` : ''}${forwarded.length ? ` ${forwarded.join(' ')}` : ''} ━━`,
+  );
   const started = performance.now();
-  const { code, signal } = await runOne(file, flags);
+  const { code, signal } = await runOne(file, flags, forwarded);
   results.push({ file, code, signal, seconds: (performance.now() - started) / 1000 });
 }
 
