@@ -7,11 +7,16 @@
 //   16 connections  autocannon (worker thread), closed loop: req/s and p99
 //   open loop       requests issued on a fixed schedule at --rate req/s (a stall shows in p99: latency counts from
 //                   the scheduled time, not from when a socket was free)
-// then the backlog check (abandoned heavy filters, then a fresh one), the server's time to ready and RSS at ready.
+// then the backlog check (abandoned heavy filters, then a fresh one), the server's time to ready and RSS at ready,
+// the filter-scaling ratios (bench/volumes/filter-scaling.ts), and ingest from a fake API server holding the same
+// cluster: the extender's time to ready and RSS, pod events/s through its watch, and the heap per cached pod
+// (bench/live/time-to-ready.ts and bench/live/memory.ts).
 // Timings are never asserted: the machine is shared (its load average is in the report); compare ratios.
 //
 // Run: ./node_modules/.bin/node bench/results.ts [--nodes 5000] [--seconds 2] [--rounds 2] [--rate 1000]
-//        [--abandoned 1000] [--profile] [--out bench/RESULTS.md]
+//        [--abandoned 1000] [--events 20000] [--heap-pods 50000] [--profile] [--out bench/RESULTS.md]
+// (or `npm run bench -- results --nodes 500 ...`); --events: pod events per churn phase (add, modify, delete);
+// --heap-pods: full pods for the heap-per-pod figure.
 // --profile starts the extender with --cpu-prof (profile written to bench/out/ when it exits).
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -25,6 +30,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Node, Pod } from '../src/cluster/types.ts';
+import { HEAP_PER_POD_TARGET, measurePodHeap } from './live/memory.ts';
+import { measureTimeToReady, startFakeApiServer } from './live/time-to-ready.ts';
 import { candidateNames, generateCluster, LOCAL_STORAGE_SHAPE } from './synthetic.ts';
 import { measureScaling, SCALING_GOAL, SCALING_SHAPES } from './volumes/filter-scaling.ts';
 
@@ -35,6 +42,8 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '2' },
     rate: { type: 'string', default: '1000' },
     abandoned: { type: 'string', default: '1000' },
+    events: { type: 'string', default: '20000' },
+    'heap-pods': { type: 'string', default: '50000' },
     profile: { type: 'boolean', default: false },
     out: { type: 'string', default: fileURLToPath(new URL('./RESULTS.md', import.meta.url)) },
   },
@@ -44,6 +53,8 @@ const SECONDS = Number(args.seconds);
 const ROUNDS = Number(args.rounds);
 const RATE = Number(args.rate);
 const ABANDONED = Number(args.abandoned);
+const EVENTS = Number(args.events);
+const HEAP_PODS = Number(args['heap-pods']);
 const CANDIDATES = 500;
 const VARIANTS = 8;
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -113,23 +124,16 @@ const rssMiB = async (pid: number) =>
 
 const profileDir = fileURLToPath(new URL('./out/', import.meta.url));
 await mkdir(profileDir, { recursive: true });
-const t0 = performance.now();
-const extender = await startServer(
-  [
-    ...(args.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
-    'src/main.ts',
-    'serve',
-    '--cluster-state',
-    snapshot,
-    '--port',
-    '0',
-    '--log-level',
-    'info',
-  ],
-  (line) => {
+/** `src/main.ts serve` on a free port with the given source options (the pino line naming its address). */
+const startExtender = (source: string[], nodeFlags: string[] = []) =>
+  startServer([...nodeFlags, 'src/main.ts', 'serve', ...source, '--port', '0', '--log-level', 'info'], (line) => {
     const m = /"address":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(line);
     return m ? Number(m[1]) : undefined;
-  },
+  });
+const t0 = performance.now();
+const extender = await startExtender(
+  ['--cluster-state', snapshot],
+  args.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
 );
 // Ready: /readyz answers 200 (every kind listed into the store and the cache).
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
@@ -151,7 +155,11 @@ function call(port: number, method: string, path: string, body?: string): Promis
     req.end(body);
   });
 }
-while ((await call(extender.port, 'GET', '/readyz')).status !== 200) await new Promise((r) => setTimeout(r, 50));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const untilReady = async (port: number) => {
+  while ((await call(port, 'GET', '/readyz')).status !== 200) await sleep(50);
+};
+await untilReady(extender.port);
 const readyMs = Math.round(performance.now() - t0);
 const readyRssMiB = await rssMiB(extender.pid);
 log(`extender ready in ${readyMs} ms (process start to /readyz 200), RSS ${readyRssMiB} MiB`);
@@ -433,8 +441,9 @@ log(
 
 // --------------------------------------------------------------------------------------------------- backlog
 // kube-scheduler gave up on these: each heavy filter is sent and its connection closed at once. Then a fresh filter.
-const metric = async (pattern: RegExp) =>
-  Number(pattern.exec((await call(extender.port, 'GET', '/metrics')).body)?.[1] ?? 0);
+const metricOf = async (port: number, pattern: RegExp) =>
+  Number(pattern.exec((await call(port, 'GET', '/metrics')).body)?.[1] ?? 0);
+const metric = (pattern: RegExp) => metricOf(extender.port, pattern);
 const droppedBefore = await metric(/verb_dropped_total\{verb="filter",reason="client_gone"\} (\d+)/);
 const computedFilters = () => metric(/verb_results_total\{verb="filter",outcome="ok"\} (\d+)/);
 const computedBefore = await computedFilters();
@@ -487,6 +496,68 @@ const scaling = SCALING_SHAPES.map((shape) => {
   );
   return m;
 });
+
+// ---------------------------------------------------------------------------------------------------- ingest
+// From an API server instead of the file: a fake one (bench/live/fake-server-process.ts, own process) holding the same
+// local-storage cluster. The extender (`serve --kubeconfig`) lists and watches it: time to ready, RSS at ready; then
+// pods churn through its watch (full pods as the API sends them: added, modified, deleted) and events/s counts from
+// the fake server's first write (the pods are built before) until the extender's store shows the last event (read on
+// /metrics every 20 ms).
+const fake = await startFakeApiServer(['--local-storage', String(NODES)]);
+log(`fake API server: ${fake.nodes} nodes, ${fake.pods} pods, loaded in ${(fake.loadMs / 1000).toFixed(1)} s`);
+const liveAt = performance.now();
+const live = await startExtender(['--kubeconfig', fake.kubeconfig]);
+await untilReady(live.port);
+const liveReadyMs = Math.round(performance.now() - liveAt);
+const liveRssMiB = await rssMiB(live.pid);
+log(`extender from the API: ready in ${liveReadyMs} ms, RSS ${liveRssMiB} MiB`);
+const storedPods = () => metricOf(live.port, /topology_extender_store_objects\{kind="Pod"\} (\d+)/);
+interface ChurnPhase {
+  verb: 'add' | 'modify' | 'delete';
+  events: number;
+  seconds: number;
+  /** Time the fake server took to write the events (its own process). */
+  serverMs: number;
+  perSec: number;
+}
+async function churn(verb: ChurnPhase['verb']): Promise<ChurnPhase> {
+  const before = await storedPods();
+  const send = await fake.churn(verb, EVENTS);
+  const started = performance.now();
+  const sent = await send();
+  // modify ends with one pod added: when the store shows it, every modification before it has arrived.
+  const expected = verb === 'add' ? before + sent.events : verb === 'modify' ? before + 1 : before - sent.events;
+  for (let seen = before; seen !== expected; seen = await storedPods()) {
+    if (performance.now() - started > 300_000)
+      throw new Error(`${verb}: the store holds ${seen} pods, not ${expected}`);
+    await sleep(20);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const phase = { verb, events: sent.events, seconds, serverMs: sent.ms, perSec: sent.events / seconds };
+  log(
+    `watch ${verb}: ${phase.events} events in ${seconds.toFixed(2)} s = ${Math.round(phase.perSec)} events/s ` +
+      `(the fake server wrote them in ${sent.ms} ms)`,
+  );
+  return phase;
+}
+const churnPhases = [await churn('add'), await churn('modify'), await churn('delete')];
+const churnEvents = churnPhases.reduce((a, p) => a + p.events, 0);
+const churnSeconds = churnPhases.reduce((a, p) => a + p.seconds, 0);
+const liveRssEndMiB = await rssMiB(live.pid);
+await live.stop();
+// The same listing into a store and cache in this process (bench/live/time-to-ready.ts), where the heap can be read
+// after a full GC; then bench/live/memory.ts: full API pods through the store and the cache, per pod.
+const client = await measureTimeToReady(fake.kubeconfig);
+await fake.stop();
+log(
+  `client (KubeSource + store + cache in process): ready in ${client.seconds.toFixed(1)} s, heap grew ` +
+    `${Math.round(client.heapGrowthBytes / 2 ** 20)} MiB (${Math.round(client.heapGrowthBytes / client.pods)} B per pod, everything included)`,
+);
+const podHeap = measurePodHeap(HEAP_PODS);
+log(
+  `heap per cached pod (${podHeap.pods} full API pods, store + cache): ${Math.round(podHeap.totalBytesPerPod)} B ` +
+    `(store ${Math.round(podHeap.storeBytesPerPod)} B)`,
+);
 
 // --------------------------------------------------------------------------------------------------- report
 const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
@@ -542,6 +613,11 @@ const targets: [string, string, boolean][] = [
   ]),
   ['ready ≤ 20 s from the snapshot', `${(readyMs / 1000).toFixed(1)} s`, readyMs <= 20_000],
   ['RSS at ready ≤ 1 GiB', `${readyRssMiB} MiB`, readyRssMiB <= 1024],
+  [
+    `heap ≤ 2 KiB per cached pod from the API (${podHeap.pods.toLocaleString('en')} full pods, store + cache)`,
+    `${Math.round(podHeap.totalBytesPerPod).toLocaleString('en')} B`,
+    podHeap.totalBytesPerPod <= HEAP_PER_POD_TARGET && podHeap.cachedPods === podHeap.pods,
+  ],
 ];
 const rows = scenarios.map((s) => {
   const { floor: f, extender: e } = r[s.name];
@@ -604,6 +680,24 @@ ${scaling.map((m) => `| ${m.shape} | ${m.few.toLocaleString('en')} ${m.what} | $
 ## Memory and start
 
 Process start to \`/readyz\` 200: **${(readyMs / 1000).toFixed(1)} s**; RSS at ready **${readyRssMiB} MiB**, after the run ${rssEndMiB} MiB.
+
+## Ingest from the API
+
+A fake API server (\`bench/live/fake-server-process.ts\`, its own process; paginated lists, JSON-lines watches) holding
+the same local-storage cluster (${fake.nodes} nodes, ${fake.pods} pods), loaded in ${(fake.loadMs / 1000).toFixed(1)} s.
+
+- **Extender** (\`src/main.ts serve --kubeconfig\`): process start to \`/readyz\` 200 in **${(liveReadyMs / 1000).toFixed(1)} s**; RSS at ready **${liveRssMiB} MiB**, ${liveRssEndMiB} MiB after the churn below.
+- **Through its watch**: ${churnEvents.toLocaleString('en')} pod events (full pods as the API sends them) in ${churnSeconds.toFixed(1)} s: **${Math.round(churnEvents / churnSeconds).toLocaleString('en')} events/s**, from the fake server's first write (the pods built before) until \`topology_extender_store_objects{kind="Pod"}\` shows the last one:
+
+| events | count | seconds | events/s | fake server writing them |
+|---|---:|---:|---:|---:|
+${churnPhases.map((p) => `| ${p.verb === 'add' ? 'ADDED (new running pods)' : p.verb === 'modify' ? 'MODIFIED (the same pods relabelled), then 1 ADDED' : 'DELETED (every pod added)'} | ${p.events.toLocaleString('en')} | ${p.seconds.toFixed(2)} | ${Math.round(p.perSec).toLocaleString('en')} | ${p.serverMs} ms |`).join('\n')}
+
+The fake server writes its events while the extender reads them; a phase whose writing time nears its seconds
+measured the fake server, not the extender.
+
+- **Client in process** (\`bench/live/time-to-ready.ts\`: KubeSource, store and scheduler cache, no HTTP server): every kind listed in **${client.seconds.toFixed(1)} s** (${client.pods} pods, ${client.cachedPods} in the cache); the heap grew ${Math.round(client.heapGrowthBytes / 2 ** 20)} MiB after a full GC, ${Math.round(client.heapGrowthBytes / client.pods).toLocaleString('en')} B per pod with every other object of the cluster (${counts.PersistentVolume} PVs, capacities, claims) counted in.
+- **Heap per cached pod** (\`bench/live/memory.ts\`): ${podHeap.pods.toLocaleString('en')} full pods as the API returns them (${(podHeap.jsonBytesPerPod / 1024).toFixed(1)} KiB of JSON each: managedFields, env, probes, status) through the store (trimmed) and the scheduler cache: **${Math.round(podHeap.totalBytesPerPod).toLocaleString('en')} B per pod** (store ${Math.round(podHeap.storeBytesPerPod).toLocaleString('en')} B), target ≤ 2,048 B.
 `;
 // A section another benchmark writes into the file (bench/analysis.ts) is kept.
 const previous = await readFile(args.out, 'utf8').catch(() => '');

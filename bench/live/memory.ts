@@ -1,66 +1,90 @@
 // Heap bytes per cached pod: 50,000 full pods (as the API returns them) parsed from JSON and fed through the store
-// (which trims) and the scheduler cache (which aggregates per node). Target: ≤ 2 KiB per pod.
+// (which trims) and the scheduler cache (which aggregates per node). Target: ≤ 2 KiB per pod. bench/results.ts
+// imports measurePodHeap().
 // Run: ./node_modules/.bin/node --expose-gc bench/live/memory.ts [pods]
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { NodeInfoCache } from '../../src/cache/cache.ts';
 import { ClusterStore } from '../../src/cluster/store.ts';
 import type { Node, Pod } from '../../src/cluster/types.ts';
 import { syntheticNode, syntheticPod } from './synthetic.ts';
 
-const gc = (globalThis as { gc?: () => void }).gc;
-if (!gc) {
-  console.error('bench/live/memory.ts needs --expose-gc: ./node_modules/.bin/node --expose-gc bench/live/memory.ts');
-  process.exit(2);
-}
+export const HEAP_PER_POD_TARGET = 2048;
 
-const PODS = Number(process.argv[2] ?? 50_000);
-const NODES = Math.ceil(PODS / 30);
-
-function heap(): number {
-  for (let i = 0; i < 3; i++) gc!();
+let gc = (globalThis as { gc?: () => void }).gc;
+/** Full GCs, then the heap in use. Without --expose-gc, V8's gc is exposed at run time (a fresh context has it). */
+export function collectGarbage(): number {
+  if (!gc) {
+    setFlagsFromString('--expose-gc');
+    gc = runInNewContext('gc') as () => void;
+  }
+  for (let i = 0; i < 3; i++) gc();
   return process.memoryUsage().heapUsed;
 }
 
-const store = new ClusterStore();
-for (let i = 0; i < NODES; i++) store.upsert('Node', JSON.parse(JSON.stringify(syntheticNode(i))) as Node);
-const sample = JSON.stringify(syntheticPod(1, 'node-00001', { claim: true }));
-
-const base = heap();
-let jsonBytes = 0;
-const started = performance.now();
-for (let i = 0; i < PODS; i++) {
-  // Every pod travels as JSON text, as from the API, so no string is shared with the generator.
-  const text = JSON.stringify(syntheticPod(i, `node-${String(i % NODES).padStart(5, '0')}`, { claim: i % 10 === 0 }));
-  jsonBytes += text.length;
-  store.upsert('Pod', JSON.parse(text) as Pod);
+export interface PodHeap {
+  pods: number;
+  nodes: number;
+  /** Average JSON size of a pod as the API sends it. */
+  jsonBytesPerPod: number;
+  loadMs: number;
+  attachMs: number;
+  cachedPods: number;
+  storeBytesPerPod: number;
+  /** Store + scheduler cache: the figure the ≤ 2 KiB target is about. */
+  totalBytesPerPod: number;
 }
-const loadMs = performance.now() - started;
-const afterStore = heap();
 
-let cacheNote = 'scheduler cache: not measured (src/cache/cache.ts missing)';
-let afterCache = afterStore;
-try {
-  const { NodeInfoCache } = await import('../../src/cache/cache.ts');
+export function measurePodHeap(pods = 50_000): PodHeap {
+  const nodes = Math.ceil(pods / 30);
+  const store = new ClusterStore();
+  for (let i = 0; i < nodes; i++) store.upsert('Node', JSON.parse(JSON.stringify(syntheticNode(i))) as Node);
+  const base = collectGarbage();
+  let jsonBytes = 0;
+  const started = performance.now();
+  for (let i = 0; i < pods; i++) {
+    // Every pod travels as JSON text, as from the API, so no string is shared with the generator.
+    const text = JSON.stringify(syntheticPod(i, `node-${String(i % nodes).padStart(5, '0')}`, { claim: i % 10 === 0 }));
+    jsonBytes += text.length;
+    store.upsert('Pod', JSON.parse(text) as Pod);
+  }
+  const loadMs = performance.now() - started;
+  const afterStore = collectGarbage();
   const cache = new NodeInfoCache();
   const t = performance.now();
   cache.attach(store);
   const attachMs = performance.now() - t;
-  afterCache = heap();
-  cacheNote = `scheduler cache: ${cache.podCount()} pods on ${cache.nodeCount()} nodes, fed in ${attachMs.toFixed(0)} ms`;
-  // Keep the cache reachable until measured.
-  if (cache.podCount() !== PODS) console.error(`warning: cache holds ${cache.podCount()} pods, expected ${PODS}`);
-} catch (err) {
-  cacheNote += ` (${(err as Error).message})`;
+  const afterCache = collectGarbage();
+  const result = {
+    pods,
+    nodes,
+    jsonBytesPerPod: jsonBytes / pods,
+    loadMs,
+    attachMs,
+    cachedPods: cache.podCount(),
+    storeBytesPerPod: (afterStore - base) / pods,
+    totalBytesPerPod: (afterCache - base) / pods,
+  };
+  // The store and the cache are what was measured: keep them reachable until here.
+  if (store.count('Pod') !== pods) throw new Error(`store holds ${store.count('Pod')} pods, expected ${pods}`);
+  return result;
 }
 
-const kib = (b: number) => `${(b / 1024).toFixed(2)} KiB`;
-const storePerPod = (afterStore - base) / PODS;
-const totalPerPod = (afterCache - base) / PODS;
-console.log(
-  `pods: ${PODS} on ${NODES} nodes; full pod JSON: avg ${kib(jsonBytes / PODS)} (sample with claim ${kib(sample.length)})`,
-);
-console.log(`loaded through the store in ${(loadMs / 1000).toFixed(1)} s`);
-console.log(cacheNote);
-console.log(`heap per pod, store (trimmed objects): ${Math.round(storePerPod)} B (${kib(storePerPod)})`);
-console.log(`heap per pod, store + cache:           ${Math.round(totalPerPod)} B (${kib(totalPerPod)})`);
-console.log(`target ≤ 2 KiB per pod: ${totalPerPod <= 2048 ? 'met' : 'NOT met'}`);
-// Keep the store alive until here.
-if (store.count('Pod') !== PODS) process.exitCode = 1;
+if (import.meta.main) {
+  const r = measurePodHeap(Number(process.argv[2] ?? 50_000));
+  const kib = (b: number) => `${(b / 1024).toFixed(2)} KiB`;
+  const sample = JSON.stringify(syntheticPod(1, 'node-00001', { claim: true }));
+  console.log(
+    `pods: ${r.pods} on ${r.nodes} nodes; full pod JSON: avg ${kib(r.jsonBytesPerPod)} (sample with claim ${kib(sample.length)})`,
+  );
+  console.log(`loaded through the store in ${(r.loadMs / 1000).toFixed(1)} s`);
+  console.log(`scheduler cache: ${r.cachedPods} pods on ${r.nodes} nodes, fed in ${r.attachMs.toFixed(0)} ms`);
+  if (r.cachedPods !== r.pods) console.error(`warning: cache holds ${r.cachedPods} pods, expected ${r.pods}`);
+  console.log(
+    `heap per pod, store (trimmed objects): ${Math.round(r.storeBytesPerPod)} B (${kib(r.storeBytesPerPod)})`,
+  );
+  console.log(
+    `heap per pod, store + cache:           ${Math.round(r.totalBytesPerPod)} B (${kib(r.totalBytesPerPod)})`,
+  );
+  console.log(`target ≤ 2 KiB per pod: ${r.totalBytesPerPod <= HEAP_PER_POD_TARGET ? 'met' : 'NOT met'}`);
+}
