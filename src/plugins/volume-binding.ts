@@ -42,6 +42,19 @@ interface StateData {
   held?: HeldVolumes;
 }
 
+function addClassResource(
+  classResources: Map<string, StorageResource>,
+  className: string,
+  requested: number,
+  capacity: number,
+): void {
+  const r = classResources.get(className);
+  if (r) {
+    r.requested += requested;
+    r.capacity += capacity;
+  } else classResources.set(className, { requested, capacity });
+}
+
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -207,19 +220,30 @@ export class VolumeBindingPlugin
     if (!this.#scorer) return 0;
     const data = this.#state(state, pod);
     if (data.skip) return 0;
+    const own = data.podVolumesByNode.get(nodeInfo.name);
+    if (own) return this.#score(own, this.#scorer);
+    // Prioritize follows filter: the decision filter remembered carries the score once one prioritize computed it.
+    const cached = this.decisions.decision(pod.metadata.uid, nodeInfo.name, this.binder.generation());
+    if (cached) {
+      cached.score ??= this.#score(cached.podVolumes, this.#scorer);
+      return cached.score;
+    }
     const { podVolumes } = this.#decision(data, pod, nodeInfo.name);
-    if (!podVolumes) return 0;
+    return podVolumes ? this.#score(podVolumes, this.#scorer) : 0;
+  }
+
+  /** Upstream StorageCapacityScoring over the decided volumes, per storage class. */
+  #score(podVolumes: PodVolumes, scorer: CapacityScorer): number {
     const classResources = new Map<string, StorageResource>();
-    const add = (className: string, requested: number, capacity: number) => {
-      const r = classResources.get(className) ?? { requested: 0, capacity: 0 };
-      r.requested += requested;
-      r.capacity += capacity;
-      classResources.set(className, r);
-    };
     if (podVolumes.staticBindings.length > 0) {
       // With static bindings only they count (upstream StorageCapacityScoring).
       for (const b of podVolumes.staticBindings) {
-        add(b.pv.spec.storageClassName ?? '', claimMatchInput(b.pvc).request, pvCapacity(b.pv));
+        addClassResource(
+          classResources,
+          b.pv.spec.storageClassName ?? '',
+          claimMatchInput(b.pvc).request,
+          pvCapacity(b.pv),
+        );
       }
     } else if (this.binder.capacityAccounting === 'joint') {
       // What filter checked: each capacity object once, with its in-flight provisions as already requested, so a
@@ -232,15 +256,25 @@ export class VolumeBindingPlugin
         seen.add(p.nodeCapacity);
         const inFlight = first ? this.binder.inFlight.bytesFor(p.nodeCapacity, own) : 0;
         const capacity = first ? (capacityBytes(p.nodeCapacity) ?? 0) : 0;
-        add(p.pvc.spec.storageClassName ?? '', claimMatchInput(p.pvc).request + inFlight, capacity);
+        addClassResource(
+          classResources,
+          p.pvc.spec.storageClassName ?? '',
+          claimMatchInput(p.pvc).request + inFlight,
+          capacity,
+        );
       }
     } else {
       for (const p of podVolumes.dynamicProvisions) {
         if (!p.nodeCapacity) continue;
-        add(p.pvc.spec.storageClassName ?? '', claimMatchInput(p.pvc).request, capacityBytes(p.nodeCapacity) ?? 0);
+        addClassResource(
+          classResources,
+          p.pvc.spec.storageClassName ?? '',
+          claimMatchInput(p.pvc).request,
+          capacityBytes(p.nodeCapacity) ?? 0,
+        );
       }
     }
-    return this.#scorer(classResources);
+    return scorer(classResources);
   }
 
   reserve(state: CycleState, pod: Pod, nodeName: string): Status {

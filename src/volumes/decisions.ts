@@ -4,9 +4,19 @@
 // per pod, and only the most recent pods, so the cache stays small however long pods stay pending.
 import type { PodVolumes } from './binder.ts';
 
+/**
+ * What filter decided for the pod on a node, and the storage score computed from it by the first prioritize that
+ * read it: everything the score reads (the PVs and capacity objects chosen, the in-flight bytes against them) is
+ * fixed for the decision's generation, so later prioritizes of the pod at that generation reuse it.
+ */
+export interface Decision {
+  readonly podVolumes: PodVolumes;
+  score: number | undefined;
+}
+
 interface PodDecisions {
   generation: number;
-  byNode: Map<string, PodVolumes>;
+  byNode: Map<string, Decision>;
 }
 
 export class DecisionCache {
@@ -29,11 +39,16 @@ export class DecisionCache {
       pod = { generation, byNode: new Map() };
       this.#byPod.set(podUID, pod);
     }
-    pod.byNode.set(nodeName, podVolumes);
+    pod.byNode.set(nodeName, { podVolumes, score: undefined });
   }
 
   /** The decision for (pod, node) if it was computed at this generation. */
   get(podUID: string, nodeName: string, generation: number): PodVolumes | undefined {
+    return this.decision(podUID, nodeName, generation)?.podVolumes;
+  }
+
+  /** The same, with the score memoised on it. */
+  decision(podUID: string, nodeName: string, generation: number): Decision | undefined {
     const pod = this.#byPod.get(podUID);
     return pod && pod.generation === generation ? pod.byNode.get(nodeName) : undefined;
   }

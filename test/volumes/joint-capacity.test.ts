@@ -241,6 +241,23 @@ describe('scoring uses the same accounting', () => {
     assert.equal(score(setup('joint', [inFlight, mine], cap100).binder, [mine]), 60);
     assert.equal(score(setup('upstream', [inFlight, mine], cap100).binder, [mine]), 30);
   });
+  it('a score prioritize reused from filter’s decision is recomputed once a provision goes in flight', () => {
+    const mine = claim('mine', '30Gi');
+    const { cluster, binder } = setup('joint', [mine], cap100);
+    const plugin = new VolumeBindingPlugin(binder, tightest);
+    const pod = makePod('test-pod', { claims: [mine] });
+    const cycle = () => {
+      const state = new CycleState();
+      plugin.preFilter(state, pod);
+      return state;
+    };
+    // filter remembers the decision; each prioritize is a new cycle reading it.
+    assert.equal(plugin.filter(cycle(), pod, newNodeInfo(node1)).code, 'Success');
+    assert.equal(plugin.score(cycle(), pod, newNodeInfo(node1)), 30);
+    assert.equal(plugin.score(cycle(), pod, newNodeInfo(node1)), 30);
+    cluster.add(claim('other', '30Gi', 'node1'));
+    assert.equal(plugin.score(cycle(), pod, newNodeInfo(node1)), 60);
+  });
   it('a node joint accounting rejects scores 0', () => {
     const inFlight = claim('other', '60Gi', 'node1');
     const mine = claim('mine', '60Gi');
