@@ -1,6 +1,6 @@
 // bench-flags: --expose-gc
 // The extender under kube-scheduler's load shape, over real loopback sockets: 5,000 nodes, ~150,000 running pods and
-// ~10,000 local PVs (bench/synthetic.ts) served from a snapshot file through the real source, store, cache, plugins,
+// ~10,000 local PVs (bench/synthetic.ts) served from a cluster-state file through the real source, store, cache, plugins,
 // verbs and Fastify app. autocannon drives it from a worker thread (its own event loop, the other core) for a bounded
 // time per scenario:
 //   healthz            GET /healthz: the baseline (HTTP + Fastify only), measured in the same run
@@ -135,7 +135,7 @@ cluster.objects.length = 0;
 log(
   `cluster: ${counts.Node} nodes, ${counts.runningPods} running + ${counts.pendingPods} pending pods, ` +
     `${counts.PersistentVolume} PVs (${NODES * PVS_PER_NODE} local), ${counts.PersistentVolumeClaim} PVCs; ` +
-    `generated in ${generateMs} ms, snapshot ${fileMiB} MiB written in ${writeMs} ms`,
+    `generated in ${generateMs} ms, cluster-state file ${fileMiB} MiB written in ${writeMs} ms`,
 );
 
 const logger = pino({ level: process.env.BENCH_LOG_LEVEL ?? 'silent' });
@@ -400,7 +400,7 @@ const summary = {
   cluster: counts,
   load: {
     generateMs,
-    snapshotMiB: fileMiB,
+    clusterStateMiB: fileMiB,
     writeMs,
     startupMs,
     heapBaseMiB: baseHeap.heapUsedMiB,

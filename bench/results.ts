@@ -67,10 +67,10 @@ log(`load at start: ${loadAtStart}`);
 // 400 pending pods of each flavour: the pods without claims are bound once each in the bind phase.
 const cluster = generateCluster({ ...LOCAL_STORAGE_SHAPE, nodes: NODES, pendingPerKind: 400, seed: 1 });
 const dir = await mkdtemp(join(tmpdir(), 'topology-extender-results-'));
-const snapshot = join(dir, 'cluster.json');
+const clusterState = join(dir, 'cluster.json');
 let text: string | undefined = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: cluster.objects });
-const snapshotMiB = Math.round(text.length / 2 ** 20);
-await writeFile(snapshot, text);
+const clusterStateMiB = Math.round(text.length / 2 ** 20);
+await writeFile(clusterState, text);
 text = undefined;
 const counts = cluster.counts;
 const nodeNames = cluster.nodeNames;
@@ -91,7 +91,7 @@ for (const o of cluster.objects) {
 cluster.objects.length = 0;
 log(
   `cluster: ${counts.Node} nodes, ${counts.runningPods} running pods, ${counts.PersistentVolume} PVs, ` +
-    `${counts.CSIStorageCapacity} CSIStorageCapacity; snapshot ${snapshotMiB} MiB`,
+    `${counts.CSIStorageCapacity} CSIStorageCapacity; cluster-state file ${clusterStateMiB} MiB`,
 );
 
 // -------------------------------------------------------------------------------------------------- servers
@@ -132,7 +132,7 @@ const startExtender = (source: string[], nodeFlags: string[] = []) =>
   });
 const t0 = performance.now();
 const extender = await startExtender(
-  ['--cluster-state', snapshot],
+  ['--cluster-state', clusterState],
   args.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
 );
 // Ready: /readyz answers 200 (every kind listed into the store and the cache).
@@ -434,7 +434,7 @@ const bindBodies = pending.noClaims.map((pod, i) =>
 const bindFloor = await bindAll(floor.port, bindBodies);
 const bindExtender = await bindAll(extender.port, bindBodies);
 log(
-  `bind (snapshot mode, ${bindBodies.length} pods without claims, 16 at a time): ${Math.round(bindExtender.perSec)} ` +
+  `bind (cluster-state mode, ${bindBodies.length} pods without claims, 16 at a time): ${Math.round(bindExtender.perSec)} ` +
     `binds/s (floor ${Math.round(bindFloor.perSec)}, ratio ${(bindExtender.perSec / bindFloor.perSec).toFixed(2)})` +
     (bindExtender.failed ? `, ${bindExtender.failed} failed` : ''),
 );
@@ -611,7 +611,7 @@ const targets: [string, string, boolean][] = [
     `${ratio(m.ratio)}×`,
     m.ratio <= SCALING_GOAL && m.verdictsOk,
   ]),
-  ['ready ≤ 20 s from the snapshot', `${(readyMs / 1000).toFixed(1)} s`, readyMs <= 20_000],
+  ['ready ≤ 20 s from the cluster-state file', `${(readyMs / 1000).toFixed(1)} s`, readyMs <= 20_000],
   ['RSS at ready ≤ 1 GiB', `${readyRssMiB} MiB`, readyRssMiB <= 1024],
   [
     `heap ≤ 2 KiB per cached pod from the API (${podHeap.pods.toLocaleString('en')} full pods, store + cache)`,
@@ -636,7 +636,7 @@ Written by \`npm run bench -- results\` (\`bench/results.ts\`); do not edit by h
 - **Load**: at start \`${loadAtStart}\`; at end \`${loadAtEnd}\` (load average ${loadavg()
   .map((l) => l.toFixed(2))
   .join(' ')})
-- **Cluster**: local-storage shape (\`LOCAL_STORAGE_SHAPE\`): ${counts.Node} nodes in 3 zones, ${counts.runningPods} running pods, ${counts.PersistentVolume} PVs (${NODES * 10} local), ${counts.CSIStorageCapacity} CSIStorageCapacity (one per node); a ${snapshotMiB} MiB snapshot served by \`src/main.ts serve --cluster-state\` in its own process
+- **Cluster**: local-storage shape (\`LOCAL_STORAGE_SHAPE\`): ${counts.Node} nodes in 3 zones, ${counts.runningPods} running pods, ${counts.PersistentVolume} PVs (${NODES * 10} local), ${counts.CSIStorageCapacity} CSIStorageCapacity (one per node); a ${clusterStateMiB} MiB cluster-state file served by \`src/main.ts serve --cluster-state\` in its own process
 - **Floor**: \`bench/floor-server.ts\`, HTTP + JSON only (same framework, body limit and bodies; answers in the verb's shape without deciding), in its own process
 - **Method**: per scenario ${ROUNDS} alternating rounds (floor/extender, then extender/floor), each ${SECONDS} s one request at a time on one keep-alive connection, ${SECONDS} s at 16 connections (autocannon), ${SECONDS} s open loop at ${RATE} req/s (issued on schedule; latency from the scheduled time). 8 bodies per scenario (different pods and 500-node windows). p99 of 16 connections and open loop: the worst round.
 
@@ -652,7 +652,7 @@ ${targets.map(([t, m, ok]) => `| ${t} | ${m} | ${verdict(ok)} |`).join('\n')}
 |---|---:|---:|---:|---:|---:|---:|---:|---:|
 ${rows.join('\n')}
 
-## Bind (snapshot mode)
+## Bind (cluster-state mode)
 
 ${bindBodies.length} pending pods without claims, each bound once, 16 requests at a time: **${Math.round(bindExtender.perSec)} binds/s**
 (floor ${Math.round(bindFloor.perSec)}/s, ratio ${(bindExtender.perSec / bindFloor.perSec).toFixed(2)})${bindExtender.failed ? `; ${bindExtender.failed} failed` : ''}.

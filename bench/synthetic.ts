@@ -10,7 +10,7 @@
 //
 //   import { generateCluster } from './synthetic.ts';
 //   const c = generateCluster({ nodes: 5000, podsPerNode: 30, pvsPerNode: 2, seed: 1 });
-//   c.objects            // every object, for a snapshot List or a fake API server
+//   c.objects            // every object, for a cluster-state List or a fake API server
 //   c.pending.localClaim // pending pods whose only claim is an unbound local-storage (WFFC) claim
 //   c.nodeNames          // node names in zone-interleaved order, as kube-scheduler walks them
 //   generateCluster({ ...LOCAL_STORAGE_SHAPE, seed: 1 }) // per-node capacity, 10 local PVs per node, 30 % bound

@@ -17,8 +17,8 @@ const USAGE = `topology-extender ${VERSION}: kube-scheduler extender for topolog
 
 Usage: topology-extender serve [settings]
 ${ANALYZE_USAGE}
-Cluster state comes from --cluster-state FILE (a snapshot, watched for edits), or from an API server:
---kubeconfig FILE, --in-cluster, or kubectl's default (KUBECONFIG, ~/.kube/config).
+Cluster state comes from --cluster-state FILE (YAML or JSON as kubectl prints it, watched for edits), or from an
+API server: --kubeconfig FILE, --in-cluster, or kubectl's default (KUBECONFIG, ~/.kube/config).
 
 Settings (flag, environment variable):
 ${settingsHelp()}

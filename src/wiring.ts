@@ -22,7 +22,7 @@ export interface ExtenderParts {
   logger: Logger;
   /** A fresh list of pods and nodes from the source of truth, for the cache comparer. Default: the store. */
   listFromSource?: { listPods: () => Promise<Pod[]>; listNodes: () => Promise<Node[]> };
-  /** Called with the store once it exists, before the source starts (the snapshot volume controller hooks in here). */
+  /** Called with the store once it exists, before the source starts (the cluster-state file's simulated volume controller hooks in here). */
   onStore?: (store: ClusterStore) => void;
 }
 

@@ -16,7 +16,7 @@ export interface KindStatus {
 }
 
 export interface Source {
-  /** Human-readable name for logs and /readyz ("snapshot examples/cluster.yaml", "kube https://..."). */
+  /** Human-readable name for logs and /readyz ("cluster-state examples/cluster.yaml", "kube https://..."). */
   readonly description: string;
   /** Starts filling the store; resolves after the initial list (or load) of every kind. */
   start(store: ClusterStore): Promise<void>;

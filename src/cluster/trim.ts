@@ -121,7 +121,7 @@ function trimPod(pod: Pod): Pod {
 }
 
 /**
- * Objects trimObject returned. Trimming one again returns it as is: the snapshot source trims what it loads and
+ * Objects trimObject returned. Trimming one again returns it as is: the cluster-state source trims what it loads and
  * hands the same objects to the store, which would otherwise hold a second copy of the whole cluster (held objects
  * are never mutated: writers commit modified copies).
  */

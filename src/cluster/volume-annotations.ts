@@ -1,5 +1,5 @@
 // The volume annotations and storage-class rule shared by the scheduler side (volumes/) and the simulated PV
-// controller and provisioner (cluster/snapshot), kept at the lowest layer so both read them the same way.
+// controller and provisioner (cluster/state-file), kept at the lowest layer so both read them the same way.
 import type { PersistentVolume, PersistentVolumeClaim } from './types.ts';
 
 export const ANN_BIND_COMPLETED = 'pv.kubernetes.io/bind-completed';

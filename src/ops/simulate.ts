@@ -1,6 +1,6 @@
 // Simulate: place N replicas of a pod template one after another as kube-scheduler would (filter every node, then the
 // highest prioritize score), each placement assumed on a private copy of the state: its static PVs bound, its claims
-// provisioned by the snapshot mode's simulated provisioner, the pod added to its node. Nothing reaches the cluster or
+// provisioned by the cluster-state mode's simulated provisioner, the pod added to its node. Nothing reaches the cluster or
 // the verbs. Deterministic: among equal scores the first node in the cache's order wins (kube-scheduler picks one at
 // random).
 import { bindClaim, bindVolume } from '../cluster/state-file/bind.ts';

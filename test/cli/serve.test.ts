@@ -64,7 +64,7 @@ async function readyz(address: string): Promise<number> {
 }
 
 describe('serve', () => {
-  it('serves a snapshot on the given host and port, is ready, and exits 0 on SIGTERM', async () => {
+  it('serves a cluster-state file on the given host and port, is ready, and exits 0 on SIGTERM', async () => {
     const cli = serve('--cluster-state', 'examples/cluster.yaml', '--port', '0', '--host', '127.0.0.1');
     const address = await cli.address;
     assert.match(address, /^http:\/\/127\.0\.0\.1:\d+$/);
@@ -150,7 +150,7 @@ describe('serve', () => {
     await cli.exited;
   });
 
-  it('exits 1 naming the file and the object when the snapshot is malformed', async () => {
+  it('exits 1 naming the file and the object when the cluster-state file is malformed', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'cli-'));
     const file = join(dir, 'broken.yaml');
     await writeFile(file, 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers: "not a list"\n');
@@ -167,7 +167,7 @@ describe('serve', () => {
     assert.match(stderr, /--log-level="chatty".*allowed values are fatal, error, warn, info, debug, trace, silent/);
   });
 
-  it('exits 1 naming the file when the snapshot does not exist', async () => {
+  it('exits 1 naming the file when the cluster-state file does not exist', async () => {
     const { code, stderr, stdout } = await serve('--cluster-state', '/nonexistent/cluster.yaml', '--port', '0').exited;
     assert.equal(code, 1);
     assert.match(stderr, /\/nonexistent\/cluster\.yaml/);

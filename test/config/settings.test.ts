@@ -91,7 +91,7 @@ describe('invalid settings name the setting and the allowed values', () => {
     ['a bind timeout of zero', () => loadSettings(['--bind-timeout-seconds', '0'], {}), /integer from 1/],
     ['an unknown flag', () => loadSettings(['--prot', '1'], {}), /--prot/],
     [
-      'a snapshot combined with a kubeconfig',
+      'a cluster-state file combined with a kubeconfig',
       () => loadSettings(['--cluster-state', 'a.yaml', '--kubeconfig', 'k'], {}),
       /cannot be combined/,
     ],

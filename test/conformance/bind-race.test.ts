@@ -65,7 +65,7 @@ function clusterObjects(): { objects: AnyObject[]; pods: ReturnType<typeof makeP
   return { objects, pods, targets };
 }
 
-function snapshotOf(k: Conformance): AnyObject[] {
+function clusterStateOf(k: Conformance): AnyObject[] {
   const out: AnyObject[] = [];
   for (const kind of KINDS as readonly Kind[]) {
     for (const obj of k.t.store.list(kind)) out.push({ ...obj, kind } as AnyObject);
@@ -133,7 +133,11 @@ it('racing binds never book a PV twice and leave no assumption behind', async ()
     const probe = makePod('probe', ['probe-data', 'probe-scratch']);
     for (const obj of [...probeClaims, probe]) await k.t.add(obj);
     fresh = new Conformance(
-      await (await import('../helpers/extender.ts')).createTestExtender(snapshotOf(k), {}, { volumeController: false }),
+      await (await import('../helpers/extender.ts')).createTestExtender(
+        clusterStateOf(k),
+        {},
+        { volumeController: false },
+      ),
     );
     const here = await k.filter(probe, ['node-a', 'node-b']);
     const there = await fresh.filter(probe, ['node-a', 'node-b']);

@@ -1,4 +1,4 @@
-// Conformance harness: a cluster state per case, served by the whole extender (snapshot source, simulated volume
+// Conformance harness: a cluster state per case, served by the whole extender (cluster-state source, simulated volume
 // controller, cache, plugins, verbs, HTTP), and driven the way kube-scheduler drives it: filter, prioritize, bind.
 // Builders follow upstream's test/integration/volumescheduling/util.go (makePV, makePVC, makePod, storage classes).
 import type {

@@ -1,4 +1,4 @@
-// A burst of binds to one node through the HTTP verbs (snapshot mode): with joint capacity accounting the node admits
+// A burst of binds to one node through the HTTP verbs (cluster-state mode): with joint capacity accounting the node admits
 // exactly as many pods as its CSIStorageCapacity holds, though none of the earlier provisions shows in it yet;
 // upstream's per-claim check admits them all. PVs appear later, the capacity object is republished later, and the
 // in-flight amount then drops to zero.

@@ -1,5 +1,5 @@
-// A whole extender for tests: the cluster state is written to a temporary snapshot file and served through the real
-// snapshot source and writer, the real cache, plugins, verbs and Fastify app; requests go through supertest.
+// A whole extender for tests: the cluster state is written to a temporary cluster-state file and served through the
+// real cluster-state source and writer, the real cache, plugins, verbs and Fastify app; requests go through supertest.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -22,11 +22,12 @@ describe('probes', () => {
     assert.deepEqual(res.body, { status: 'ok' });
   });
 
-  it('/readyz answers 200 once every kind is synced', async () => {
+  it('/readyz answers 200 once every kind is synced, naming the cluster-state file it serves', async () => {
     const res = await t.request.get('/readyz');
     assert.equal(res.status, 200);
     assert.equal(res.body.ready, true);
     assert.deepEqual(res.body.notSynced, []);
+    assert.match(res.body.source, /^cluster-state \/.*\/cluster\.json$/);
   });
 });
 

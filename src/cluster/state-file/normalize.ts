@@ -1,4 +1,4 @@
-// Fills what `kubectl get -o yaml` always prints but a hand-written snapshot may omit, deterministically,
+// Fills what `kubectl get -o yaml` always prints but a hand-written cluster-state file may omit, deterministically,
 // so that reloading the same file yields the same identities.
 import { createHash } from 'node:crypto';
 import { DEFAULT_NAMESPACE, type Kind, type KindMap, NAMESPACED } from '../types.ts';
@@ -15,7 +15,7 @@ export function synthesizeUid(kind: Kind, namespace: string | undefined, name: s
 
 /**
  * Returns a copy with namespace, uid and spec filled in. `metadata.resourceVersion` stays `""` when the file gives
- * none (or a non-integer one): the snapshot state assigns it, since only it knows what was stored before.
+ * none (or a non-integer one): the cluster state (state.ts) assigns it, since only it knows what was stored before.
  */
 export function normalizeObject<K extends Kind>(kind: K, raw: Json): KindMap[K] {
   const meta = { ...(raw.metadata as Json) };

@@ -18,7 +18,7 @@ import { selectorRequirements } from './labels.ts';
 import { synthesizeUid } from './normalize.ts';
 import type { ClusterState } from './state.ts';
 
-/** What provisioning reads: the snapshot state, or any view with its `get` and `list` (simulate's private store). */
+/** What provisioning reads: the cluster-state file's state, or any view with its `get` and `list` (simulate's private store). */
 export type ProvisioningView = Pick<ClusterState, 'get' | 'list'>;
 
 const ANN_PROVISIONED_BY = 'pv.kubernetes.io/provisioned-by';

@@ -27,7 +27,7 @@ export interface ClusterStateSourceOptions {
 
 export class ClusterStateSource implements Source {
   readonly description: string;
-  /** The current objects, shared with the snapshot writer and the simulated volume controller. */
+  /** The current objects, shared with the cluster-state writer and the simulated volume controller. */
   readonly state = new ClusterState();
   readonly #file: string;
   readonly #logger: Log;
@@ -46,7 +46,7 @@ export class ClusterStateSource implements Source {
     this.#logger = options.logger ?? pino({ level: 'silent' });
     this.#watch = options.watch ?? true;
     this.#debounceMs = options.debounceMs ?? 100;
-    this.description = `snapshot ${options.file}`;
+    this.description = `cluster-state ${options.file}`;
   }
 
   /** Loads the file into the store (every kind becomes synced); throws ClusterStateError when the file is unusable. */
@@ -56,7 +56,7 @@ export class ClusterStateSource implements Source {
     this.#appliedText = text;
     this.#loaded = true;
     this.state.attach(store);
-    this.#logger.info({ file: this.#file, counts: this.#counts() }, 'snapshot loaded');
+    this.#logger.info({ file: this.#file, counts: this.#counts() }, 'cluster-state file loaded');
     if (this.#watch) this.#startWatching();
   }
 
@@ -98,7 +98,7 @@ export class ClusterStateSource implements Source {
     this.state.applyFile(parsed.objects);
     this.#appliedText = text;
     this.#relists++;
-    this.#logger.info({ file: this.#file, counts: this.#counts() }, 'snapshot reloaded');
+    this.#logger.info({ file: this.#file, counts: this.#counts() }, 'cluster-state file reloaded');
   }
 
   async #readText(): Promise<string> {
@@ -114,7 +114,7 @@ export class ClusterStateSource implements Source {
     for (const [kind, count] of parsed.skipped) {
       this.#logger.warn(
         { file: this.#file, kind, count },
-        `snapshot: skipping ${count} ${kind} object(s): kind ${kind} is not used for scheduling`,
+        `cluster-state: skipping ${count} ${kind} object(s): kind ${kind} is not used for scheduling`,
       );
     }
     return parsed;
@@ -128,7 +128,7 @@ export class ClusterStateSource implements Source {
       if (filename === null || filename === name || filename.startsWith('..')) this.#schedule();
     });
     this.#watcher.on('error', (err) =>
-      this.#logger.error({ err, file: this.#file }, 'snapshot: watching the file failed'),
+      this.#logger.error({ err, file: this.#file }, 'cluster-state: watching the file failed'),
     );
   }
 
@@ -139,7 +139,7 @@ export class ClusterStateSource implements Source {
       this.reload().catch((err: unknown) =>
         this.#logger.error(
           { err, file: this.#file },
-          `snapshot reload failed, keeping the current state: ${(err as Error).message}`,
+          `cluster-state reload failed, keeping the current state: ${(err as Error).message}`,
         ),
       );
     }, this.#debounceMs);

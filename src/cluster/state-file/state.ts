@@ -1,4 +1,4 @@
-// The snapshot mode's stand-in for the API server: the objects as they are now (file content plus writes), their
+// The cluster-state mode's stand-in for the API server: the objects as they are now (file content plus writes), their
 // resourceVersions, and delivery of every change to the store as a watch would deliver it.
 //
 // resourceVersions are integers from one counter, so an edited or written object always gets a newer one than the
@@ -12,7 +12,7 @@ import { synthesizeUid } from './normalize.ts';
 interface FileEntry {
   /**
    * Hash of the trimmed object without its resourceVersion: what the file said, not when. Computed when a reload
-   * first compares against it (hashing every object of a large snapshot at start was a tenth of the start time).
+   * first compares against it (hashing every object of a large cluster-state file at start was a tenth of the start time).
    */
   fingerprint?: string;
   /** What the file said, kept once a write replaced it (otherwise the current object is what the file said). */

@@ -1,6 +1,6 @@
-// A simulated PV controller plus external provisioner for the snapshot mode, so the scheduler's volume flow (assume,
+// A simulated PV controller plus external provisioner for the cluster-state mode, so the scheduler's volume flow (assume,
 // write PV/PVC, wait for the binding) completes end to end without a cluster. It reacts to store events and writes
-// through the snapshot state, which brings its changes back as store events with fresh resourceVersions.
+// through the cluster-state file's state, which brings its changes back as store events with fresh resourceVersions.
 // A test and embedded-mode tool: no retries, no deletion or reclaim handling, no provisioning of Immediate claims.
 import { pino } from 'pino';
 import type { Log } from '../../log.ts';

@@ -1,5 +1,5 @@
 // The writer of the embedded mode: the API server's write semantics (preconditions, status codes, messages) over the
-// snapshot state. Results reach the store on a later turn of the event loop, as a watch event follows an API response.
+// cluster-state file's state. Results reach the store on a later turn of the event loop, as a watch event follows an API response.
 
 import { objectKey, type PersistentVolume, type PersistentVolumeClaim, type Pod } from '../types.ts';
 import { type ClusterWriter, WriteError } from '../writer.ts';

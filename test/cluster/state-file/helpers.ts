@@ -1,4 +1,4 @@
-// Shared fixtures for the snapshot tests: temp files, and waiting for store events by promise.
+// Shared fixtures for the cluster-state file tests: temp files, and waiting for store events by promise.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,7 +47,7 @@ export async function tempDir(): Promise<{
   file: (name: string, text: string) => Promise<string>;
   cleanup: () => Promise<void>;
 }> {
-  const dir = await mkdtemp(join(tmpdir(), 'snapshot-test-'));
+  const dir = await mkdtemp(join(tmpdir(), 'cluster-state-test-'));
   return {
     dir,
     file: async (name, text) => {

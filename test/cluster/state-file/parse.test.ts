@@ -21,7 +21,7 @@ function failure(text: string, file = 'cluster.yaml'): string {
   assert.fail('expected the file to be rejected');
 }
 
-describe('snapshot parsing', () => {
+describe('cluster-state file parsing', () => {
   it('reads a kind: List as kubectl get -o yaml prints it', () => {
     const indent = (s: string) => `${s.trimEnd().replace(/^/gm, '  ').replace(/^ {2}/, '- ')}\n`;
     const text = `apiVersion: v1\nkind: List\nmetadata:\n  resourceVersion: ""\nitems:\n${indent(NODE_A)}${indent(POD_WEB)}`;

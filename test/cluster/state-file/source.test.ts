@@ -48,7 +48,7 @@ describe('ClusterStateSource', () => {
     assert.deepEqual(store.unsyncedKinds(), []);
     assert.equal(store.count('Node'), 1);
     assert.equal(store.count('Pod'), 1);
-    assert.match(source.description, /^snapshot .*cluster\.yaml$/);
+    assert.match(source.description, /^cluster-state .*cluster\.yaml$/);
     const status = source.status();
     assert.deepEqual(
       status.map((s) => s.kind),
@@ -144,7 +144,7 @@ describe('ClusterStateSource', () => {
     const failed = logger.next('error');
     await writeFile(file, `${NODE_A}---\nkind: Pod\nmetadata: [broken\n`);
     const entry = await failed;
-    assert.match(entry.msg, /snapshot reload failed, keeping the current state: .*cluster\.yaml: invalid YAML/);
+    assert.match(entry.msg, /cluster-state reload failed, keeping the current state: .*cluster\.yaml: invalid YAML/);
     assert.deepEqual(recorder.events, []);
     assert.equal(store.count('Pod'), 1);
     const deleted = nextEvent(store, 'Pod', (e) => e.type === 'delete');
