@@ -511,40 +511,90 @@ await untilReady(live.port);
 const liveReadyMs = Math.round(performance.now() - liveAt);
 const liveRssMiB = await rssMiB(live.pid);
 log(`extender from the API: ready in ${liveReadyMs} ms, RSS ${liveRssMiB} MiB`);
-const storedPods = () => metricOf(live.port, /topology_extender_store_objects\{kind="Pod"\} (\d+)/);
+/** Who reads the churn: how far it has got, and the reading that means a phase's last event has arrived. */
+interface ChurnReader {
+  name: 'extender' | 'floor';
+  read: () => Promise<number>;
+  expected: (verb: ChurnVerb, before: number, events: number) => number;
+}
+type ChurnVerb = 'add' | 'modify' | 'delete';
 interface ChurnPhase {
-  verb: 'add' | 'modify' | 'delete';
+  verb: ChurnVerb;
   events: number;
   seconds: number;
   /** Time the fake server took to write the events (its own process). */
   serverMs: number;
   perSec: number;
 }
-async function churn(verb: ChurnPhase['verb']): Promise<ChurnPhase> {
-  const before = await storedPods();
+async function churn(verb: ChurnVerb, reader: ChurnReader): Promise<ChurnPhase> {
+  const before = await reader.read();
   const send = await fake.churn(verb, EVENTS);
   const started = performance.now();
   const sent = await send();
-  // modify ends with one pod added: when the store shows it, every modification before it has arrived.
-  const expected = verb === 'add' ? before + sent.events : verb === 'modify' ? before + 1 : before - sent.events;
-  for (let seen = before; seen !== expected; seen = await storedPods()) {
-    if (performance.now() - started > 300_000)
-      throw new Error(`${verb}: the store holds ${seen} pods, not ${expected}`);
+  const expected = reader.expected(verb, before, sent.events);
+  for (let seen = await reader.read(); seen !== expected; seen = await reader.read()) {
+    if (performance.now() - started > 300_000) throw new Error(`${reader.name} ${verb}: at ${seen}, not ${expected}`);
     await sleep(20);
   }
   const seconds = (performance.now() - started) / 1000;
   const phase = { verb, events: sent.events, seconds, serverMs: sent.ms, perSec: sent.events / seconds };
   log(
-    `watch ${verb}: ${phase.events} events in ${seconds.toFixed(2)} s = ${Math.round(phase.perSec)} events/s ` +
-      `(the fake server wrote them in ${sent.ms} ms)`,
+    `watch ${verb} (${reader.name}): ${phase.events} events in ${seconds.toFixed(2)} s = ${Math.round(phase.perSec)} ` +
+      `events/s (the fake server wrote them in ${sent.ms} ms)`,
   );
   return phase;
 }
-const churnPhases = [await churn('add'), await churn('modify'), await churn('delete')];
-const churnEvents = churnPhases.reduce((a, p) => a + p.events, 0);
-const churnSeconds = churnPhases.reduce((a, p) => a + p.seconds, 0);
+const churnAll = async (reader: ChurnReader) => {
+  const phases = [await churn('add', reader), await churn('modify', reader), await churn('delete', reader)];
+  const events = phases.reduce((a, p) => a + p.events, 0);
+  const seconds = phases.reduce((a, p) => a + p.seconds, 0);
+  return { phases, events, seconds, perSec: events / seconds };
+};
+const churnExtender = await churnAll({
+  name: 'extender',
+  read: () => metricOf(live.port, /topology_extender_store_objects\{kind="Pod"\} (\d+)/),
+  // modify ends with one pod added: when the store shows it, every modification before it has arrived.
+  expected: (verb, before, events) =>
+    verb === 'add' ? before + events : verb === 'modify' ? before + 1 : before - events,
+});
 const liveRssEndMiB = await rssMiB(live.pid);
 await live.stop();
+
+/**
+ * The ingest floor, with the extender gone: one bare watch of every pod from the current resourceVersion that only
+ * reads the HTTP stream and JSON.parses each line (no client library, store or cache), in this process.
+ */
+async function floorWatch(url: string) {
+  const { port } = new URL(url);
+  const listed = JSON.parse((await call(Number(port), 'GET', '/api/v1/pods?limit=1')).body) as {
+    metadata: { resourceVersion: string };
+  };
+  let events = 0;
+  let rest = '';
+  const req = httpRequest(
+    `${url}/api/v1/pods?watch=true&resourceVersion=${listed.metadata.resourceVersion}`,
+    { agent: false },
+    (res) => {
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        const lines = (rest + chunk).split('\n');
+        rest = lines.pop()!;
+        for (const line of lines) if ((JSON.parse(line) as { type: string }).type !== 'BOOKMARK') events++;
+      });
+    },
+  );
+  req.on('error', () => {});
+  req.end();
+  await sleep(200); // the watch is open
+  return { events: () => events, stop: () => req.destroy() };
+}
+const watch = await floorWatch(fake.url);
+const churnFloor = await churnAll({
+  name: 'floor',
+  read: async () => watch.events(),
+  expected: (_verb, before, events) => before + events,
+});
+watch.stop();
 // The same listing into a store and cache in this process (bench/live/time-to-ready.ts), where the heap can be read
 // after a full GC; then bench/live/memory.ts: full API pods through the store and the cache, per pod.
 const client = await measureTimeToReady(fake.kubeconfig);
@@ -687,14 +737,19 @@ A fake API server (\`bench/live/fake-server-process.ts\`, its own process; pagin
 the same local-storage cluster (${fake.nodes} nodes, ${fake.pods} pods), loaded in ${(fake.loadMs / 1000).toFixed(1)} s.
 
 - **Extender** (\`src/main.ts serve --kubeconfig\`): process start to \`/readyz\` 200 in **${(liveReadyMs / 1000).toFixed(1)} s**; RSS at ready **${liveRssMiB} MiB**, ${liveRssEndMiB} MiB after the churn below.
-- **Through its watch**: ${churnEvents.toLocaleString('en')} pod events (full pods as the API sends them) in ${churnSeconds.toFixed(1)} s: **${Math.round(churnEvents / churnSeconds).toLocaleString('en')} events/s**, from the fake server's first write (the pods built before) until \`topology_extender_store_objects{kind="Pod"}\` shows the last one:
+- **Through its watch**: ${churnExtender.events.toLocaleString('en')} pod events (full pods as the API sends them) in ${churnExtender.seconds.toFixed(1)} s: **${Math.round(churnExtender.perSec).toLocaleString('en')} events/s**, from the fake server's first write (the pods built before) until \`topology_extender_store_objects{kind="Pod"}\` shows the last one. The floor: the same churn read by a bare watch that only parses each line's JSON (no client library, store or cache), with the extender stopped: ${Math.round(churnFloor.perSec).toLocaleString('en')} events/s, **ratio ${ratio(churnExtender.perSec / churnFloor.perSec)}**.
 
-| events | count | seconds | events/s | fake server writing them |
-|---|---:|---:|---:|---:|
-${churnPhases.map((p) => `| ${p.verb === 'add' ? 'ADDED (new running pods)' : p.verb === 'modify' ? 'MODIFIED (the same pods relabelled), then 1 ADDED' : 'DELETED (every pod added)'} | ${p.events.toLocaleString('en')} | ${p.seconds.toFixed(2)} | ${Math.round(p.perSec).toLocaleString('en')} | ${p.serverMs} ms |`).join('\n')}
+| events | count | extender s | extender events/s | floor events/s | ratio | fake server writing them (extender's run / floor's) |
+|---|---:|---:|---:|---:|---:|---:|
+${churnExtender.phases
+  .map((p, i) => {
+    const f = churnFloor.phases[i];
+    return `| ${p.verb === 'add' ? 'ADDED (new running pods)' : p.verb === 'modify' ? 'MODIFIED (the same pods relabelled), then 1 ADDED' : 'DELETED (every pod added)'} | ${p.events.toLocaleString('en')} | ${p.seconds.toFixed(2)} | ${Math.round(p.perSec).toLocaleString('en')} | ${Math.round(f.perSec).toLocaleString('en')} | ${ratio(p.perSec / f.perSec)} | ${p.serverMs} / ${f.serverMs} ms |`;
+  })
+  .join('\n')}
 
-The fake server writes its events while the extender reads them; a phase whose writing time nears its seconds
-measured the fake server, not the extender.
+The fake server writes its events while the reader reads them; a phase whose writing time nears its seconds
+measured the fake server, not the reader (the floor's figures are then the fake server's pace).
 
 - **Client in process** (\`bench/live/time-to-ready.ts\`: KubeSource, store and scheduler cache, no HTTP server): every kind listed in **${client.seconds.toFixed(1)} s** (${client.pods} pods, ${client.cachedPods} in the cache); the heap grew ${Math.round(client.heapGrowthBytes / 2 ** 20)} MiB after a full GC, ${Math.round(client.heapGrowthBytes / client.pods).toLocaleString('en')} B per pod with every other object of the cluster (${counts.PersistentVolume} PVs, capacities, claims) counted in.
 - **Heap per cached pod** (\`bench/live/memory.ts\`): ${podHeap.pods.toLocaleString('en')} full pods as the API returns them (${(podHeap.jsonBytesPerPod / 1024).toFixed(1)} KiB of JSON each: managedFields, env, probes, status) through the store (trimmed) and the scheduler cache: **${Math.round(podHeap.totalBytesPerPod).toLocaleString('en')} B per pod** (store ${Math.round(podHeap.storeBytesPerPod).toLocaleString('en')} B), target ≤ 2,048 B.
