@@ -14,7 +14,7 @@
 // Timings are never asserted: the machine is shared (its load average is in the report); compare ratios.
 //
 // Run: ./node_modules/.bin/node bench/results.ts [--nodes 5000] [--seconds 2] [--rounds 2] [--rate 1000]
-//        [--abandoned 1000] [--events 20000] [--heap-pods 50000] [--profile] [--out bench/RESULTS.md]
+//        [--abandoned 1000] [--events 10000] [--heap-pods 50000] [--profile] [--out bench/RESULTS.md]
 // (or `npm run bench -- results --nodes 500 ...`); --events: pod events per churn phase (add, modify, delete);
 // --heap-pods: full pods for the heap-per-pod figure.
 // --profile starts the extender with --cpu-prof (profile written to bench/out/ when it exits).
@@ -33,7 +33,13 @@ import type { Node, Pod } from '../src/cluster/types.ts';
 import { HEAP_PER_POD_TARGET, measurePodHeap } from './live/memory.ts';
 import { measureTimeToReady, startFakeApiServer } from './live/time-to-ready.ts';
 import { candidateNames, generateCluster, LOCAL_STORAGE_SHAPE } from './synthetic.ts';
-import { measureScaling, SCALING_GOAL, SCALING_SHAPES } from './volumes/filter-scaling.ts';
+import {
+  measureScaling,
+  SCALING_GOAL,
+  SCALING_PER_ROUND,
+  SCALING_ROUNDS,
+  SCALING_SHAPES,
+} from './volumes/filter-scaling.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -42,7 +48,7 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '2' },
     rate: { type: 'string', default: '1000' },
     abandoned: { type: 'string', default: '1000' },
-    events: { type: 'string', default: '20000' },
+    events: { type: 'string', default: '10000' },
     'heap-pods': { type: 'string', default: '50000' },
     profile: { type: 'boolean', default: false },
     out: { type: 'string', default: fileURLToPath(new URL('./RESULTS.md', import.meta.url)) },
@@ -719,7 +725,7 @@ requests of a connection closed before they were routed).
 ## Scaling (\`bench/volumes/filter-scaling.ts\`)
 
 The volume plugins' preFilter and filter for a pod with 3 claims over 100 candidate nodes, in process (no HTTP), in a
-small and a large cluster, both built first and measured in alternating rounds; median of 15 rounds × 40 requests each. hostname: 10 local PVs per node (hostname affinity),
+small and a large cluster, both built first and measured in alternating rounds; median of ${SCALING_ROUNDS} rounds × ${SCALING_PER_ROUND} requests each. hostname: 10 local PVs per node (hostname affinity),
 the extra PVs on other nodes, mostly bound; zonal: every extra PV zonal in the candidates' zones and bound elsewhere;
 capacity: one hostname-pinned CSIStorageCapacity per node and 3 claims of that class.
 

@@ -194,8 +194,8 @@ interface Measured {
   buildMs: number;
 }
 
-const ROUNDS = 15;
-const PER_ROUND = 40;
+export const SCALING_ROUNDS = 21;
+export const SCALING_PER_ROUND = 100;
 
 /**
  * Both clusters are built first and measured in alternating rounds (small, large, large, small, ...), so a drift in
@@ -209,11 +209,11 @@ function measurePair(few: number, many: number, shape: Shape): { small: Measured
   };
   const sides = [build(few), build(many)];
   for (const side of sides) for (let i = 0; i < 50; i++) side.feasible = filterOnce(side.cluster); // warm-up
-  for (let round = 0; round < ROUNDS; round++) {
+  for (let round = 0; round < SCALING_ROUNDS; round++) {
     for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
       const start = performance.now();
-      for (let i = 0; i < PER_ROUND; i++) filterOnce(side.cluster);
-      side.samples.push((performance.now() - start) / PER_ROUND);
+      for (let i = 0; i < SCALING_PER_ROUND; i++) filterOnce(side.cluster);
+      side.samples.push((performance.now() - start) / SCALING_PER_ROUND);
     }
   }
   const [small, large] = sides.map(({ samples, feasible, buildMs }) => {
@@ -262,7 +262,7 @@ if (import.meta.main) {
   for (const shape of SCALING_SHAPES) {
     const { what, few, many, small, large, ratio, verdictsOk } = measureScaling(shape);
     console.log(
-      `${shape}: candidates=${CANDIDATES} claims=${CLAIMS} (median of ${ROUNDS} alternating rounds × ${PER_ROUND} filter requests)`,
+      `${shape}: candidates=${CANDIDATES} claims=${CLAIMS} (median of ${SCALING_ROUNDS} alternating rounds × ${SCALING_PER_ROUND} filter requests)`,
     );
     console.log(
       `  ${few.toLocaleString('en')} ${what}: ${small.ms.toFixed(3)} ms/request, ${small.feasible} feasible (cluster built in ${small.buildMs.toFixed(0)} ms)`,
