@@ -39,7 +39,8 @@ export interface VerbQueueOptions {
 }
 
 export class VerbQueue {
-  readonly #jobs: Job<unknown>[] = [];
+  /** Started or dropped jobs are cleared from their slot: a job holds its request (body included) until then. */
+  readonly #jobs: (Job<unknown> | undefined)[] = [];
   #head = 0;
   #pumping = false;
   readonly #options: VerbQueueOptions;
@@ -92,7 +93,8 @@ export class VerbQueue {
   /** The next job worth running; the ones it passes over are answered as dropped. */
   #take(): Job<unknown> | undefined {
     while (this.depth() > 0) {
-      const job = this.#jobs[this.#head++];
+      const job = this.#jobs[this.#head]!;
+      this.#jobs[this.#head++] = undefined;
       if (this.#head > 1024 && this.#head * 2 > this.#jobs.length) {
         this.#jobs.splice(0, this.#head);
         this.#head = 0;

@@ -4,6 +4,8 @@
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { VerbDropped, VerbQueue } from '../../src/http/verb-queue.ts';
 import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
 import { node, pod } from '../helpers/objects.ts';
@@ -66,6 +68,21 @@ describe('VerbQueue', () => {
     const good = queue.run(request('filter'), () => 'ok');
     await assert.rejects(bad, /boom/);
     assert.equal(await good, 'ok');
+  });
+  it('keeps no verb it has started: its request (the parsed body) can be collected at once', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const queue = new VerbQueue({ deadlineMs: 5000, now: () => 0 });
+    // The body is reachable only from the work the queue was given.
+    const start = () => {
+      const body = { NodeNames: Array.from({ length: 500 }, (_, i) => `node-${i}`) };
+      return { collected: new WeakRef(body), done: queue.run(request('filter'), () => body.NodeNames.length) };
+    };
+    const { collected, done } = start();
+    assert.equal(await done, 500);
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    assert.equal(collected.deref(), undefined);
   });
 });
 
