@@ -8,6 +8,7 @@ import {
   type ClaimMatchInput,
   claimKey,
   type FreePV,
+  FreePVBucket,
   findPreBoundVolume,
   freePV,
   pvClass,
@@ -151,7 +152,7 @@ export class AssumeCache<T extends Versioned> {
  */
 interface ClassIndex {
   /** Node label key → label value → the free PVs whose affinity requires it (a node is looked up once per key). */
-  readonly byTopology: Map<string, Map<string, Set<FreePV>>>;
+  readonly byTopology: Map<string, Map<string, FreePVBucket>>;
   readonly unindexed: Set<FreePV>;
   /** Every PV of the class (ListPVs), in insertion order, bound or not. */
   readonly all: Set<AssumeEntry<PersistentVolume>>;
@@ -189,6 +190,8 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
   readonly #classes = new Map<string, ClassIndex>();
   readonly #byClaim = new Map<string, Set<AssumeEntry<PersistentVolume>>>();
   readonly #indexedAs = new WeakMap<AssumeEntry<PersistentVolume>, IndexedAs>();
+  /** Arrival order of free PVs into the topology buckets. */
+  #seq = 0;
 
   constructor() {
     super('v1.PersistentVolume', (pv) => pv.metadata.name);
@@ -216,7 +219,7 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
     for (const [key, byValue] of index.byTopology) {
       if (!Object.hasOwn(labels, key)) continue;
       const bucket = byValue.get(labels[key]);
-      if (bucket) for (const slot of bucket) yield slot.pv;
+      if (bucket) for (const slot of bucket.slots) yield slot.pv;
     }
     for (const slot of index.unindexed) yield slot.pv;
   }
@@ -243,7 +246,7 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
     for (const [key, byValue] of index.byTopology) {
       if (!Object.hasOwn(labels, key)) continue;
       const bucket = byValue.get(labels[key]);
-      if (bucket) best = smallestFreePV(input, bucket, key, labels, excluded, best);
+      if (bucket) best = bucket.smallest(input, key, labels, excluded, best);
     }
     if (index.unindexed.size > 0) best = smallestFreePV(input, index.unindexed, undefined, labels, excluded, best);
     return best?.pv;
@@ -280,7 +283,7 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
       old.offered === next.offered &&
       (!next.offered || sameEntries(old.entries, next.entries))
     ) {
-      if (old.free) refreshFreePV(old.free, pv); // same buckets, fresh fields
+      if (old.free) this.#refresh(old, pv); // same buckets, fresh fields
       return;
     }
     if (old) this.#unindex(entry, old);
@@ -292,6 +295,19 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
     }
   }
 
+  /** New fields of a PV that stays in the same buckets; a resized PV moves to its new place in each bucket. */
+  #refresh(as: IndexedAs, pv: PersistentVolume): void {
+    const free = as.free!;
+    const before = free.capacity;
+    refreshFreePV(free, pv);
+    if (free.capacity === before || as.entries === undefined) return;
+    const byTopology = this.#classes.get(as.className)?.byTopology;
+    for (const [key, value] of as.entries) {
+      const bucket = byTopology?.get(key)?.get(value);
+      if (bucket?.delete(free)) bucket.add(free);
+    }
+  }
+
   #index(entry: AssumeEntry<PersistentVolume>, as: IndexedAs): void {
     let index = this.#classes.get(as.className);
     if (!index) {
@@ -300,7 +316,10 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
     }
     index.all.add(entry);
     // A PV that is not offered is reachable through `all` (ListPVs) and, when it names a claim, the by-claim index.
-    if (as.offered) as.free = freePV(entry.latest);
+    if (as.offered) {
+      as.free = freePV(entry.latest);
+      as.free.seq = this.#seq++;
+    }
     if (as.free && as.entries === undefined) {
       index.unindexed.add(as.free);
     } else if (as.free && as.entries !== undefined) {
@@ -312,7 +331,7 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
         }
         let bucket = byValue.get(value);
         if (!bucket) {
-          bucket = new Set();
+          bucket = new FreePVBucket();
           byValue.set(value, bucket);
         }
         bucket.add(as.free);
@@ -357,7 +376,7 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
     if (!index) return 0;
     const seen = new Set<FreePV>(index.unindexed);
     for (const byValue of index.byTopology.values()) {
-      for (const bucket of byValue.values()) for (const e of bucket) seen.add(e);
+      for (const bucket of byValue.values()) for (const e of bucket.slots) seen.add(e);
     }
     return seen.size;
   }

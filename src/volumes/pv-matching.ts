@@ -264,6 +264,8 @@ export function findPreBoundVolume(
  */
 export interface FreePV {
   pv: PersistentVolume;
+  /** When the PV entered the index: among PVs of equal capacity the earlier one is chosen (a scan's first). */
+  seq: number;
   name: string;
   capacity: number;
   volumeMode: string;
@@ -283,6 +285,7 @@ export interface FreePV {
 export function freePV(pv: PersistentVolume): FreePV {
   const slot: FreePV = {
     pv,
+    seq: 0,
     name: '',
     capacity: 0,
     volumeMode: '',
@@ -315,11 +318,36 @@ export function refreshFreePV(slot: FreePV, pv: PersistentVolume): void {
 }
 
 /**
- * FindMatchingVolume's loop over free PVs found in one topology bucket (`bucketKey`, the label key the node was
- * looked up by) or among the unindexed ones (undefined): the smallest that passes every check, `best` (the smallest
- * so far) winning ties. The checks run in upstream's order, so an invalid selector throws SelectorError exactly when
- * some PV gets that far. The class, phase, claimRef and deletion checks hold by construction of the index.
+ * FindMatchingVolume's checks of one free PV found in a topology bucket (`bucketKey`, the label key the node was
+ * looked up by) or among the unindexed ones (undefined), in upstream's order, so an invalid selector throws
+ * SelectorError exactly when some PV gets that far. The class, phase, claimRef and deletion checks hold by
+ * construction of the index.
  */
+function offerable(
+  input: ClaimMatchInput,
+  slot: FreePV,
+  bucketKey: string | undefined,
+  nodeLabels: Readonly<Record<string, string>>,
+  excluded: ReadonlySet<string>,
+): boolean {
+  if (excluded.size > 0 && excluded.has(slot.name)) return false;
+  if (slot.capacity < input.request) return false;
+  if (slot.volumeMode !== input.volumeMode) return false;
+  if (slot.attributesClass !== input.attributesClass) return false;
+  const selector = input.pvc.spec.selector;
+  if (selector && !matchLabelSelector(selector, slot.labels)) return false;
+  if (
+    slot.affinity !== undefined &&
+    (bucketKey === undefined || slot.impliedByKey !== bucketKey) &&
+    !matchNodeSelectorTerms(slot.affinity, nodeLabels)
+  ) {
+    return false;
+  }
+  if (input.accessModes < 0 || slot.accessModes < 0) return accessModesSatisfied(input.pvc, slot.pv);
+  return (input.accessModes & ~slot.accessModes) === 0;
+}
+
+/** The smallest offerable PV of `slots` (unordered), `best` (the smallest so far) winning ties. */
 export function smallestFreePV(
   input: ClaimMatchInput,
   slots: Iterable<FreePV>,
@@ -328,28 +356,72 @@ export function smallestFreePV(
   excluded: ReadonlySet<string>,
   best: FreePV | undefined,
 ): FreePV | undefined {
-  const { pvc, request } = input;
-  const selector = pvc.spec.selector;
   let smallest = best;
   for (const slot of slots) {
-    if (excluded.size > 0 && excluded.has(slot.name)) continue;
-    if (slot.capacity < request) continue;
-    if (slot.volumeMode !== input.volumeMode) continue;
-    if (slot.attributesClass !== input.attributesClass) continue;
-    if (selector && !matchLabelSelector(selector, slot.labels)) continue;
-    if (
-      slot.affinity !== undefined &&
-      (bucketKey === undefined || slot.impliedByKey !== bucketKey) &&
-      !matchNodeSelectorTerms(slot.affinity, nodeLabels)
-    ) {
-      continue;
-    }
-    if (input.accessModes < 0 || slot.accessModes < 0) {
-      if (!accessModesSatisfied(pvc, slot.pv)) continue;
-    } else if ((input.accessModes & ~slot.accessModes) !== 0) {
-      continue;
-    }
+    if (!offerable(input, slot, bucketKey, nodeLabels, excluded)) continue;
     if (smallest === undefined || smallest.capacity > slot.capacity) smallest = slot;
   }
   return smallest;
+}
+
+/**
+ * The free PVs of one topology bucket, smallest first (earliest indexed first among equals, as a scan in arrival
+ * order would pick), their capacities in a flat array beside them. FindMatchingVolume wants the smallest PV that
+ * passes, so a walk starts at the first one large enough and ends at the first that passes: the records of PVs
+ * too small are never read. A local-storage node's bucket is read for every claim on every filter.
+ */
+export class FreePVBucket {
+  readonly slots: FreePV[] = [];
+  readonly #capacities: number[] = [];
+
+  get size(): number {
+    return this.slots.length;
+  }
+
+  add(slot: FreePV): void {
+    // After every PV smaller than or as large and older than this one.
+    let i = this.#lowerBound(slot.capacity);
+    while (i < this.slots.length && this.#capacities[i] === slot.capacity && this.slots[i].seq < slot.seq) i++;
+    this.slots.splice(i, 0, slot);
+    this.#capacities.splice(i, 0, slot.capacity);
+  }
+
+  /** Removes `slot`, found by identity (its capacity may have changed since it was added). */
+  delete(slot: FreePV): boolean {
+    const i = this.slots.indexOf(slot);
+    if (i < 0) return false;
+    this.slots.splice(i, 1);
+    this.#capacities.splice(i, 1);
+    return true;
+  }
+
+  /** The smallest offerable PV of this bucket if smaller than `best` (which wins ties), else `best`. */
+  smallest(
+    input: ClaimMatchInput,
+    bucketKey: string,
+    nodeLabels: Readonly<Record<string, string>>,
+    excluded: ReadonlySet<string>,
+    best: FreePV | undefined,
+  ): FreePV | undefined {
+    const capacities = this.#capacities;
+    for (let i = this.#lowerBound(input.request); i < capacities.length; i++) {
+      if (best !== undefined && capacities[i] >= best.capacity) return best;
+      const slot = this.slots[i];
+      if (offerable(input, slot, bucketKey, nodeLabels, excluded)) return slot;
+    }
+    return best;
+  }
+
+  /** The index of the first PV of at least `bytes`. */
+  #lowerBound(bytes: number): number {
+    const capacities = this.#capacities;
+    let lo = 0;
+    let hi = capacities.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (capacities[mid] < bytes) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
 }

@@ -106,6 +106,8 @@ const opArb = fc.oneof(
   fc.record({ op: fc.constant('restore' as const), pv: fc.nat() }),
   // informer update: the PV controller bound, released or recycled it
   fc.record({ op: fc.constant('update' as const), pv: fc.nat(), ref: refArb, phase: phaseArb }),
+  // informer update: the volume was expanded (or its object rewritten with another size)
+  fc.record({ op: fc.constant('resize' as const), pv: fc.nat(), size: fc.integer({ min: 1, max: 6 }) }),
   fc.record({ op: fc.constant('delete' as const), pv: fc.nat() }),
 );
 
@@ -163,6 +165,16 @@ it('index-backed matching decides as a whole-class scan after binds, releases, a
           const current = entry.latest;
           if (o.op === 'delete') {
             cache.delete(current);
+            continue;
+          }
+          if (o.op === 'resize') {
+            const v = (rv.get(name) ?? 1) + 1;
+            rv.set(name, v);
+            cache.add({
+              ...current,
+              metadata: { ...current.metadata, resourceVersion: String(v) },
+              spec: { ...current.spec, capacity: { storage: `${o.size}Gi` } },
+            });
             continue;
           }
           const ref = REFS[o.ref];

@@ -1,0 +1,73 @@
+// bench-helper
+// In-process timing of filter()/prioritize() on the local-storage shape, for profiling (--cpu-prof).
+// Run: ./node_modules/.bin/node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile-verbs.ts [--nodes 5000] [--seconds 5] [--scenario filter-3]
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import { ClusterStateSource } from '../src/cluster/state-file/source.ts';
+import { VolumeController } from '../src/cluster/state-file/volume-controller.ts';
+import { ClusterStateWriter } from '../src/cluster/state-file/writer.ts';
+import type { Pod } from '../src/cluster/types.ts';
+import { applySettings, defaultSettings } from '../src/config.ts';
+import { filter } from '../src/extender/filter.ts';
+import { prioritize } from '../src/extender/prioritize.ts';
+import type { ExtenderArgs, ExtenderFilterResult } from '../src/extender/wire.ts';
+import { createExtender } from '../src/wiring.ts';
+import { candidateNames, generateCluster, LOCAL_STORAGE_SHAPE } from './synthetic.ts';
+
+const { values } = parseArgs({
+  options: {
+    nodes: { type: 'string', default: '5000' },
+    seconds: { type: 'string', default: '5' },
+    scenario: { type: 'string', default: 'filter-3' },
+  },
+});
+const cluster = generateCluster({ ...LOCAL_STORAGE_SHAPE, nodes: Number(values.nodes), seed: 1 });
+const dir = await mkdtemp(join(tmpdir(), 'te-prof-'));
+const file = join(dir, 'cluster.json');
+await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: cluster.objects }));
+cluster.objects.length = 0;
+const source = new ClusterStateSource({ file, watch: false });
+const extender = await createExtender({
+  settings: applySettings(defaultSettings(), {}, (k) => k),
+  source,
+  writer: new ClusterStateWriter(source),
+  logger: pino({ level: 'silent' }),
+  onStore: (store) => new VolumeController(store, source).start(),
+});
+await extender.start();
+await rm(dir, { recursive: true, force: true });
+const pods: Record<string, Pod[]> = {
+  'filter-3': cluster.pending.localAndCsi,
+  'filter-1': cluster.pending.localClaim,
+  'filter-0': cluster.pending.noClaims,
+  'prioritize-3': cluster.pending.localAndCsi,
+};
+const list = pods[values.scenario as string];
+const step = Math.floor(cluster.nodeNames.length / 8);
+let bodies = Array.from(
+  { length: 8 },
+  (_, i) =>
+    ({ Pod: list[i % list.length], Nodes: null, NodeNames: candidateNames(cluster.nodeNames, 500, i * step) }) as unknown as ExtenderArgs,
+);
+const verb = values.scenario?.startsWith('prioritize') ? prioritize : filter;
+if (verb === prioritize) {
+  bodies = bodies.map((b) => ({ ...b, NodeNames: (filter(b, extender.verbs) as ExtenderFilterResult).NodeNames }) as ExtenderArgs);
+}
+const first = verb(bodies[0], extender.verbs) as ExtenderFilterResult;
+console.log('answer sample:', JSON.stringify(first).slice(0, 300));
+const samples: number[] = [];
+const end = performance.now() + Number(values.seconds) * 1000;
+let i = 0;
+while (performance.now() < end) {
+  const t0 = performance.now();
+  verb(bodies[i++ % bodies.length], extender.verbs);
+  samples.push(performance.now() - t0);
+}
+samples.sort((a, b) => a - b);
+const q = (p: number) => samples[Math.floor(p * samples.length)].toFixed(3);
+console.log(`${values.scenario}: ${i} calls, p50 ${q(0.5)} ms, p90 ${q(0.9)} ms, p99 ${q(0.99)} ms`);
+await extender.close();
+process.exit(0);
