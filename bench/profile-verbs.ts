@@ -2,6 +2,7 @@
 // In-process timing of filter()/prioritize() on the local-storage shape, for profiling (--cpu-prof).
 // Run: ./node_modules/.bin/node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile-verbs.ts [--nodes 5000] [--seconds 5] [--scenario filter-3]
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -22,6 +23,8 @@ const { values } = parseArgs({
     nodes: { type: 'string', default: '5000' },
     seconds: { type: 'string', default: '5' },
     scenario: { type: 'string', default: 'filter-3' },
+    // Sample allocations (collected ones included) during the timed loop; writes <dir>/alloc.heapprofile.
+    alloc: { type: 'string' },
   },
 });
 const cluster = generateCluster({ ...LOCAL_STORAGE_SHAPE, nodes: Number(values.nodes), seed: 1 });
@@ -58,6 +61,20 @@ if (verb === prioritize) {
 }
 const first = verb(bodies[0], extender.verbs) as ExtenderFilterResult;
 console.log('answer sample:', JSON.stringify(first).slice(0, 300));
+const session = values.alloc ? new Session() : undefined;
+const post = (method: string, params?: object) =>
+  new Promise<unknown>((resolve, reject) =>
+    session!.post(method, params, (err, result) => (err ? reject(err) : resolve(result))),
+  );
+if (session) {
+  session.connect();
+  await post('HeapProfiler.startSampling', {
+    samplingInterval: 4096,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+}
+const cpuBefore = process.cpuUsage();
 const samples: number[] = [];
 const end = performance.now() + Number(values.seconds) * 1000;
 let i = 0;
@@ -66,8 +83,16 @@ while (performance.now() < end) {
   verb(bodies[i++ % bodies.length], extender.verbs);
   samples.push(performance.now() - t0);
 }
+const cpu = process.cpuUsage(cpuBefore);
+if (session) {
+  const { profile } = (await post('HeapProfiler.stopSampling')) as { profile: unknown };
+  await writeFile(join(values.alloc as string, 'alloc.heapprofile'), JSON.stringify(profile));
+}
 samples.sort((a, b) => a - b);
 const q = (p: number) => samples[Math.floor(p * samples.length)].toFixed(3);
-console.log(`${values.scenario}: ${i} calls, p50 ${q(0.5)} ms, p90 ${q(0.9)} ms, p99 ${q(0.99)} ms`);
+console.log(
+  `${values.scenario}: ${i} calls, p50 ${q(0.5)} ms, p90 ${q(0.9)} ms, p99 ${q(0.99)} ms, ` +
+    `CPU ${((cpu.user + cpu.system) / 1000 / i).toFixed(3)} ms per call`,
+);
 await extender.close();
 process.exit(0);

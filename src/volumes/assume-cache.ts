@@ -11,6 +11,7 @@ import {
   FreePVBucket,
   findPreBoundVolume,
   freePV,
+  type PVNames,
   pvClass,
   refreshFreePV,
   smallestFreePV,
@@ -153,6 +154,19 @@ export class AssumeCache<T extends Versioned> {
 interface ClassIndex {
   /** Node label key → label value → the free PVs whose affinity requires it (a node is looked up once per key). */
   readonly byTopology: Map<string, Map<string, FreePVBucket>>;
+  /** byTopology's entries as an array, walked without an iterator. */
+  readonly topologyKeys: { key: string; byValue: Map<string, FreePVBucket> }[];
+  /**
+   * Bumped when a bucket is made: every node's buckets (below) are then looked up again. Buckets are never dropped,
+   * so a node's list stays valid until then (an empty bucket costs a few bytes per topology value seen).
+   */
+  version: number;
+  /**
+   * Per node labels object, the buckets that node reads, found once and reused by every claim and request until the
+   * node's labels or the buckets change: a 5,000-entry map looked up by label value for each claim on each node cost
+   * more than the walk of the bucket itself.
+   */
+  readonly byNode: WeakMap<Readonly<Record<string, string>>, NodeBuckets>;
   readonly unindexed: Set<FreePV>;
   /** Every PV of the class (ListPVs), in insertion order, bound or not. */
   readonly all: Set<AssumeEntry<PersistentVolume>>;
@@ -170,6 +184,27 @@ interface IndexedAs {
 }
 
 const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
+
+/** The topology buckets a node reads, and the label key each was found by. */
+interface NodeBuckets {
+  version: number;
+  keys: string[];
+  buckets: FreePVBucket[];
+}
+
+function nodeBuckets(index: ClassIndex, labels: Readonly<Record<string, string>>): NodeBuckets {
+  let found = index.byNode.get(labels);
+  if (found?.version === index.version) return found;
+  found = { version: index.version, keys: [], buckets: [] };
+  for (const { key, byValue } of index.topologyKeys) {
+    const bucket = Object.hasOwn(labels, key) ? byValue.get(labels[key]) : undefined;
+    if (!bucket) continue;
+    found.keys.push(key);
+    found.buckets.push(bucket);
+  }
+  index.byNode.set(labels, found);
+  return found;
+}
 
 /**
  * Whether FindMatchingVolume could pick this PV for a claim it is not (pre)bound to: no claimRef at all (one to
@@ -232,7 +267,7 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
   findMatchingVolume(
     input: ClaimMatchInput,
     nodeLabels: Readonly<Record<string, string>> | undefined,
-    excluded: ReadonlySet<string>,
+    excluded: PVNames,
   ): PersistentVolume | undefined {
     const preBound = this.#byClaim.get(input.claimRefKey);
     if (preBound) {
@@ -243,11 +278,8 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
     if (!index) return undefined;
     const labels = nodeLabels ?? NO_LABELS;
     let best: FreePV | undefined;
-    for (const [key, byValue] of index.byTopology) {
-      if (!Object.hasOwn(labels, key)) continue;
-      const bucket = byValue.get(labels[key]);
-      if (bucket) best = bucket.smallest(input, key, labels, excluded, best);
-    }
+    const { keys, buckets } = nodeBuckets(index, labels);
+    for (let i = 0; i < buckets.length; i++) best = buckets[i].smallest(input, keys[i], labels, excluded, best);
     if (index.unindexed.size > 0) best = smallestFreePV(input, index.unindexed, undefined, labels, excluded, best);
     return best?.pv;
   }
@@ -311,7 +343,14 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
   #index(entry: AssumeEntry<PersistentVolume>, as: IndexedAs): void {
     let index = this.#classes.get(as.className);
     if (!index) {
-      index = { byTopology: new Map(), unindexed: new Set(), all: new Set() };
+      index = {
+        byTopology: new Map(),
+        topologyKeys: [],
+        version: 0,
+        byNode: new WeakMap(),
+        unindexed: new Set(),
+        all: new Set(),
+      };
       this.#classes.set(as.className, index);
     }
     index.all.add(entry);
@@ -328,11 +367,13 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
         if (!byValue) {
           byValue = new Map();
           index.byTopology.set(key, byValue);
+          index.topologyKeys.push({ key, byValue });
         }
         let bucket = byValue.get(value);
         if (!bucket) {
           bucket = new FreePVBucket();
           byValue.set(value, bucket);
+          index.version++;
         }
         bucket.add(as.free);
       }
@@ -357,9 +398,9 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
         for (const [key, value] of as.entries) {
           const byValue = index.byTopology.get(key);
           const bucket = byValue?.get(value);
-          if (!byValue || !bucket?.delete(as.free) || bucket.size > 0) continue;
-          byValue.delete(value);
-          if (byValue.size === 0) index.byTopology.delete(key);
+          // An emptied bucket stays (see ClassIndex.byNode): binding a node's last free PV must not make every
+          // node look its buckets up again.
+          bucket?.delete(as.free);
         }
       }
       if (index.all.size === 0) this.#classes.delete(as.className);

@@ -32,7 +32,7 @@ import {
   checkVolumeProvisions,
   type DynamicProvision,
   type JointAccounting,
-  nodeHasAccess,
+  nodeHasAccessOf,
   type ProvisioningSources,
   type ProvisionVerdict,
 } from './provisioning.ts';
@@ -43,6 +43,7 @@ import {
   claimMatchInput,
   findMatchingVolume,
   isVolumeBoundToClaim,
+  type PVNames,
   type PVRefusal,
 } from './pv-matching.ts';
 
@@ -131,7 +132,57 @@ function labelsEqual(a: Record<string, string> | undefined, b: Record<string, st
   return ka.every((k) => a![k] === b?.[k]);
 }
 
-const NONE_CHOSEN: ReadonlySet<string> = new Set();
+const NONE_CHOSEN: PVNames = new Set();
+/** A fitting node's reasons: none (shared, never written). */
+const NO_REASONS: string[] = Object.freeze([]) as unknown as string[];
+
+/** FindPodVolumes' reasons, in upstream's order; a fitting node allocates none. */
+function conflictReasons(
+  boundVolumesSatisfied: boolean,
+  unboundVolumesSatisfied: boolean,
+  sufficientStorage: boolean,
+  boundPVsFound: boolean,
+): string[] {
+  if (boundVolumesSatisfied && unboundVolumesSatisfied && sufficientStorage && boundPVsFound) return NO_REASONS;
+  const reasons: string[] = [];
+  if (!boundVolumesSatisfied) reasons.push(ERR_REASON_NODE_CONFLICT);
+  if (!unboundVolumesSatisfied) reasons.push(ERR_REASON_BIND_CONFLICT);
+  if (!sufficientStorage) reasons.push(ERR_REASON_NOT_ENOUGH_SPACE);
+  if (!boundPVsFound) reasons.push(ERR_REASON_PV_NOT_EXIST);
+  return reasons;
+}
+
+/**
+ * The PVs a pod's claims chose so far on one node, and those held for nominated pods: what the next claim may not
+ * take. A pod has a few claims, so a short list beats a Set made for every node; the binder reuses one.
+ */
+class ChosenPVs implements PVNames {
+  #held: ReadonlySet<string> | undefined;
+  readonly #names: string[] = [];
+
+  reset(held: ReadonlySet<string> | undefined): this {
+    this.#held = held;
+    this.#names.length = 0;
+    return this;
+  }
+
+  add(name: string): void {
+    this.#names.push(name);
+  }
+
+  get size(): number {
+    return this.#names.length + (this.#held?.size ?? 0);
+  }
+
+  has(name: string): boolean {
+    return this.#names.includes(name) || this.#held?.has(name) === true;
+  }
+
+  *[Symbol.iterator](): Iterator<string> {
+    yield* this.#names;
+    if (this.#held) yield* this.#held;
+  }
+}
 
 /** Whether a capacity update keeps the nodes it reaches (else its in-flight claims are attributed anew). */
 function sameTopology(a: CSIStorageCapacity, b: CSIStorageCapacity): boolean {
@@ -174,6 +225,8 @@ function prepareUnbound(claims: PodVolumeClaims): UnboundClaims {
 
 export class VolumeBinder implements ProvisioningSources {
   readonly pvCache = new PVAssumeCache();
+  /** findMatchingVolumes' scratch list; its walk is synchronous and never re-entered. */
+  readonly #chosen = new ChosenPVs();
   readonly pvcCache = new PVCAssumeCache();
   readonly #store: ClusterStore;
   readonly #writer: ClusterWriter;
@@ -202,8 +255,7 @@ export class VolumeBinder implements ProvisioningSources {
         const node = this.node(name);
         return node ? (node.metadata.labels ?? {}) : undefined;
       },
-      reachingCapacity: (className, labels) =>
-        this.#capacities.find(className, labels, (c) => nodeHasAccess(labels, c)),
+      reachingCapacity: (className, labels) => this.#capacities.find(className, labels, nodeHasAccessOf, labels),
     });
     this.pvCache.onChange(() => this.#changed());
     this.pvcCache.onChange((entry, _previous, deleted) => {
@@ -258,12 +310,13 @@ export class VolumeBinder implements ProvisioningSources {
     return this.#store.get('CSIDriver', name);
   }
 
-  findCapacity(
+  findCapacity<C>(
     className: string,
     nodeLabels: Readonly<Record<string, string>> | undefined,
-    accept: (capacity: CSIStorageCapacity) => boolean,
+    accept: (capacity: CSIStorageCapacity, context: C) => boolean,
+    context: C,
   ): CSIStorageCapacity | undefined {
-    return this.#capacities.find(className, nodeLabels, accept);
+    return this.#capacities.find(className, nodeLabels, accept, context);
   }
 
   node(name: string): Node | undefined {
@@ -303,19 +356,8 @@ export class VolumeBinder implements ProvisioningSources {
   ): FindResult {
     let boundVolumesSatisfied = true;
     let boundPVsFound = true;
-    let unboundVolumesSatisfied = true;
-    let sufficientStorage = true;
     const podVolumes: PodVolumes = { staticBindings: [], dynamicProvisions: [] };
     const labels = node.metadata.labels;
-    const done = (): FindResult => {
-      const reasons: string[] = [];
-      if (!boundVolumesSatisfied) reasons.push(ERR_REASON_NODE_CONFLICT);
-      if (!unboundVolumesSatisfied) reasons.push(ERR_REASON_BIND_CONFLICT);
-      if (!sufficientStorage) reasons.push(ERR_REASON_NOT_ENOUGH_SPACE);
-      if (!boundPVsFound) reasons.push(ERR_REASON_PV_NOT_EXIST);
-      return { podVolumes, reasons, jointOnly };
-    };
-    let jointOnly = false;
 
     if (claims.boundClaims.length > 0) {
       const csiNode = this.csiNode(node.metadata.name);
@@ -335,7 +377,9 @@ export class VolumeBinder implements ProvisioningSources {
       }
     }
 
-    if (claims.unboundClaimsDelayBinding.length === 0) return done();
+    if (claims.unboundClaimsDelayBinding.length === 0) {
+      return { podVolumes, reasons: conflictReasons(boundVolumesSatisfied, true, true, boundPVsFound) };
+    }
     const unbound = prepareUnbound(claims);
     const { provisioning, toMatch } = unbound;
     const toProvision: PersistentVolumeClaim[] = [];
@@ -343,18 +387,24 @@ export class VolumeBinder implements ProvisioningSources {
       explain?.selectedNode(pvc, selectedNode);
       if (selectedNode !== node.metadata.name) {
         // Fast path: provisioning already started for another node.
-        unboundVolumesSatisfied = false;
-        return done();
+        return { podVolumes, reasons: conflictReasons(boundVolumesSatisfied, false, true, boundPVsFound) };
       }
       toProvision.push(pvc);
     }
 
+    let unboundVolumesSatisfied = true;
     if (toMatch.length > 0) {
-      const { found, bindings, unmatched } = this.#findMatchingVolumes(toMatch, labels, held?.pvs, explain);
-      unboundVolumesSatisfied = found;
-      podVolumes.staticBindings = bindings;
-      toProvision.push(...unmatched);
+      unboundVolumesSatisfied = this.#findMatchingVolumes(
+        toMatch,
+        labels,
+        held?.pvs,
+        podVolumes.staticBindings,
+        toProvision,
+        explain,
+      );
     }
+    let sufficientStorage = true;
+    let jointOnly = false;
     if (toProvision.length > 0) {
       let check: ReturnType<typeof checkVolumeProvisions>;
       try {
@@ -371,7 +421,8 @@ export class VolumeBinder implements ProvisioningSources {
       sufficientStorage = check.sufficientStorage;
       podVolumes.dynamicProvisions = check.provisions;
     }
-    return done();
+    const reasons = conflictReasons(boundVolumesSatisfied, unboundVolumesSatisfied, sufficientStorage, boundPVsFound);
+    return { podVolumes, reasons, jointOnly };
   }
 
   /** In-flight bytes per capacity object, the pod's own claims left out (re-checking a pod never counts it twice). */
@@ -379,23 +430,26 @@ export class VolumeBinder implements ProvisioningSources {
     return { inFlight: (c) => this.inFlight.bytesFor(c, own) };
   }
 
-  /** findMatchingVolumes: smallest claims first (`inputs` come sorted), each PV chosen at most once per pod. */
+  /**
+   * findMatchingVolumes: smallest claims first (`inputs` come sorted), each PV chosen at most once per pod. Bindings
+   * go to `bindings`, claims no PV satisfies to `unmatched`; true when every claim found a PV.
+   */
   #findMatchingVolumes(
     inputs: readonly ClaimMatchInput[],
     labels: Record<string, string> | undefined,
     held: ReadonlySet<string> | undefined,
+    bindings: BindingInfo[],
+    unmatched: PersistentVolumeClaim[],
     explain?: FindExplainer,
-  ): { found: boolean; bindings: BindingInfo[]; unmatched: PersistentVolumeClaim[] } {
+  ): boolean {
     // Only a pod with several claims can choose a PV twice; PVs held for nominated pods are never offered.
-    const chosen = inputs.length > 1 || held ? new Set<string>(held) : undefined;
-    const bindings: BindingInfo[] = [];
-    const unmatched: PersistentVolumeClaim[] = [];
+    const chosen = inputs.length > 1 || held ? this.#chosen.reset(held) : NONE_CHOSEN;
     let found = true;
     for (const input of inputs) {
       const pvc = input.pvc;
       let pv: PersistentVolume | undefined;
       try {
-        pv = this.pvCache.findMatchingVolume(input, labels, chosen ?? NONE_CHOSEN);
+        pv = this.pvCache.findMatchingVolume(input, labels, chosen);
       } catch (err) {
         if (err instanceof SelectorError) {
           throw new BinderError(`error creating internal label selector for claim: ${claimKey(pvc)}: ${err.message}`);
@@ -405,9 +459,8 @@ export class VolumeBinder implements ProvisioningSources {
       if (explain) {
         // The same rules over the PVs that could be on the node, only to say why each other PV was passed over.
         const refused: [PersistentVolume, PVRefusal][] = [];
-        const excluded = chosen ?? NONE_CHOSEN;
-        const { examined, onOtherNodes } = explainScope(this.pvCache, this.#generation, input, labels, excluded);
-        findMatchingVolume(input, examined, labels, excluded, (p, why) =>
+        const { examined, onOtherNodes } = explainScope(this.pvCache, this.#generation, input, labels, chosen);
+        findMatchingVolume(input, examined, labels, chosen, (p, why) =>
           refused.push([
             p,
             why === 'ChosenForAnotherClaim' && held?.has(p.metadata.name) ? 'HeldForNominatedPod' : why,
@@ -420,10 +473,10 @@ export class VolumeBinder implements ProvisioningSources {
         found = false;
         continue;
       }
-      chosen?.add(pv.metadata.name);
+      if (chosen !== NONE_CHOSEN) this.#chosen.add(pv.metadata.name);
       bindings.push({ pvc, pv });
     }
-    return { found, bindings, unmatched };
+    return found;
   }
 
   /** arePodVolumesBound, through the PVC assume cache. */

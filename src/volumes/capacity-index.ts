@@ -20,14 +20,20 @@ interface Entry {
 
 interface Place {
   bucket: Entry[];
-  /** For a pinned bucket: its map and value, so an emptied bucket is dropped. */
-  byValue?: Map<string, Entry[]>;
-  value?: string;
 }
 
 interface ClassIndex {
   /** key → value → entries sorted by seq. */
   pinned: Map<string, Map<string, Entry[]>>;
+  /** pinned's entries as an array, walked without an iterator. */
+  pinnedKeys: { key: string; byValue: Map<string, Entry[]> }[];
+  /**
+   * Bumped when a pinned bucket is made: every node's buckets (below) are then looked up again. Buckets are never
+   * dropped, so a node's list stays valid until then (an empty bucket costs a few bytes per topology value seen).
+   */
+  version: number;
+  /** Per node labels object, the pinned buckets that node reads: found once, not once per claim and request. */
+  byNode: WeakMap<Readonly<Record<string, string>>, NodeBuckets>;
   /** Selectors that pin no key of PINNABLE_KEYS, sorted by seq. */
   unpinned: Entry[];
   size: number;
@@ -45,16 +51,35 @@ function pinnedValues(selector: LabelSelector, key: string): string[] | undefine
   return undefined;
 }
 
+/** The pinned buckets a node's labels select. */
+interface NodeBuckets {
+  version: number;
+  buckets: Entry[][];
+}
+
+function nodeBuckets(cls: ClassIndex, labels: Readonly<Record<string, string>>): NodeBuckets {
+  let found = cls.byNode.get(labels);
+  if (found?.version === cls.version) return found;
+  found = { version: cls.version, buckets: [] };
+  for (const { key, byValue } of cls.pinnedKeys) {
+    const bucket = Object.hasOwn(labels, key) ? byValue.get(labels[key]) : undefined;
+    if (bucket) found.buckets.push(bucket);
+  }
+  cls.byNode.set(labels, found);
+  return found;
+}
+
 function objectKeyOf(c: CSIStorageCapacity): string {
   return `${c.metadata.namespace ?? ''}/${c.metadata.name}`;
 }
 
-function firstAccepted(
+function firstAccepted<C>(
   entries: readonly Entry[] | undefined,
-  accept: (c: CSIStorageCapacity) => boolean,
+  accept: (c: CSIStorageCapacity, context: C) => boolean,
+  context: C,
 ): Entry | undefined {
   if (!entries) return undefined;
-  for (const e of entries) if (accept(e.capacity)) return e;
+  for (let i = 0; i < entries.length; i++) if (accept(entries[i].capacity, context)) return entries[i];
   return undefined;
 }
 
@@ -87,14 +112,16 @@ export class CapacityIndex {
         if (!byValue) {
           byValue = new Map();
           cls.pinned.set(key, byValue);
+          cls.pinnedKeys.push({ key, byValue });
         }
         for (const value of values) {
           let bucket = byValue.get(value);
           if (!bucket) {
             bucket = [];
             byValue.set(value, bucket);
+            cls.version++;
           }
-          entry.places.push({ bucket, byValue, value });
+          entry.places.push({ bucket });
         }
       }
       // The newest seq: appending keeps every bucket sorted.
@@ -110,10 +137,9 @@ export class CapacityIndex {
     const entry = this.#entries.get(key);
     if (!entry) return;
     this.#entries.delete(key);
-    for (const { bucket, byValue, value } of entry.places) {
-      bucket.splice(bucket.indexOf(entry), 1);
-      if (bucket.length === 0 && byValue && value !== undefined) byValue.delete(value);
-    }
+    // An emptied bucket stays (see ClassIndex.byNode): a capacity object republished every minute must not make
+    // every node look its buckets up again.
+    for (const { bucket } of entry.places) bucket.splice(bucket.indexOf(entry), 1);
     const className = entry.capacity.storageClassName;
     const cls = this.#classes.get(className)!;
     if (--cls.size === 0) this.#classes.delete(className);
@@ -121,19 +147,22 @@ export class CapacityIndex {
 
   /**
    * The first capacity of `className`, in scan order, that `accept` takes among those whose selector can match
-   * `nodeLabels` (accept must still match the selector: the index only rules out capacities that cannot).
+   * `nodeLabels` (accept must still match the selector: the index only rules out capacities that cannot). `accept`
+   * is called with `context`, so a hot caller can pass one function and its arguments instead of a closure per call.
    */
-  find(
+  find<C>(
     className: string,
     nodeLabels: Readonly<Record<string, string>> | undefined,
-    accept: (c: CSIStorageCapacity) => boolean,
+    accept: (c: CSIStorageCapacity, context: C) => boolean,
+    context: C,
   ): CSIStorageCapacity | undefined {
     const cls = this.#classes.get(className);
     if (!cls) return undefined;
-    let best = firstAccepted(cls.unpinned, accept);
-    for (const [key, byValue] of cls.pinned) {
-      if (!nodeLabels || !Object.hasOwn(nodeLabels, key)) continue;
-      const found = firstAccepted(byValue.get(nodeLabels[key]), accept);
+    let best = cls.unpinned.length > 0 ? firstAccepted(cls.unpinned, accept, context) : undefined;
+    if (!nodeLabels) return best?.capacity;
+    const { buckets } = nodeBuckets(cls, nodeLabels);
+    for (let i = 0; i < buckets.length; i++) {
+      const found = firstAccepted(buckets[i], accept, context);
       if (found && (!best || found.seq < best.seq)) best = found;
     }
     return best?.capacity;
@@ -142,7 +171,7 @@ export class CapacityIndex {
   #class(className: string): ClassIndex {
     let cls = this.#classes.get(className);
     if (!cls) {
-      cls = { pinned: new Map(), unpinned: [], size: 0 };
+      cls = { pinned: new Map(), pinnedKeys: [], version: 0, byNode: new WeakMap(), unpinned: [], size: 0 };
       this.#classes.set(className, cls);
     }
     return cls;

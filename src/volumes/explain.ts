@@ -11,7 +11,7 @@ import {
   nodeHasAccess,
   type ProvisionVerdict,
 } from './provisioning.ts';
-import { type ClaimMatchInput, claimClass, claimKey, type PVRefusal, pvClass } from './pv-matching.ts';
+import { type ClaimMatchInput, claimClass, claimKey, type PVNames, type PVRefusal, pvClass } from './pv-matching.ts';
 
 export interface RefusedVolume {
   name: string;
@@ -230,10 +230,15 @@ class Collector implements FindExplainer {
     if (v.verdict === 'InsufficientCapacity') {
       const labels = this.#node.metadata.labels;
       const reaching: CSIStorageCapacity[] = [];
-      this.#binder.findCapacity(v.storageClass.metadata.name, labels, (c) => {
-        if (nodeHasAccess(labels, c)) reaching.push(c);
-        return false; // visit them all
-      });
+      this.#binder.findCapacity(
+        v.storageClass.metadata.name,
+        labels,
+        (c) => {
+          if (nodeHasAccess(labels, c)) reaching.push(c);
+          return false; // visit them all
+        },
+        undefined,
+      );
       view.capacitiesReachingNode = reaching.map(capacityView);
     }
     entry.provisioning = view;
@@ -296,7 +301,7 @@ export function explainScope(
   generation: number,
   input: ClaimMatchInput,
   nodeLabels: Readonly<Record<string, string>> | undefined,
-  excluded: ReadonlySet<string>,
+  excluded: PVNames,
 ): { examined: PersistentVolume[]; onOtherNodes: number } {
   const seen = new Set<string>();
   const examined: PersistentVolume[] = [];

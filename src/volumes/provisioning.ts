@@ -22,10 +22,11 @@ export interface ProvisioningSources {
    * The first CSIStorageCapacity of a class, in the order a scan of the class would see them, that `accept` takes
    * among those whose nodeTopology could match the node's labels (see CapacityIndex).
    */
-  findCapacity(
+  findCapacity<C>(
     className: string,
     nodeLabels: Readonly<Record<string, string>> | undefined,
-    accept: (capacity: CSIStorageCapacity) => boolean,
+    accept: (capacity: CSIStorageCapacity, context: C) => boolean,
+    context: C,
   ): CSIStorageCapacity | undefined;
 }
 
@@ -109,6 +110,38 @@ export function nodeHasAccess(
   return selectorMatchesSafely(capacity.nodeTopology, nodeLabels);
 }
 
+/** nodeHasAccess with the capacity first: an accept function for findCapacity with the labels as its context. */
+export function nodeHasAccessOf(
+  capacity: CSIStorageCapacity,
+  nodeLabels: Readonly<Record<string, string>> | undefined,
+) {
+  return nodeHasAccess(nodeLabels, capacity);
+}
+
+/**
+ * One claim's capacity check on one node: what findCapacity's accept function reads. checkVolumeProvisions makes one
+ * per node and refills it per claim, so the per-node walk allocates no closure per claim.
+ */
+interface CapacityCheck {
+  nodeLabels: Readonly<Record<string, string>> | undefined;
+  /** The claim's request, in bytes. */
+  size: number;
+  /** Bytes nominated pods would provision from a capacity object. */
+  taken: ReadonlyMap<CSIStorageCapacity, number> | undefined;
+  /** Joint accounting, undefined for upstream's per-claim check. */
+  joint: JointAccounting | undefined;
+  /** Joint: what the pod's earlier claims took per capacity object. */
+  pod: ReadonlyMap<CSIStorageCapacity, number>;
+}
+
+function admits(c: CSIStorageCapacity, check: CapacityCheck): boolean {
+  const taken = check.taken?.get(c) ?? 0;
+  const sufficient = check.joint
+    ? jointSufficient(c, check.size, taken + check.joint.inFlight(c) + (check.pod.get(c) ?? 0))
+    : capacitySufficient(c, check.size + taken);
+  return sufficient && nodeHasAccess(check.nodeLabels, c);
+}
+
 /** The arithmetic behind a claim's capacity verdict (explain shows it), in bytes. */
 export interface CapacityArithmetic {
   accounting: CapacityAccountingMode;
@@ -129,59 +162,49 @@ export interface CapacityArithmetic {
 }
 
 /**
- * hasEnoughCapacity: `{ ok, capacity }` with the admitting capacity object when a check applied. `joint`: the
- * in-flight bytes and what the pod's earlier claims took (undefined: upstream's per-claim check). With `explain`
- * the arithmetic of the check comes back too.
+ * hasEnoughCapacity: `{ ok, capacity }` with the admitting capacity object when a check applied. `check` carries the
+ * node, nominated pods' bytes and joint accounting (see CapacityCheck); its size is set here. With `explain` the
+ * arithmetic of the check comes back too.
  */
-export function hasEnoughCapacity(
+function hasEnoughCapacity(
   provisioner: string,
   pvc: PersistentVolumeClaim,
   sc: StorageClass,
-  nodeLabels: Readonly<Record<string, string>> | undefined,
   sources: ProvisioningSources,
-  taken?: ReadonlyMap<CSIStorageCapacity, number>,
-  joint?: { accounting: JointAccounting; pod: ReadonlyMap<CSIStorageCapacity, number> },
-  explain = false,
+  check: CapacityCheck,
+  explain: boolean,
 ): { ok: boolean; capacity?: CSIStorageCapacity; arithmetic?: CapacityArithmetic } {
   const request = pvc.spec.resources?.requests?.storage;
-  if (request === undefined) return { ok: true };
+  if (request === undefined) return UNCHECKED;
   const driver = sources.csiDriver(provisioner);
   // Not a CSI driver, or one that does not publish capacity: nothing to check.
-  if (driver?.spec.storageCapacity !== true) return { ok: true };
-  const size = claimMatchInput(pvc).request; // the request parsed once per claim object
+  if (driver?.spec.storageCapacity !== true) return UNCHECKED;
+  check.size = claimMatchInput(pvc).request; // the request parsed once per claim object
   const className = sc.metadata.name;
-  const capacity = joint
-    ? sources.findCapacity(
-        className,
-        nodeLabels,
-        (c) =>
-          jointSufficient(c, size, (taken?.get(c) ?? 0) + joint.accounting.inFlight(c) + (joint.pod.get(c) ?? 0)) &&
-          nodeHasAccess(nodeLabels, c),
-      )
-    : sources.findCapacity(
-        className,
-        nodeLabels,
-        (c) => capacitySufficient(c, size + (taken?.get(c) ?? 0)) && nodeHasAccess(nodeLabels, c),
-      );
-  if (!explain) return capacity ? { ok: true, capacity } : { ok: false };
+  const { nodeLabels, taken, joint } = check;
+  const capacity = sources.findCapacity(className, nodeLabels, admits, check);
+  if (!explain) return capacity ? { ok: true, capacity } : INSUFFICIENT;
   const result: { ok: boolean; capacity?: CSIStorageCapacity; arithmetic?: CapacityArithmetic } = capacity
     ? { ok: true, capacity }
     : { ok: false };
-  const shown = capacity ?? sources.findCapacity(className, nodeLabels, (c) => nodeHasAccess(nodeLabels, c));
+  const shown = capacity ?? sources.findCapacity(className, nodeLabels, nodeHasAccessOf, nodeLabels);
   if (shown) {
     result.arithmetic = {
       accounting: joint ? 'joint' : 'upstream',
       capacity: shown,
-      requested: size,
+      requested: check.size,
       published: capacityBytes(shown),
       maximumVolumeSize: shown.maximumVolumeSize === undefined ? null : parseValue(shown.maximumVolumeSize),
       nominated: taken?.get(shown) ?? 0,
-      inFlight: joint ? joint.accounting.inFlight(shown) : 0,
-      podBefore: joint ? (joint.pod.get(shown) ?? 0) : 0,
+      inFlight: joint ? joint.inFlight(shown) : 0,
+      podBefore: joint ? (check.pod.get(shown) ?? 0) : 0,
     };
   }
   return result;
 }
+
+const UNCHECKED = Object.freeze({ ok: true });
+const INSUFFICIENT = Object.freeze({ ok: false });
 
 /** How the provisioning check judged one claim on a node (explain's detail). */
 export interface ProvisionVerdict {
@@ -214,6 +237,7 @@ export function checkVolumeProvisions(
   // What the pod's earlier claims took per capacity object (joint); made when a second claim needs it.
   let pod: Map<CSIStorageCapacity, number> | undefined;
   const explain = note !== ignore;
+  const check: CapacityCheck = { nodeLabels, size: 0, taken, joint, pod: NOTHING_TAKEN };
   for (let index = 0; index < claims.length; index++) {
     const pvc = claims[index];
     const className = claimClass(pvc);
@@ -229,16 +253,8 @@ export function checkVolumeProvisions(
       note({ pvc, storageClass: sc, verdict: 'AllowedTopologiesMismatch' });
       return { satisfied: false, sufficientStorage: true, provisions: [] };
     }
-    const { ok, capacity, arithmetic } = hasEnoughCapacity(
-      provisioner,
-      pvc,
-      sc,
-      nodeLabels,
-      sources,
-      taken,
-      joint ? { accounting: joint, pod: pod ?? NOTHING_TAKEN } : undefined,
-      explain,
-    );
+    check.pod = pod ?? NOTHING_TAKEN;
+    const { ok, capacity, arithmetic } = hasEnoughCapacity(provisioner, pvc, sc, sources, check, explain);
     if (!ok) {
       note(
         arithmetic

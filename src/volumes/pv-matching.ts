@@ -180,6 +180,9 @@ export function ignore(): void {}
 /** Told of every PV the scan passes over, with the check that refused it (explain's per-PV detail). */
 export type RefusalCollector = (pv: PersistentVolume, refusal: PVRefusal) => void;
 
+/** PV names a claim may not take (chosen for another claim of the pod, held for nominated pods): a Set will do. */
+export type PVNames = Pick<ReadonlySet<string>, 'size' | 'has'> & Iterable<string>;
+
 /**
  * FindMatchingVolume in the scheduler path (node set, delayBinding true), over `candidates`: a PV pre-bound to the
  * claim decides alone (it is returned when its affinity holds, otherwise there is no match); else the smallest
@@ -190,7 +193,7 @@ export function findMatchingVolume(
   input: ClaimMatchInput,
   candidates: Iterable<PersistentVolume>,
   nodeLabels: Readonly<Record<string, string>> | undefined,
-  excluded: ReadonlySet<string>,
+  excluded: PVNames,
   refuse: RefusalCollector = ignore,
 ): PersistentVolume | undefined {
   const { pvc, request, className } = input;
@@ -241,7 +244,7 @@ export function findPreBoundVolume(
   input: ClaimMatchInput,
   pvs: Iterable<PersistentVolume>,
   nodeLabels: Readonly<Record<string, string>> | undefined,
-  excluded: ReadonlySet<string>,
+  excluded: PVNames,
 ): PersistentVolume | undefined | typeof UNDECIDED {
   const { pvc, request, className } = input;
   for (const pv of pvs) {
@@ -328,7 +331,7 @@ function offerable(
   slot: FreePV,
   bucketKey: string | undefined,
   nodeLabels: Readonly<Record<string, string>>,
-  excluded: ReadonlySet<string>,
+  excluded: PVNames,
 ): boolean {
   if (excluded.size > 0 && excluded.has(slot.name)) return false;
   if (slot.capacity < input.request) return false;
@@ -353,7 +356,7 @@ export function smallestFreePV(
   slots: Iterable<FreePV>,
   bucketKey: string | undefined,
   nodeLabels: Readonly<Record<string, string>>,
-  excluded: ReadonlySet<string>,
+  excluded: PVNames,
   best: FreePV | undefined,
 ): FreePV | undefined {
   let smallest = best;
@@ -400,7 +403,7 @@ export class FreePVBucket {
     input: ClaimMatchInput,
     bucketKey: string,
     nodeLabels: Readonly<Record<string, string>>,
-    excluded: ReadonlySet<string>,
+    excluded: PVNames,
     best: FreePV | undefined,
   ): FreePV | undefined {
     const capacities = this.#capacities;

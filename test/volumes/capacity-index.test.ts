@@ -87,7 +87,7 @@ it('indexed capacity lookup decides as a scan of every capacity of the class', (
           const { cls, size, labels } = cmd.q;
           const accept = (c: CSIStorageCapacity) => capacitySufficient(c, size * GI) && nodeHasAccess(labels, c);
           const scanned = [...all.values()].find((c) => c.storageClassName === cls && accept(c));
-          assert.equal(index.find(cls, labels, accept), scanned);
+          assert.equal(index.find(cls, labels, accept, undefined), scanned);
           continue;
         }
         const c = toCapacity(cmd.c);
@@ -116,10 +116,15 @@ it('a node finds its own per-node capacity among thousands without looking at th
     });
   }
   let looked = 0;
-  const found = index.find('lvm', { 'kubernetes.io/hostname': 'node-4321' }, (c) => {
-    looked++;
-    return nodeHasAccess({ 'kubernetes.io/hostname': 'node-4321' }, c);
-  });
+  const found = index.find(
+    'lvm',
+    { 'kubernetes.io/hostname': 'node-4321' },
+    (c) => {
+      looked++;
+      return nodeHasAccess({ 'kubernetes.io/hostname': 'node-4321' }, c);
+    },
+    undefined,
+  );
   assert.equal(found?.metadata.name, 'topolvm-4321');
   assert.equal(looked, 1);
 });

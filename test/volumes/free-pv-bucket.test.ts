@@ -1,11 +1,13 @@
 // The topology buckets of free PVs keep them smallest first, so FindMatchingVolume's walk can start at the first PV
-// large enough and stop at the first that passes. These tests pin the order rules the walk depends on.
+// large enough and stop at the first that passes; a node finds its buckets (and its CSIStorageCapacity buckets) once
+// per labels object. These tests pin the order rules the walk depends on and when a node's buckets are found again.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PersistentVolume } from '../../src/cluster/types.ts';
 import { PVAssumeCache } from '../../src/volumes/assume-cache.ts';
+import { CapacityIndex } from '../../src/volumes/capacity-index.ts';
 import { claimMatchInput } from '../../src/volumes/pv-matching.ts';
-import { makePV, makePVC } from '../helpers/objects.ts';
+import { makeCSIStorageCapacity, makePV, makePVC } from '../helpers/objects.ts';
 
 const HOST = 'kubernetes.io/hostname';
 const onNode = (name: string, size: string): PersistentVolume =>
@@ -57,5 +59,62 @@ describe('free PV buckets', () => {
     });
     assert.equal(cache.findMatchingVolume(claim('2Gi'), labels, NONE)?.metadata.name, 'other');
     assert.equal(cache.findMatchingVolume(claim('4Gi'), labels, NONE)?.metadata.name, 'grown');
+  });
+});
+
+describe("a node's buckets, found once per labels object", () => {
+  it('a bucket made after the node was looked up is found (the first PV on the node)', () => {
+    const cache = new PVAssumeCache();
+    const node = { [HOST]: 'a' };
+    cache.add(makePV('on-b', { className: 'local', size: '10Gi', phase: 'Available', affinity: { [HOST]: ['b'] } }));
+    assert.equal(cache.findMatchingVolume(claim('1Gi'), node, NONE), undefined);
+    cache.add(onNode('late', '10Gi'));
+    assert.equal(cache.findMatchingVolume(claim('1Gi'), node, NONE)?.metadata.name, 'late');
+  });
+
+  it('an emptied bucket that fills again is found (the last free PV bound, another released)', () => {
+    const cache = new PVAssumeCache();
+    const node = { [HOST]: 'a' };
+    const only = onNode('only', '10Gi');
+    cache.add(only);
+    assert.equal(cache.findMatchingVolume(claim('1Gi'), node, NONE)?.metadata.name, 'only');
+    cache.assume({ ...only, spec: { ...only.spec, claimRef: { namespace: 'ns', name: 'other' } } });
+    assert.equal(cache.findMatchingVolume(claim('1Gi'), node, NONE), undefined);
+    cache.add(onNode('released', '20Gi'));
+    assert.equal(cache.findMatchingVolume(claim('1Gi'), node, NONE)?.metadata.name, 'released');
+    cache.restore('only');
+    assert.equal(cache.findMatchingVolume(claim('1Gi'), node, NONE)?.metadata.name, 'only');
+  });
+
+  it('a node whose labels change reads the buckets of its new labels', () => {
+    const cache = new PVAssumeCache();
+    cache.add(onNode('on-a', '10Gi'));
+    cache.add(makePV('on-b', { className: 'local', size: '10Gi', phase: 'Available', affinity: { [HOST]: ['b'] } }));
+    assert.equal(cache.findMatchingVolume(claim('1Gi'), { [HOST]: 'a' }, NONE)?.metadata.name, 'on-a');
+    assert.equal(cache.findMatchingVolume(claim('1Gi'), { [HOST]: 'b' }, NONE)?.metadata.name, 'on-b');
+  });
+
+  it('CSIStorageCapacity: a capacity republished for a node, or published after the node was looked up, is found', () => {
+    const index = new CapacityIndex();
+    const node = { [HOST]: 'a' };
+    const find = () => index.find('lvm', node, (c) => c.capacity === '10Gi' || c.capacity === '20Gi', undefined);
+    const published = (capacity: string) =>
+      makeCSIStorageCapacity('lvm-a', { className: 'lvm', capacity, nodeTopology: { matchLabels: { [HOST]: 'a' } } });
+    index.upsert(
+      makeCSIStorageCapacity('lvm-b', {
+        className: 'lvm',
+        capacity: '10Gi',
+        nodeTopology: { matchLabels: { [HOST]: 'b' } },
+      }),
+    );
+    assert.equal(find(), undefined);
+    index.upsert(published('10Gi'));
+    assert.equal(find()?.capacity, '10Gi');
+    index.upsert(published('20Gi'));
+    assert.equal(find()?.capacity, '20Gi');
+    index.delete(published('20Gi'));
+    assert.equal(find(), undefined);
+    index.upsert(published('10Gi'));
+    assert.equal(find()?.capacity, '10Gi');
   });
 });

@@ -214,7 +214,7 @@ describe('nominated pods’ provisions count with the in-flight ones', () => {
     ] as const) {
       const { binder } = setup(mode, [inFlight, mine], cap100);
       // Held amounts are keyed by the capacity object the binder holds (what the nominated pod's check admitted on).
-      const stored = binder.findCapacity(WAIT_CLASS_WITH_PROVISIONER, node1.metadata.labels, () => true)!;
+      const stored = binder.findCapacity(WAIT_CLASS_WITH_PROVISIONER, node1.metadata.labels, () => true, undefined)!;
       const held = { pvs: new Set<string>(), capacity: new Map([[stored, 40 * GI]]) };
       const pod = makePod('test-pod', { claims: [mine] });
       assert.deepEqual(binder.findPodVolumes(pod, binder.getPodVolumeClaims(pod), node1, held).reasons, reasons, mode);
