@@ -17,9 +17,12 @@ export function matchLabelSelector(
   labels: Readonly<Record<string, string>> | undefined,
 ): boolean {
   const own = labels ?? {};
-  if (selector.matchLabels) {
-    for (const [key, value] of Object.entries(selector.matchLabels)) {
-      if (!Object.hasOwn(own, key) || own[key] !== value) return false;
+  const matchLabels = selector.matchLabels;
+  if (matchLabels) {
+    // for…in, not Object.entries: no array per call (capacity selectors are matched for every node).
+    for (const key in matchLabels) {
+      if (!Object.hasOwn(matchLabels, key)) continue;
+      if (!Object.hasOwn(own, key) || own[key] !== matchLabels[key]) return false;
     }
   }
   for (const req of selector.matchExpressions ?? []) {

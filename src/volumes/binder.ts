@@ -20,7 +20,7 @@ import {
 import type { ClusterWriter } from '../cluster/writer.ts';
 import type { Log } from '../log.ts';
 import { feedAssumeCaches, PVAssumeCache, PVCAssumeCache } from './assume-cache.ts';
-import { CapacityIndex } from './capacity-index.ts';
+import { type CapacityAccept, CapacityIndex } from './capacity-index.ts';
 import { getPodVolumeClaims, isClaimFullyBound, type PodVolumeClaims, podClaimRefs, podClaimsError } from './claims.ts';
 import { ANN_SELECTED_NODE } from './constants.ts';
 import { pvForNode } from './csi-migration.ts';
@@ -313,7 +313,7 @@ export class VolumeBinder implements ProvisioningSources {
   findCapacity<C>(
     className: string,
     nodeLabels: Readonly<Record<string, string>> | undefined,
-    accept: (capacity: CSIStorageCapacity, context: C) => boolean,
+    accept: CapacityAccept<C>,
     context: C,
   ): CSIStorageCapacity | undefined {
     return this.#capacities.find(className, nodeLabels, accept, context);

@@ -14,6 +14,11 @@ interface Entry {
   /** Arrival order: the scan order lookups reproduce. */
   seq: number;
   capacity: CSIStorageCapacity;
+  /**
+   * The selector requires nothing but the pinned key's value: a node that found the entry in the bucket of its own
+   * value is reached, without matching the selector again (a local-storage driver's `hostname: node` selector).
+   */
+  reachesBucketNodes: boolean;
   /** Where the entry sits (several buckets for `In` with several values), for removal. */
   places: Place[];
 }
@@ -73,13 +78,33 @@ function objectKeyOf(c: CSIStorageCapacity): string {
   return `${c.metadata.namespace ?? ''}/${c.metadata.name}`;
 }
 
+/** Whether the selector is one requirement pinning `key` (see Entry.reachesBucketNodes). */
+function onlyPins(selector: LabelSelector, key: string): boolean {
+  const labels = Object.keys(selector.matchLabels ?? {});
+  const expressions = selector.matchExpressions ?? [];
+  if (labels.length === 1 && expressions.length === 0) return labels[0] === key;
+  if (labels.length > 0 || expressions.length !== 1) return false;
+  const req = expressions[0];
+  return req.key === key && req.operator === 'In' && (req.values?.length ?? 0) > 0;
+}
+
+/**
+ * What a lookup asks of a capacity the node may reach: `reached` is true when the index already knows the node is
+ * reached (see Entry.reachesBucketNodes), else the accept function must still match the selector.
+ */
+export type CapacityAccept<C> = (c: CSIStorageCapacity, context: C, reached: boolean) => boolean;
+
 function firstAccepted<C>(
   entries: readonly Entry[] | undefined,
-  accept: (c: CSIStorageCapacity, context: C) => boolean,
+  accept: CapacityAccept<C>,
   context: C,
+  pinned: boolean,
 ): Entry | undefined {
   if (!entries) return undefined;
-  for (let i = 0; i < entries.length; i++) if (accept(entries[i].capacity, context)) return entries[i];
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i];
+    if (accept(e.capacity, context, pinned && e.reachesBucketNodes)) return e;
+  }
   return undefined;
 }
 
@@ -92,7 +117,7 @@ export class CapacityIndex {
   upsert(capacity: CSIStorageCapacity): void {
     this.delete(capacity);
     const cls = this.#class(capacity.storageClassName);
-    const entry: Entry = { seq: this.#seq++, capacity, places: [] };
+    const entry: Entry = { seq: this.#seq++, capacity, reachesBucketNodes: false, places: [] };
     const selector = capacity.nodeTopology;
     // A nil nodeTopology reaches no node: such a capacity is only counted, never found.
     if (selector) {
@@ -108,6 +133,7 @@ export class CapacityIndex {
       if (key === undefined || values === undefined) {
         entry.places.push({ bucket: cls.unpinned });
       } else {
+        entry.reachesBucketNodes = onlyPins(selector, key);
         let byValue = cls.pinned.get(key);
         if (!byValue) {
           byValue = new Map();
@@ -153,16 +179,16 @@ export class CapacityIndex {
   find<C>(
     className: string,
     nodeLabels: Readonly<Record<string, string>> | undefined,
-    accept: (c: CSIStorageCapacity, context: C) => boolean,
+    accept: CapacityAccept<C>,
     context: C,
   ): CSIStorageCapacity | undefined {
     const cls = this.#classes.get(className);
     if (!cls) return undefined;
-    let best = cls.unpinned.length > 0 ? firstAccepted(cls.unpinned, accept, context) : undefined;
+    let best = cls.unpinned.length > 0 ? firstAccepted(cls.unpinned, accept, context, false) : undefined;
     if (!nodeLabels) return best?.capacity;
     const { buckets } = nodeBuckets(cls, nodeLabels);
     for (let i = 0; i < buckets.length; i++) {
-      const found = firstAccepted(buckets[i], accept, context);
+      const found = firstAccepted(buckets[i], accept, context, true);
       if (found && (!best || found.seq < best.seq)) best = found;
     }
     return best?.capacity;

@@ -5,6 +5,7 @@
 import { selectorMatchesSafely } from '../cluster/label-selector.ts';
 import { parseValue } from '../cluster/quantity.ts';
 import type { CSIDriver, CSIStorageCapacity, PersistentVolumeClaim, Quantity, StorageClass } from '../cluster/types.ts';
+import type { CapacityAccept } from './capacity-index.ts';
 import { NOT_SUPPORTED_PROVISIONER } from './constants.ts';
 import { matchTopologySelectorTerms } from './node-affinity.ts';
 import { claimClass, claimKey, claimMatchInput, ignore } from './pv-matching.ts';
@@ -25,7 +26,7 @@ export interface ProvisioningSources {
   findCapacity<C>(
     className: string,
     nodeLabels: Readonly<Record<string, string>> | undefined,
-    accept: (capacity: CSIStorageCapacity, context: C) => boolean,
+    accept: CapacityAccept<C>,
     context: C,
   ): CSIStorageCapacity | undefined;
 }
@@ -110,12 +111,13 @@ export function nodeHasAccess(
   return selectorMatchesSafely(capacity.nodeTopology, nodeLabels);
 }
 
-/** nodeHasAccess with the capacity first: an accept function for findCapacity with the labels as its context. */
+/** nodeHasAccess as findCapacity's accept function, with the node's labels as its context. */
 export function nodeHasAccessOf(
   capacity: CSIStorageCapacity,
   nodeLabels: Readonly<Record<string, string>> | undefined,
-) {
-  return nodeHasAccess(nodeLabels, capacity);
+  reached: boolean,
+): boolean {
+  return reached || nodeHasAccess(nodeLabels, capacity);
 }
 
 /**
@@ -134,12 +136,12 @@ interface CapacityCheck {
   pod: ReadonlyMap<CSIStorageCapacity, number>;
 }
 
-function admits(c: CSIStorageCapacity, check: CapacityCheck): boolean {
+function admits(c: CSIStorageCapacity, check: CapacityCheck, reached: boolean): boolean {
   const taken = check.taken?.get(c) ?? 0;
   const sufficient = check.joint
     ? jointSufficient(c, check.size, taken + check.joint.inFlight(c) + (check.pod.get(c) ?? 0))
     : capacitySufficient(c, check.size + taken);
-  return sufficient && nodeHasAccess(check.nodeLabels, c);
+  return sufficient && (reached || nodeHasAccess(check.nodeLabels, c));
 }
 
 /** The arithmetic behind a claim's capacity verdict (explain shows it), in bytes. */

@@ -88,6 +88,10 @@ it('indexed capacity lookup decides as a scan of every capacity of the class', (
           const accept = (c: CSIStorageCapacity) => capacitySufficient(c, size * GI) && nodeHasAccess(labels, c);
           const scanned = [...all.values()].find((c) => c.storageClassName === cls && accept(c));
           assert.equal(index.find(cls, labels, accept, undefined), scanned);
+          // Where the index says the node is reached, the selector is not matched again: the same answer.
+          const trusting = (c: CSIStorageCapacity, _: unknown, reached: boolean) =>
+            capacitySufficient(c, size * GI) && (reached || nodeHasAccess(labels, c));
+          assert.equal(index.find(cls, labels, trusting, undefined), scanned);
           continue;
         }
         const c = toCapacity(cmd.c);
