@@ -53,11 +53,17 @@ const step = Math.floor(cluster.nodeNames.length / 8);
 let bodies = Array.from(
   { length: 8 },
   (_, i) =>
-    ({ Pod: list[i % list.length], Nodes: null, NodeNames: candidateNames(cluster.nodeNames, 500, i * step) }) as unknown as ExtenderArgs,
+    ({
+      Pod: list[i % list.length],
+      Nodes: null,
+      NodeNames: candidateNames(cluster.nodeNames, 500, i * step),
+    }) as unknown as ExtenderArgs,
 );
 const verb = values.scenario?.startsWith('prioritize') ? prioritize : filter;
 if (verb === prioritize) {
-  bodies = bodies.map((b) => ({ ...b, NodeNames: (filter(b, extender.verbs) as ExtenderFilterResult).NodeNames }) as ExtenderArgs);
+  bodies = bodies.map(
+    (b) => ({ ...b, NodeNames: (filter(b, extender.verbs) as ExtenderFilterResult).NodeNames }) as ExtenderArgs,
+  );
 }
 const first = verb(bodies[0], extender.verbs) as ExtenderFilterResult;
 console.log('answer sample:', JSON.stringify(first).slice(0, 300));
