@@ -1,9 +1,7 @@
 // Explain names, per node, the plugin that decided and why; for VolumeBinding, every PV it passed over with the rule
 // of ../shared/spec/volume-binding.md that refused it, the PV it would choose, and the provisioning verdict.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { parseClusterState } from '../../src/cluster/state-file/parse.ts';
 import type { AnyObject, PersistentVolume, PersistentVolumeClaim } from '../../src/cluster/types.ts';
 import { filter } from '../../src/extender/filter.ts';
 import { explain, type NodeExplanation } from '../../src/ops/explain.ts';
@@ -21,7 +19,7 @@ import {
   pod,
   storageClass,
 } from '../helpers/objects.ts';
-import { cluster } from './helpers.ts';
+import { cluster, exampleObjects } from './helpers.ts';
 
 function claims(n: NodeExplanation): ClaimExplanation[] {
   return (n.detail.VolumeBinding as { claims: ClaimExplanation[] }).claims;
@@ -347,8 +345,7 @@ describe('explain: neighbouring volume plugins', () => {
 });
 
 describe('explain on the example cluster', () => {
-  const parsed = parseClusterState(readFileSync('examples/cluster.yaml', 'utf8'), 'examples/cluster.yaml');
-  const objects = [...parsed.objects.values()].flat();
+  const objects = exampleObjects();
 
   it("db-0: zone eu-west-1b's capacity is too small, and the summary is kube-scheduler's line", () => {
     const { deps } = cluster(objects);

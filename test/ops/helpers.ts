@@ -1,4 +1,6 @@
 // Explain and simulate over a cluster built in memory: a private store, cache and the default volume plugins.
+import { readFileSync } from 'node:fs';
+import { parseClusterState } from '../../src/cluster/state-file/parse.ts';
 import type { AnyObject, Kind } from '../../src/cluster/types.ts';
 import { defaultSettings } from '../../src/config.ts';
 import { whatIf } from '../../src/ops/what-if.ts';
@@ -10,4 +12,11 @@ export function cluster(objects: readonly AnyObject[]) {
   );
   const byKind = (kind: Kind) => versioned.filter((o) => o.kind === kind);
   return whatIf(byKind, defaultSettings());
+}
+
+/** examples/cluster.yaml as the file loader keeps it (trimmed, so without `kind`, which `cluster` groups by). */
+export function exampleObjects(): AnyObject[] {
+  const file = 'examples/cluster.yaml';
+  const { objects } = parseClusterState(readFileSync(file, 'utf8'), file);
+  return [...objects].flatMap(([kind, list]) => list.map((o) => ({ ...o, kind }) as AnyObject));
 }

@@ -2,18 +2,15 @@
 // each placement's PVs bound and claims provisioned there, the first replica that does not fit explained; the
 // cluster and the verbs' state never change, and the same state gives the same answer.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { parseClusterState } from '../../src/cluster/state-file/parse.ts';
 import { KINDS } from '../../src/cluster/types.ts';
 import { defaultSettings } from '../../src/config.ts';
 import { filter } from '../../src/extender/filter.ts';
 import { type StatefulSetTemplate, simulate } from '../../src/ops/simulate.ts';
 import type { ClaimExplanation } from '../../src/volumes/explain.ts';
-import { cluster } from './helpers.ts';
+import { cluster, exampleObjects } from './helpers.ts';
 
-const parsed = parseClusterState(readFileSync('examples/cluster.yaml', 'utf8'), 'examples/cluster.yaml');
-const objects = [...parsed.objects.values()].flat();
+const objects = exampleObjects();
 
 function statefulSet(
   name: string,

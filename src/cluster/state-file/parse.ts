@@ -1,12 +1,18 @@
 // Turns a cluster-state file's text into trimmed-type objects per kind. Accepts every shape `kubectl get -o yaml|json`
 // prints (a `List`, a typed `XList` whose items carry no kind, a single object) and multi-document YAML.
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { type FileHandle, open, readFile } from 'node:fs/promises';
 import { parseAllDocuments } from 'yaml';
+import { trimObject } from '../trim.ts';
 import { type AnyObject, KINDS, type Kind, objectKey } from '../types.ts';
 import { ClusterStateError } from './error.ts';
+import { type StreamedList, streamJsonList } from './json-list.ts';
 import { normalizeObject } from './normalize.ts';
 import { FieldError, isRecord, type Json, validateObject } from './validate.ts';
 
 export interface ParsedClusterState {
+  /** Validated, normalised and trimmed: the objects as the store keeps them. */
   objects: Map<Kind, AnyObject[]>;
   /** Kinds the extender does not store, with how many objects of each the file held. */
   skipped: Map<string, number>;
@@ -46,11 +52,11 @@ function label(kind: string, value: Json, where: string): string {
   return `${kind} ${ns}${name} (${where})`;
 }
 
-export function parseClusterState(text: string, file: string): ParsedClusterState {
+/** Validates, normalises and trims objects one at a time into per-kind lists. */
+function collector(file: string, documentCount: number) {
   const objects = new Map<Kind, AnyObject[]>(KINDS.map((k) => [k, []]));
   const skipped = new Map<string, number>();
   const seen = new Map<string, string>();
-  const docs = documents(text, file);
 
   // Recursive over lists rather than a queue: a cluster-sized List holds 100,000+ items.
   const visit = ({ value, where, listItemKind }: Located): void => {
@@ -64,11 +70,12 @@ export function parseClusterState(text: string, file: string): ParsedClusterStat
     if (!kind) throw new ClusterStateError(file, `${label('object', value, where)}: kind is required`);
     if (kind.endsWith('List') && 'items' in value) {
       if (!Array.isArray(value.items)) throw new ClusterStateError(file, `${kind} at ${where}: items must be an array`);
-      const itemKind = kind === 'List' ? undefined : kind.slice(0, -'List'.length);
-      const prefix = docs.length === 1 && where === 'document 1' ? '' : `${where}, `;
-      value.items.forEach((item, i) => {
-        visit({ value: item, where: `${prefix}items[${i}]`, listItemKind: itemKind });
-      });
+      const items = value.items;
+      for (let i = 0; i < items.length; i++) {
+        visit({ value: items[i], where: itemWhere(where, i), listItemKind: listItemKindOf(kind) });
+        // Only the trimmed copy is kept: let the parsed item go now rather than with the whole file's tree.
+        items[i] = undefined;
+      }
       return;
     }
     if (!KNOWN.has(kind)) {
@@ -82,14 +89,100 @@ export function parseClusterState(text: string, file: string): ParsedClusterStat
       if (err instanceof FieldError) throw new ClusterStateError(file, `${label(kind, value, where)}: ${err.message}`);
       throw err;
     }
-    const obj = normalizeObject(k, value);
+    const obj = trimObject(k, normalizeObject(k, value));
     const id = `${kind} ${objectKey(k, obj)}`;
     const first = seen.get(id);
     if (first) throw new ClusterStateError(file, `${label(kind, value, where)}: duplicate of the object at ${first}`);
     seen.set(id, where);
     objects.get(k)!.push(obj);
   };
+  const itemWhere = (where: string, i: number) =>
+    documentCount === 1 && where === 'document 1' ? `items[${i}]` : `${where}, items[${i}]`;
+  return { visit, itemWhere, result: (): ParsedClusterState => ({ objects, skipped }) };
+}
 
+/** `NodeList` → `Node`: the kind of a typed list's items, which omit theirs. */
+function listItemKindOf(kind: string): string | undefined {
+  return kind === 'List' ? undefined : kind.slice(0, -'List'.length);
+}
+
+export function parseClusterState(text: string, file: string): ParsedClusterState {
+  const docs = documents(text, file);
+  const { visit, result } = collector(file, docs.length);
   for (const doc of docs) visit(doc);
-  return { objects, skipped };
+  return result();
+}
+
+const unreadable = (file: string, err: unknown) =>
+  new ClusterStateError(file, `cannot read the file: ${(err as Error).message}`);
+
+/** SHA-256 of the file's bytes: whether it changed since it was last applied. */
+export async function fileDigest(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  try {
+    for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  } catch (err) {
+    throw unreadable(file, err);
+  }
+  return hash.digest('hex');
+}
+
+async function readText(file: string): Promise<{ text: string; digest: string }> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(file);
+  } catch (err) {
+    throw unreadable(file, err);
+  }
+  return { text: bytes.toString('utf8'), digest: createHash('sha256').update(bytes).digest('hex') };
+}
+
+async function startsWithBrace(file: string): Promise<boolean> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(file);
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(4096), 0, 4096, 0);
+    return /^\s*\{/.test(buffer.toString('utf8', 0, bytesRead));
+  } catch (err) {
+    throw unreadable(file, err);
+  } finally {
+    await handle?.close();
+  }
+}
+
+/**
+ * Reads and parses a cluster-state file, with a SHA-256 digest of its bytes. A JSON List is parsed one item at a
+ * time (see json-list.ts); YAML, a single object and anything unusual go through parseClusterState whole, which also
+ * gives a malformed file its error message.
+ */
+export async function readClusterState(file: string): Promise<{ parsed: ParsedClusterState; digest: string }> {
+  if (await startsWithBrace(file)) {
+    const { visit, itemWhere, result } = collector(file, 1);
+    const deferred: { item: unknown; where: string }[] = [];
+    let streamed: StreamedList | undefined;
+    try {
+      streamed = await streamJsonList(file, (item, i) => {
+        // A typed list's items carry no kind: they wait for the list's own, which may come after them.
+        if (isRecord(item) && !item.kind) deferred.push({ item, where: itemWhere('document 1', i) });
+        else visit({ value: item, where: itemWhere('document 1', i) });
+      });
+    } catch (err) {
+      if (err instanceof ClusterStateError) throw err;
+      // A syntax error is reported by the whole-file parse below, with JSON.parse's message for the whole text.
+      if (!(err instanceof SyntaxError)) throw unreadable(file, err);
+    }
+    const head = streamed?.head;
+    if (streamed?.items && isRecord(head) && typeof head.kind === 'string' && head.kind.endsWith('List')) {
+      for (const { item, where } of deferred.splice(0)) {
+        visit({ value: item, where, listItemKind: listItemKindOf(head.kind) });
+      }
+      return { parsed: result(), digest: streamed.digest };
+    }
+    if (streamed && !streamed.items) {
+      visit({ value: head, where: 'document 1' });
+      return { parsed: result(), digest: streamed.digest };
+    }
+  }
+  const { text, digest } = await readText(file);
+  return { parsed: parseClusterState(text, file), digest };
 }

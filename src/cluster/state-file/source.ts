@@ -3,15 +3,13 @@
 // a reload that fails is logged and changes nothing.
 
 import { type FSWatcher, watch } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { pino } from 'pino';
 import type { Log } from '../../log.ts';
 import type { KindStatus, Source } from '../source.ts';
 import type { ClusterStore } from '../store.ts';
 import { KINDS } from '../types.ts';
-import { ClusterStateError } from './error.ts';
-import { type ParsedClusterState, parseClusterState } from './parse.ts';
+import { fileDigest, type ParsedClusterState, readClusterState } from './parse.ts';
 import { ClusterState } from './state.ts';
 
 export { ClusterStateError } from './error.ts';
@@ -39,7 +37,8 @@ export class ClusterStateSource implements Source {
   #loaded = false;
   #stopped = false;
   #relists = 0;
-  #appliedText: string | undefined;
+  /** A digest of the file last applied, not its text: a cluster-sized file is hundreds of MiB. */
+  #appliedDigest: string | undefined;
 
   constructor(options: ClusterStateSourceOptions) {
     this.#file = options.file;
@@ -51,9 +50,9 @@ export class ClusterStateSource implements Source {
 
   /** Loads the file into the store (every kind becomes synced); throws ClusterStateError when the file is unusable. */
   async start(store: ClusterStore): Promise<void> {
-    const text = await this.#readText();
-    this.state.applyFile(this.#parse(text).objects);
-    this.#appliedText = text;
+    const { parsed, digest } = await this.#read();
+    this.state.applyFile(parsed.objects);
+    this.#appliedDigest = digest;
     this.#loaded = true;
     this.state.attach(store);
     this.#logger.info({ file: this.#file, counts: this.#counts() }, 'cluster-state file loaded');
@@ -92,32 +91,25 @@ export class ClusterStateSource implements Source {
 
   async #reloadOnce(): Promise<void> {
     if (this.#stopped) return;
-    const text = await this.#readText();
-    if (this.#stopped || text === this.#appliedText) return; // a touch, or an event for a neighbouring file
-    const parsed = this.#parse(text);
+    // A touch, or an event for a neighbouring file, changes nothing: compare digests before parsing anything.
+    if (this.#stopped || (await fileDigest(this.#file)) === this.#appliedDigest) return;
+    const { parsed, digest } = await this.#read();
+    if (this.#stopped) return;
     this.state.applyFile(parsed.objects);
-    this.#appliedText = text;
+    this.#appliedDigest = digest;
     this.#relists++;
     this.#logger.info({ file: this.#file, counts: this.#counts() }, 'cluster-state file reloaded');
   }
 
-  async #readText(): Promise<string> {
-    try {
-      return await readFile(this.#file, 'utf8');
-    } catch (err) {
-      throw new ClusterStateError(this.#file, `cannot read the file: ${(err as Error).message}`);
-    }
-  }
-
-  #parse(text: string): ParsedClusterState {
-    const parsed = parseClusterState(text, this.#file);
-    for (const [kind, count] of parsed.skipped) {
+  async #read(): Promise<{ parsed: ParsedClusterState; digest: string }> {
+    const read = await readClusterState(this.#file);
+    for (const [kind, count] of read.parsed.skipped) {
       this.#logger.warn(
         { file: this.#file, kind, count },
         `cluster-state: skipping ${count} ${kind} object(s): kind ${kind} is not used for scheduling`,
       );
     }
-    return parsed;
+    return read;
   }
 
   #startWatching(): void {

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { createHash } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
 import { ClusterStateError } from '../../../src/cluster/state-file/error.ts';
-import { parseClusterState } from '../../../src/cluster/state-file/parse.ts';
+import { parseClusterState, readClusterState } from '../../../src/cluster/state-file/parse.ts';
 import type { Kind } from '../../../src/cluster/types.ts';
-import { NODE_A, POD_WEB } from './helpers.ts';
+import { NODE_A, POD_WEB, tempDir } from './helpers.ts';
 
 function names(text: string, kind: Kind, file = 'cluster.yaml'): string[] {
   return (parseClusterState(text, file).objects.get(kind) ?? []).map((o) =>
@@ -214,5 +215,61 @@ describe('cluster-state file parsing', () => {
         /Node node-a \(document 2\): duplicate of the object at document 1/,
       );
     });
+  });
+});
+
+describe('reading a cluster-state file', () => {
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+  before(async () => {
+    dir = await tempDir();
+  });
+  after(() => dir.cleanup());
+
+  const list = (items: unknown[], kind = 'List') => ({ apiVersion: 'v1', kind, metadata: {}, items });
+  const node = (name: string) => ({ kind: 'Node', metadata: { name } });
+
+  it('reads a JSON List item by item into the objects parseClusterState makes, with a digest of the bytes', async () => {
+    const text = JSON.stringify(list([node('a'), { kind: 'Namespace', metadata: { name: 'x' } }, node('b')]), null, 2);
+    const file = await dir.file('list.json', text);
+    const { parsed, digest } = await readClusterState(file);
+    assert.deepEqual(parsed, parseClusterState(text, file));
+    assert.equal(digest, createHash('sha256').update(text).digest('hex'));
+  });
+
+  it('gives a typed list’s items its kind even when the list names it after them', async () => {
+    const text = `{"items":[{"metadata":{"name":"a"}}],"kind":"NodeList","apiVersion":"v1"}`;
+    const { parsed } = await readClusterState(await dir.file('typed.json', text));
+    assert.deepEqual(
+      parsed.objects.get('Node')!.map((n) => n.metadata.name),
+      ['a'],
+    );
+  });
+
+  it('reports a malformed JSON file as parsing it whole does', async () => {
+    const text = `{"kind":"List","items":[${JSON.stringify(node('a'))},{"kind":}]}`;
+    const file = await dir.file('bad.json', text);
+    await assert.rejects(readClusterState(file), (err: Error) => {
+      assert.equal(err.message, failure(text, file));
+      return true;
+    });
+  });
+
+  it('names the item a field error is in', async () => {
+    const bad = { kind: 'Pod', metadata: { name: 'web-0' }, spec: { containers: [{ name: 'c', ports: 80 }] } };
+    const file = await dir.file('pods.json', JSON.stringify(list([node('a'), bad])));
+    await assert.rejects(
+      readClusterState(file),
+      /pods\.json: Pod web-0 \(items\[1\]\): \/spec\/containers\/0\/ports must be array \(got number 80\)$/,
+    );
+  });
+
+  it('reads YAML and single objects whole', async () => {
+    const { parsed } = await readClusterState(await dir.file('c.yaml', `${NODE_A}---\n${POD_WEB}`));
+    assert.deepEqual(parsed, parseClusterState(`${NODE_A}---\n${POD_WEB}`, 'c.yaml'));
+    const one = await readClusterState(await dir.file('n.json', JSON.stringify(node('n'))));
+    assert.deepEqual(
+      one.parsed.objects.get('Node')!.map((n) => n.metadata.name),
+      ['n'],
+    );
   });
 });
