@@ -3,7 +3,7 @@
 // Fed by the cluster store's Pod and Node events and by our own bind (assume, finishBinding, forget).
 import { pino } from 'pino';
 import type { ClusterStore } from '../cluster/store.ts';
-import { type Node, namespaceOf, type Pod } from '../cluster/types.ts';
+import { type Node, namespaceOf, objectKey, type Pod } from '../cluster/types.ts';
 import type { Log } from '../log.ts';
 import type { AssumedPod, SchedulerCache } from './interface.ts';
 import { CachedPodInfo, MutableNodeInfo, type NodeInfo, nextGeneration } from './node-info.ts';
@@ -39,7 +39,7 @@ interface NodeEntry {
 }
 
 function podRef(pod: Pod): string {
-  return `${namespaceOf(pod)}/${pod.metadata.name}`;
+  return objectKey('Pod', pod);
 }
 
 export class NodeInfoCache implements SchedulerCache {

@@ -1,12 +1,12 @@
 // Node names grouped by zone (upstream backend/cache/node_tree.go). Listing takes the first node of every zone, then
 // the second of every zone, and so on, so a scheduler that stops after "enough" feasible nodes still spreads them.
 import type { Node } from '../cluster/types.ts';
-
-export const LABEL_HOSTNAME = 'kubernetes.io/hostname';
-export const LABEL_TOPOLOGY_REGION = 'topology.kubernetes.io/region';
-export const LABEL_TOPOLOGY_ZONE = 'topology.kubernetes.io/zone';
-export const LABEL_FAILURE_DOMAIN_BETA_REGION = 'failure-domain.beta.kubernetes.io/region';
-export const LABEL_FAILURE_DOMAIN_BETA_ZONE = 'failure-domain.beta.kubernetes.io/zone';
+import {
+  LABEL_FAILURE_DOMAIN_BETA_REGION,
+  LABEL_FAILURE_DOMAIN_BETA_ZONE,
+  LABEL_TOPOLOGY_REGION,
+  LABEL_TOPOLOGY_ZONE,
+} from '../cluster/well-known-labels.ts';
 
 /**
  * Upstream component-helpers GetZoneKey: region and zone, each falling back to the deprecated beta label only when

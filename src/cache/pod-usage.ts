@@ -1,6 +1,6 @@
 // Everything a pod occupies on its node, computed once when the pod enters the cache so that removing it later
 // subtracts exactly what was added, whatever the object the removal event carries.
-import { namespaceOf, type Pod } from '../cluster/types.ts';
+import { namespaceOf, objectKey, type Pod } from '../cluster/types.ts';
 import { type PodResource, podResource } from './resources.ts';
 
 export interface PodUsage {
@@ -51,7 +51,7 @@ export function podClaimKeys(pod: Pod): string[] {
 export function podInlineCSIVolumes(pod: Pod): [string, string][] {
   const out: [string, string][] = [];
   for (const v of pod.spec.volumes ?? []) {
-    if (v.csi) out.push([v.csi.driver, v.csi.volumeHandle ?? `${namespaceOf(pod)}/${pod.metadata.name}/${v.name}`]);
+    if (v.csi) out.push([v.csi.driver, v.csi.volumeHandle ?? `${objectKey('Pod', pod)}/${v.name}`]);
   }
   return out;
 }

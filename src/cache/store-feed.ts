@@ -1,7 +1,7 @@
 // Feeds a scheduler cache from the cluster store, the way kube-scheduler's informer handlers feed its cache
 // (pkg/scheduler/eventhandlers.go): nodes always; pods only while assigned and not terminal.
 import type { ClusterStore, StoreEvent } from '../cluster/store.ts';
-import { type Node, namespaceOf, type Pod } from '../cluster/types.ts';
+import { type Node, objectKey, type Pod } from '../cluster/types.ts';
 import type { Log } from '../log.ts';
 
 const TERMINAL_PHASES = new Set(['Succeeded', 'Failed']);
@@ -46,10 +46,7 @@ export function feedFromStore(cache: FedCache, store: ClusterStore, log: Log): (
     const cached = cache.getPod(uid);
     if (cached && !cache.isAssumed(uid)) {
       // Already added, e.g. confirmed by reconciling before the watch caught up: the event is newer, keep it.
-      log.info(
-        { pod: `${namespaceOf(pod)}/${pod.metadata.name}`, uid },
-        'Pod already added; updating it from the watch',
-      );
+      log.info({ pod: objectKey('Pod', pod), uid }, 'Pod already added; updating it from the watch');
       cache.updatePod(cached, pod);
       return;
     }

@@ -2,7 +2,7 @@
 // binding before it). Order, as upstream's binding cycle: assume the pod in the cache, reserve (assume volumes),
 // preBind (write volumes, wait until bound), create the Binding. Any failure undoes every assumption.
 // Idempotent per pod UID: a retry joins the bind in flight or sees its result; another node is refused.
-import type { Pod } from '../cluster/types.ts';
+import { objectKey, type Pod } from '../cluster/types.ts';
 import { CycleState } from '../framework/cycle-state.ts';
 import { isSuccess, type Status } from '../framework/interfaces.ts';
 import type { Log } from '../log.ts';
@@ -72,7 +72,7 @@ export class PodBinder {
 
   async #run(pod: Pod, node: string, logger: Log): Promise<string> {
     const { cache, framework, writer } = this.#deps;
-    const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
+    const key = objectKey('Pod', pod);
     const log = logger.child({ pod: key, uid: pod.metadata.uid, node });
     const started = performance.now();
     const assumed: Pod = { ...pod, spec: { ...pod.spec, nodeName: node } };

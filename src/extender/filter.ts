@@ -1,4 +1,5 @@
 // filter: which candidate nodes can take the pod, and why the others cannot. Answers from memory only.
+import { objectKey } from '../cluster/types.ts';
 import { type FilterOutcome, FrameworkError } from '../framework/runner.ts';
 import { candidatesOf, unknownNodeReason } from './candidates.ts';
 import type { ExtenderDeps } from './deps.ts';
@@ -14,7 +15,7 @@ export function filter(args: ExtenderArgs, deps: ExtenderDeps): ExtenderFilterRe
   } catch (err) {
     // An internal failure is not a verdict: kube-scheduler fails this attempt and retries the pod later.
     if (!(err instanceof FrameworkError)) throw err;
-    deps.logger.error({ err, pod: `${pod.metadata.namespace}/${pod.metadata.name}` }, 'filter failed');
+    deps.logger.error({ err, pod: objectKey('Pod', pod) }, 'filter failed');
     return { Nodes: null, NodeNames: null, FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: err.message };
   }
   const result: ExtenderFilterResult = {

@@ -1,6 +1,6 @@
 // Explain: why a pod fits or does not fit each node, from the same framework run as the filter verb (preFilter once,
 // then every filter plugin per node until one rejects), with upstream's FitError line and each volume plugin's detail.
-import { DEFAULT_NAMESPACE, namespaceOf, type Pod } from '../cluster/types.ts';
+import { DEFAULT_NAMESPACE, objectKey, type Pod } from '../cluster/types.ts';
 import { unknownNodeReason } from '../extender/candidates.ts';
 import { BadRequestError, type ExtenderDeps } from '../extender/deps.ts';
 import { podFromRequest } from '../extender/pod.ts';
@@ -105,7 +105,7 @@ export function explain(deps: ExtenderDeps, req: ExplainRequest): ExplainAnswer 
   }
   const preFilterMsg = isSuccess(pre) ? '' : pre.reasons.join(', ');
   return {
-    pod: `${namespaceOf(pod)}/${pod.metadata.name}`,
+    pod: objectKey('Pod', pod),
     summary:
       feasible === 0
         ? fitErrorMessage(names.length, preFilterMsg, failed)

@@ -2,7 +2,7 @@
 // and provisioned storage they hold back there from pods of lower or equal priority (as filter counts them).
 import type { Nominator } from '../cache/nominator.ts';
 import type { ClusterStore } from '../cluster/store.ts';
-import { DEFAULT_NAMESPACE } from '../cluster/types.ts';
+import { DEFAULT_NAMESPACE, objectKey } from '../cluster/types.ts';
 import type { AnyPlugin } from '../framework/interfaces.ts';
 import { VolumeBindingPlugin } from '../plugins/volume-binding.ts';
 import type { HeldVolumes } from '../volumes/binder.ts';
@@ -37,7 +37,7 @@ export function nominationsView(deps: {
       const storage: Record<string, number> = {};
       for (const [c, bytes] of held?.capacity ?? []) {
         const own = bytes - (before?.capacity.get(c) ?? 0);
-        if (own > 0) storage[`${c.metadata.namespace}/${c.metadata.name}`] = own;
+        if (own > 0) storage[objectKey('CSIStorageCapacity', c)] = own;
       }
       const { namespace = DEFAULT_NAMESPACE, name, uid } = pod.metadata;
       return { namespace, name, uid, priority, persistentVolumes, storage };

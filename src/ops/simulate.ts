@@ -162,24 +162,24 @@ function view(store: ClusterStore): ProvisioningView {
 /** Carries out a placement on the private state: what the PV controller, provisioner and kubelet would do. */
 function assume(store: ClusterStore, writer: PrivateWriter, pod: Pod, node: string, volumes: PodVolumes): Placement {
   const placement: Placement = {
-    pod: `${pod.metadata.namespace}/${pod.metadata.name}`,
+    pod: objectKey('Pod', pod),
     node,
     score: 0,
     boundVolumes: [],
     provisionedClaims: [],
   };
   for (const { pv, pvc } of volumes.staticBindings) {
-    const claim = store.get('PersistentVolumeClaim', `${namespaceOf(pvc)}/${pvc.metadata.name}`) ?? pvc;
+    const claim = store.get('PersistentVolumeClaim', objectKey('PersistentVolumeClaim', pvc)) ?? pvc;
     const bound = writer.write('PersistentVolume', bindVolume(pv, claim) ?? pv);
     const boundClaim = bindClaim(claim, bound);
     if (boundClaim) writer.write('PersistentVolumeClaim', boundClaim);
     placement.boundVolumes.push({
-      claim: `${claim.metadata.namespace}/${claim.metadata.name}`,
+      claim: objectKey('PersistentVolumeClaim', claim),
       volume: pv.metadata.name,
     });
   }
   for (const { pvc, nodeCapacity } of volumes.dynamicProvisions) {
-    const key = `${namespaceOf(pvc)}/${pvc.metadata.name}`;
+    const key = objectKey('PersistentVolumeClaim', pvc);
     const current = store.get('PersistentVolumeClaim', key) ?? pvc;
     const annotated = writer.write('PersistentVolumeClaim', {
       ...current,
@@ -229,7 +229,7 @@ export function simulate(deps: ExtenderDeps, settings: VolumePluginsSettings, re
   for (const [i, pod] of pods.entries()) {
     // A claim the StatefulSet controller would find already there is reused, as the controller does.
     for (const c of claims[i]) {
-      if (!store.get('PersistentVolumeClaim', `${c.metadata.namespace}/${c.metadata.name}`))
+      if (!store.get('PersistentVolumeClaim', objectKey('PersistentVolumeClaim', c)))
         writer.write('PersistentVolumeClaim', c);
     }
     writer.write('Pod', pod);
@@ -237,7 +237,7 @@ export function simulate(deps: ExtenderDeps, settings: VolumePluginsSettings, re
     const outcome = own.framework.filterNodes(pod, names, lookup, unknownNodeReason);
     if (outcome.feasible.length === 0) {
       answer.unplaced = {
-        pod: `${pod.metadata.namespace}/${pod.metadata.name}`,
+        pod: objectKey('Pod', pod),
         explanation: explain(own, { pod: pod as unknown as WirePod, nodes: names, limit: 20 }),
       };
       break;

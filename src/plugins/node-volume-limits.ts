@@ -19,7 +19,14 @@
 import { MutableNodeInfo, type NodeInfo } from '../cache/node-info.ts';
 import { ephemeralClaimName } from '../cache/pod-usage.ts';
 import type { ClusterStore } from '../cluster/store.ts';
-import { type CSINode, namespaceOf, type PersistentVolumeClaim, type Pod, type Volume } from '../cluster/types.ts';
+import {
+  type CSINode,
+  namespaceOf,
+  objectKey,
+  type PersistentVolumeClaim,
+  type Pod,
+  type Volume,
+} from '../cluster/types.ts';
 import type { CycleState } from '../framework/cycle-state.ts';
 import {
   type ExplainPlugin,
@@ -283,7 +290,7 @@ export class NodeVolumeLimitsPlugin implements PreFilterPlugin, FilterPlugin, Ex
         } catch {
           continue;
         }
-        if ([...own.values()].includes(driver)) heldBy.push(`${namespaceOf(other)}/${other.metadata.name}`);
+        if ([...own.values()].includes(driver)) heldBy.push(objectKey('Pod', other));
       }
       attachLimits.push({ driver, limit, attached: attached.counts.get(driver) ?? 0, adding, heldBy });
     }

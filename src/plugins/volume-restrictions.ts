@@ -3,7 +3,7 @@
 import type { NodeInfo } from '../cache/node-info.ts';
 import { podClaimKeys } from '../cache/pod-usage.ts';
 import type { ClusterStore } from '../cluster/store.ts';
-import { namespaceOf, type Pod, type Volume } from '../cluster/types.ts';
+import { namespaceOf, objectKey, type Pod, type Volume } from '../cluster/types.ts';
 import type { CycleState } from '../framework/cycle-state.ts';
 import {
   type ExplainPlugin,
@@ -174,8 +174,7 @@ export class VolumeRestrictionsPlugin implements PreFilterPlugin, PreFilterExten
       const holders = new Map<string, string>();
       for (const uid of users) holders.set(uid, this.#usage.podName(uid) ?? uid);
       for (const { pod: other } of nodeInfo.pods.values()) {
-        if (podClaimKeys(other).includes(claim))
-          holders.set(other.metadata.uid, `${namespaceOf(other)}/${other.metadata.name}`);
+        if (podClaimKeys(other).includes(claim)) holders.set(other.metadata.uid, objectKey('Pod', other));
       }
       holders.delete(pod.metadata.uid);
       return { claim, heldBy: [...holders.values()].sort() };

@@ -17,6 +17,7 @@ import {
   LABEL_MULTI_ZONE_DELIMITER,
   LABEL_TOPOLOGY_REGION,
   LABEL_TOPOLOGY_ZONE,
+  VOLUME_BINDING_WAIT,
 } from '../volumes/constants.ts';
 import { claimClass } from '../volumes/pv-matching.ts';
 
@@ -87,7 +88,7 @@ export class VolumeZonePlugin implements PreFilterPlugin, FilterPlugin {
         if (!sc.volumeBindingMode) {
           return status('UnschedulableAndUnresolvable', `VolumeBindingMode not set for StorageClass "${scName}"`);
         }
-        if (sc.volumeBindingMode === 'WaitForFirstConsumer') continue; // unbound volumes are VolumeBinding's job
+        if (sc.volumeBindingMode === VOLUME_BINDING_WAIT) continue; // unbound volumes are VolumeBinding's job
         return status('UnschedulableAndUnresolvable', 'PersistentVolume had no name');
       }
       const pv = this.#store.get('PersistentVolume', pvName);

@@ -11,7 +11,7 @@ import {
   type CSIStorageCapacity,
   DEFAULT_NAMESPACE,
   type Node,
-  namespaceOf,
+  objectKey,
   type PersistentVolume,
   type PersistentVolumeClaim,
   type Pod,
@@ -618,7 +618,7 @@ export class VolumeBinder implements ProvisioningSources {
     const node = this.#store.get('Node', nodeName);
     if (!node) throw new Error(`failed to get node "${nodeName}": node "${nodeName}" not found`);
     const csiNode = this.csiNode(nodeName);
-    const podKey = `${namespaceOf(pod)}/${pod.metadata.name}`;
+    const podKey = objectKey('Pod', pod);
     if (!this.#store.get('Pod', podKey)) {
       throw new Error(`pod does not exist any more: pods "${pod.metadata.name}" not found`);
     }

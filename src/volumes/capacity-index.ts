@@ -4,8 +4,8 @@
 // Selectors that pin neither key sit in a per-class list every node scans. Lookups answer exactly as a scan of the
 // class in arrival order would (an update counts as a new arrival): the first accepted capacity in that order.
 
-import { LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE } from '../cache/node-tree.ts';
 import type { CSIStorageCapacity, LabelSelector } from '../cluster/types.ts';
+import { LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE } from '../cluster/well-known-labels.ts';
 
 /** Label keys a selector may pin, most selective first: a capacity is indexed under the first one it pins. */
 const PINNABLE_KEYS = [LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE] as const;

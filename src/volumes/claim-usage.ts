@@ -3,7 +3,7 @@
 import { podClaimKeys } from '../cache/pod-usage.ts';
 import { isAssignedNonTerminal } from '../cache/store-feed.ts';
 import type { ClusterStore } from '../cluster/store.ts';
-import { namespaceOf, type Pod } from '../cluster/types.ts';
+import { objectKey, type Pod } from '../cluster/types.ts';
 
 export class ClaimUsage {
   readonly #users = new Map<string, Set<string>>();
@@ -38,7 +38,7 @@ export class ClaimUsage {
     // The scheduler's informer drops terminated pods; unscheduled pods use nothing yet.
     if (!isAssignedNonTerminal(pod)) return;
     const keys = podClaimKeys(pod);
-    if (keys.length > 0) this.#names.set(pod.metadata.uid, `${namespaceOf(pod)}/${pod.metadata.name}`);
+    if (keys.length > 0) this.#names.set(pod.metadata.uid, objectKey('Pod', pod));
     for (const key of keys) {
       let set = this.#users.get(key);
       if (!set) {

@@ -1,7 +1,7 @@
 // A pod's claims and their classification (upstream volume_binding.go podHasPVCs, binder.go GetPodVolumeClaims).
 import { ephemeralClaimName } from '../cache/pod-usage.ts';
 import type { PersistentVolumeClaim, Pod, StorageClass } from '../cluster/types.ts';
-import { ANN_BIND_COMPLETED } from './constants.ts';
+import { ANN_BIND_COMPLETED, VOLUME_BINDING_WAIT } from './constants.ts';
 import { claimClass } from './pv-matching.ts';
 
 export interface PodClaimRef {
@@ -84,7 +84,7 @@ export function isDelayBindingMode(
   const sc = getClass(name);
   if (!sc) return false;
   if (!sc.volumeBindingMode) throw new ClaimError(`VolumeBindingMode not set for StorageClass "${name}"`);
-  return sc.volumeBindingMode === 'WaitForFirstConsumer';
+  return sc.volumeBindingMode === VOLUME_BINDING_WAIT;
 }
 
 export interface PodVolumeClaims {

@@ -8,15 +8,16 @@ export {
   ANN_SELECTED_NODE,
 } from '../cluster/volume-annotations.ts';
 export const ANN_MIGRATED_PLUGINS = 'storage.alpha.kubernetes.io/migrated-plugins';
-export const NOT_SUPPORTED_PROVISIONER = 'kubernetes.io/no-provisioner';
 
 export {
   LABEL_FAILURE_DOMAIN_BETA_REGION as LABEL_BETA_REGION,
   LABEL_FAILURE_DOMAIN_BETA_ZONE as LABEL_BETA_ZONE,
   LABEL_TOPOLOGY_REGION,
   LABEL_TOPOLOGY_ZONE,
-} from '../cache/node-tree.ts';
+} from '../cluster/well-known-labels.ts';
 /** Zone label values may list several zones joined by this delimiter (regional disks). */
 export const LABEL_MULTI_ZONE_DELIMITER = '__';
 
 export const READ_WRITE_ONCE_POD = 'ReadWriteOncePod';
+/** storage.VolumeBindingWaitForFirstConsumer: binding and provisioning wait for the pod's node. */
+export const VOLUME_BINDING_WAIT = 'WaitForFirstConsumer';

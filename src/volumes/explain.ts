@@ -1,6 +1,7 @@
 // Explain's volume detail for one node: what findPodVolumes decided for each of the pod's claims, told by the binder
 // itself through its FindExplainer hook (the same code the filter runs), put into words for operators.
 import type { CSIStorageCapacity, Node, PersistentVolume, PersistentVolumeClaim, Pod } from '../cluster/types.ts';
+import { volumeModeOf } from '../cluster/volume-annotations.ts';
 import { offeredToAnyClaim, type PVAssumeCache } from './assume-cache.ts';
 import type { FindExplainer, HeldVolumes, VolumeBinder } from './binder.ts';
 import type { PodVolumeClaims } from './claims.ts';
@@ -114,7 +115,7 @@ export function refusalMessage(
     case 'TooSmall':
       return `capacity ${pv.spec.capacity?.storage ?? 0} is less than the ${pvc.spec.resources?.requests?.storage ?? 0} requested`;
     case 'VolumeModeMismatch':
-      return `volumeMode ${pv.spec.volumeMode ?? 'Filesystem'}, the claim wants ${pvc.spec.volumeMode ?? 'Filesystem'}`;
+      return `volumeMode ${volumeModeOf(pv)}, the claim wants ${volumeModeOf(pvc)}`;
     case 'VolumeAttributesClassMismatch':
       return `volumeAttributesClassName "${pv.spec.volumeAttributesClassName ?? ''}", the claim wants "${pvc.spec.volumeAttributesClassName ?? ''}"`;
     case 'BeingDeleted':

@@ -5,8 +5,8 @@
 import { selectorMatchesSafely } from '../cluster/label-selector.ts';
 import { parseValue } from '../cluster/quantity.ts';
 import type { CSIDriver, CSIStorageCapacity, PersistentVolumeClaim, Quantity, StorageClass } from '../cluster/types.ts';
+import { hasProvisioner } from '../cluster/volume-annotations.ts';
 import type { CapacityAccept } from './capacity-index.ts';
-import { NOT_SUPPORTED_PROVISIONER } from './constants.ts';
 import { matchTopologySelectorTerms } from './node-affinity.ts';
 import { claimClass, claimKey, claimMatchInput, ignore } from './pv-matching.ts';
 
@@ -246,8 +246,7 @@ export function checkVolumeProvisions(
     if (className === '') throw new ProvisioningError(`no class for claim "${claimKey(pvc)}"`);
     const sc = sources.storageClass(className);
     if (!sc) throw new ProvisioningError(`failed to find storage class "${className}"`);
-    const provisioner = sc.provisioner ?? '';
-    if (provisioner === '' || provisioner === NOT_SUPPORTED_PROVISIONER) {
+    if (!hasProvisioner(sc)) {
       note({ pvc, storageClass: sc, verdict: 'NoProvisioner' });
       return { satisfied: false, sufficientStorage: true, provisions: [] };
     }
@@ -256,7 +255,7 @@ export function checkVolumeProvisions(
       return { satisfied: false, sufficientStorage: true, provisions: [] };
     }
     check.pod = pod ?? NOTHING_TAKEN;
-    const { ok, capacity, arithmetic } = hasEnoughCapacity(provisioner, pvc, sc, sources, check, explain);
+    const { ok, capacity, arithmetic } = hasEnoughCapacity(sc.provisioner, pvc, sc, sources, check, explain);
     if (!ok) {
       note(
         arithmetic

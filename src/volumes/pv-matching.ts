@@ -10,7 +10,7 @@ import {
   type PersistentVolume,
   type PersistentVolumeClaim,
 } from '../cluster/types.ts';
-import { claimClass, pvClass } from '../cluster/volume-annotations.ts';
+import { claimClass, pvClass, volumeModeOf } from '../cluster/volume-annotations.ts';
 import { ANN_BOUND_BY_CONTROLLER } from './constants.ts';
 import { matchNodeSelectorTerms, pvNodeAffinityMatches } from './node-affinity.ts';
 
@@ -50,7 +50,7 @@ export function isVolumeBoundToClaim(pv: PersistentVolume, pvc: PersistentVolume
 
 /** CheckVolumeModeMismatches: nil volumeMode means Filesystem on both sides. */
 export function volumeModeMismatches(pvc: PersistentVolumeClaim, pv: PersistentVolume): boolean {
-  return (pvc.spec.volumeMode ?? 'Filesystem') !== (pv.spec.volumeMode ?? 'Filesystem');
+  return volumeModeOf(pvc) !== volumeModeOf(pv);
 }
 
 export function volumeAttributesClassMismatches(pvc: PersistentVolumeClaim, pv: PersistentVolume): boolean {
@@ -146,7 +146,7 @@ export function claimMatchInput(pvc: PersistentVolumeClaim): ClaimMatchInput {
       request: requestedStorage(pvc),
       className: claimClass(pvc),
       claimRefKey: `${pvc.metadata.namespace ?? ''}/${pvc.metadata.name}`,
-      volumeMode: pvc.spec.volumeMode ?? 'Filesystem',
+      volumeMode: volumeModeOf(pvc),
       attributesClass: pvc.spec.volumeAttributesClassName ?? '',
       accessModes: accessModeBits(pvc.spec.accessModes),
     };
@@ -306,7 +306,7 @@ export function refreshFreePV(slot: FreePV, pv: PersistentVolume): void {
   slot.pv = pv;
   slot.name = pv.metadata.name;
   slot.capacity = pvCapacity(pv);
-  slot.volumeMode = pv.spec.volumeMode ?? 'Filesystem';
+  slot.volumeMode = volumeModeOf(pv);
   slot.attributesClass = pv.spec.volumeAttributesClassName ?? '';
   slot.labels = pv.metadata.labels;
   slot.accessModes = accessModeBits(pv.spec.accessModes);

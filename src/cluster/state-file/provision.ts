@@ -3,15 +3,17 @@
 
 import { selectorMatchesSafely } from '../label-selector.ts';
 import { parseQuantity } from '../quantity.ts';
-import type {
-  CSIStorageCapacity,
-  Node,
-  NodeSelectorRequirement,
-  PersistentVolume,
-  PersistentVolumeClaim,
-  StorageClass,
+import {
+  type CSIStorageCapacity,
+  type Node,
+  type NodeSelectorRequirement,
+  objectKey,
+  type PersistentVolume,
+  type PersistentVolumeClaim,
+  type StorageClass,
 } from '../types.ts';
-import { ANN_SELECTED_NODE, claimClass } from '../volume-annotations.ts';
+import { ANN_SELECTED_NODE, claimClass, hasProvisioner, volumeModeOf } from '../volume-annotations.ts';
+import { LABEL_HOSTNAME } from '../well-known-labels.ts';
 import { claimReference } from './bind.ts';
 import { formatBytes } from './format.ts';
 import { selectorRequirements } from './labels.ts';
@@ -22,7 +24,6 @@ import type { ClusterState } from './state.ts';
 export type ProvisioningView = Pick<ClusterState, 'get' | 'list'>;
 
 const ANN_PROVISIONED_BY = 'pv.kubernetes.io/provisioned-by';
-const HOSTNAME = 'kubernetes.io/hostname';
 
 export type ProvisionPlan =
   | { action: 'none'; why: string }
@@ -49,9 +50,7 @@ function capacitiesFor(state: ProvisioningView, className: string, node: Node): 
         c.nodeTopology &&
         selectorMatchesSafely(c.nodeTopology, node.metadata.labels),
     )
-    .sort((a, b) =>
-      `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`),
-    );
+    .sort((a, b) => objectKey('CSIStorageCapacity', a).localeCompare(objectKey('CSIStorageCapacity', b)));
 }
 
 /**
@@ -73,7 +72,7 @@ function topology(
     .filter((k) => Object.hasOwn(labels, k))
     .map((k) => ({ key: k, operator: 'In', values: [labels[k]] }));
   if (fromDriver.length > 0) return fromDriver;
-  return [{ key: HOSTNAME, operator: 'In', values: [labels[HOSTNAME] ?? node.metadata.name] }];
+  return [{ key: LABEL_HOSTNAME, operator: 'In', values: [labels[LABEL_HOSTNAME] ?? node.metadata.name] }];
 }
 
 function volumeFor(
@@ -96,7 +95,7 @@ function volumeFor(
       claimRef: claimReference(claim),
       persistentVolumeReclaimPolicy: sc.reclaimPolicy ?? 'Delete',
       storageClassName: sc.metadata.name,
-      volumeMode: claim.spec.volumeMode ?? 'Filesystem',
+      volumeMode: volumeModeOf(claim),
       csi: { driver: sc.provisioner, volumeHandle: name },
       nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: affinity }] } },
     },
@@ -120,7 +119,7 @@ export function planProvisioning(state: ProvisioningView, claim: PersistentVolum
   if (!nodeName || claim.spec.volumeName) return { action: 'none', why: 'not waiting for provisioning' };
   const className = claimClass(claim);
   const sc = className ? state.get('StorageClass', className) : undefined;
-  if (!sc || sc.provisioner === '' || sc.provisioner === 'kubernetes.io/no-provisioner') {
+  if (!sc || !hasProvisioner(sc)) {
     return { action: 'none', why: `storage class "${className}" has no provisioner` };
   }
   if (state.get('PersistentVolume', provisionedVolumeName(claim)))

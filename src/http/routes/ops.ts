@@ -4,6 +4,7 @@ import { type Static, Type } from 'typebox';
 import type { NodeInfo, Resource } from '../../cache/node-info.ts';
 import { namespaceOf } from '../../cluster/types.ts';
 import { ANN_SELECTED_NODE } from '../../cluster/volume-annotations.ts';
+import { LABEL_TOPOLOGY_REGION, LABEL_TOPOLOGY_ZONE } from '../../cluster/well-known-labels.ts';
 import { nominationsView } from '../../ops/nominations.ts';
 import type { AppDeps } from '../app.ts';
 
@@ -93,9 +94,7 @@ function resource(r: Readonly<Resource>): Static<typeof ResourceView> {
 
 function summary(info: NodeInfo): Static<typeof NodeSummary> {
   const labels = info.node?.metadata.labels ?? {};
-  const zone = [labels['topology.kubernetes.io/region'], labels['topology.kubernetes.io/zone']]
-    .filter(Boolean)
-    .join('/');
+  const zone = [labels[LABEL_TOPOLOGY_REGION], labels[LABEL_TOPOLOGY_ZONE]].filter(Boolean).join('/');
   let assumed = 0;
   for (const p of info.pods.values()) if (p.assumed) assumed++;
   return {
