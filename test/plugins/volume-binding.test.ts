@@ -10,6 +10,9 @@ import { makeNode, makePod, makePV, makePVC, makeStorageClass } from '../helpers
 import { TestCluster } from '../volumes/fixtures.ts';
 import { nodeInfo } from './helpers.ts';
 
+/** A 1Gi (or `size`) claim of the WaitForFirstConsumer class the cases use. */
+const waitClaim = (name: string, size = '1Gi') => makePVC(name, { className: 'wait-sc', size });
+
 const immediateSC = makeStorageClass('immediate-sc', { mode: 'Immediate' });
 const waitSC = makeStorageClass('wait-sc');
 const waitHDDSC = makeStorageClass('wait-hdd-sc');
@@ -172,7 +175,7 @@ describe('TestVolumeBinding', () => {
       name: 'local volumes with close capacity are preferred',
       pod: makePod('pod-a', { claims: ['pvc-a'] }),
       nodes: [makeNode('node-a'), makeNode('node-b'), makeNode('node-c')],
-      pvcs: [makePVC('pvc-a', { className: 'wait-sc', size: '50Gi' })],
+      pvcs: [waitClaim('pvc-a', '50Gi')],
       pvs: [
         makePV('pv-a-0', { className: 'wait-sc', phase: 'Available', size: '200Gi', affinity: host('node-a') }),
         makePV('pv-a-1', { className: 'wait-sc', phase: 'Available', size: '200Gi', affinity: host('node-a') }),
@@ -186,10 +189,7 @@ describe('TestVolumeBinding', () => {
       name: 'local volumes with close capacity are preferred (multiple pvcs)',
       pod: makePod('pod-a', { claims: ['pvc-0', 'pvc-1'] }),
       nodes: [makeNode('node-a'), makeNode('node-b'), makeNode('node-c')],
-      pvcs: [
-        makePVC('pvc-0', { className: 'wait-sc', size: '50Gi' }),
-        makePVC('pvc-1', { className: 'wait-hdd-sc', size: '100Gi' }),
-      ],
+      pvcs: [waitClaim('pvc-0', '50Gi'), makePVC('pvc-1', { className: 'wait-hdd-sc', size: '100Gi' })],
       pvs: [
         makePV('pv-a-0', { className: 'wait-sc', phase: 'Available', size: '200Gi', affinity: host('node-a') }),
         makePV('pv-a-1', { className: 'wait-sc', phase: 'Available', size: '200Gi', affinity: host('node-a') }),
@@ -207,7 +207,7 @@ describe('TestVolumeBinding', () => {
       name: 'zonal volumes with close capacity are preferred',
       pod: makePod('pod-a', { claims: ['pvc-a'] }),
       nodes: zonalNodes,
-      pvcs: [makePVC('pvc-a', { className: 'wait-sc', size: '50Gi' })],
+      pvcs: [waitClaim('pvc-a', '50Gi')],
       pvs: zonalPVs,
       wantFilter: [
         null,
@@ -223,7 +223,7 @@ describe('TestVolumeBinding', () => {
       name: 'zonal volumes with close capacity are preferred (custom shape)',
       pod: makePod('pod-a', { claims: ['pvc-a'] }),
       nodes: zonalNodes,
-      pvcs: [makePVC('pvc-a', { className: 'wait-sc', size: '50Gi' })],
+      pvcs: [waitClaim('pvc-a', '50Gi')],
       pvs: zonalPVs,
       shape: [
         { utilization: 0, score: 0 },
@@ -281,7 +281,7 @@ describe('TestVolumeBinding', () => {
     const nodes = [makeNode('node-a'), makeNode('node-b')];
     const { plugin } = setup([
       ...nodes,
-      makePVC('pvc-a', { className: 'wait-sc', size: '50Gi' }),
+      waitClaim('pvc-a', '50Gi'),
       makePV('pv-a', { className: 'wait-sc', phase: 'Available', size: '200Gi', affinity: host('node-a') }),
       makePV('pv-b', { className: 'wait-sc', phase: 'Available', size: '100Gi', affinity: host('node-b') }),
     ]);
@@ -304,6 +304,21 @@ describe('reserve, preBind and unreserve', () => {
       phase: 'Available',
       size: '10Gi',
       affinity: { 'kubernetes.io/hostname': [node] },
+    });
+
+  /** Two pods, each with its own 1Gi claim, competing for the given PVs on node-a. */
+  function racing(pvs: PersistentVolume[]) {
+    const p1 = makePod('pod-1', { claims: ['claim-1'] });
+    const p2 = makePod('pod-2', { claims: ['claim-2'] });
+    return { ...setup([nodeA, ...pvs, waitClaim('claim-1'), waitClaim('claim-2'), p1, p2]), p1, p2 };
+  }
+
+  /** Both pods filtered on node-a before either reserves, as two scheduling cycles in a row would. */
+  const filterBoth = (plugin: VolumeBindingPlugin, ...pods: Pod[]) =>
+    pods.map((pod) => {
+      const st = new CycleState();
+      plugin.preFilter(st, pod);
+      return plugin.filter(st, pod, nodeInfo(nodeA));
     });
 
   /** Completes bindings the way the PV controller does: claim gets volumeName + bind-completed. */
@@ -335,12 +350,7 @@ describe('reserve, preBind and unreserve', () => {
 
   it('filter → reserve → preBind binds the chosen PV and leaves no assumption behind', async () => {
     const pod = makePod('pod-1', { claims: ['claim-1'] });
-    const { cluster, plugin } = setup([
-      nodeA,
-      localPV('pv-1', 'node-a'),
-      makePVC('claim-1', { className: 'wait-sc', size: '1Gi' }),
-      pod,
-    ]);
+    const { cluster, plugin } = setup([nodeA, localPV('pv-1', 'node-a'), waitClaim('claim-1'), pod]);
     pvController(cluster);
     const filterState = new CycleState();
     plugin.preFilter(filterState, pod);
@@ -356,22 +366,9 @@ describe('reserve, preBind and unreserve', () => {
   });
 
   it('never double-book: the second of two pods racing for one PV fails its reserve cleanly', () => {
-    const p1 = makePod('pod-1', { claims: ['claim-1'] });
-    const p2 = makePod('pod-2', { claims: ['claim-2'] });
-    const { plugin } = setup([
-      nodeA,
-      localPV('pv-1', 'node-a'),
-      makePVC('claim-1', { className: 'wait-sc', size: '1Gi' }),
-      makePVC('claim-2', { className: 'wait-sc', size: '1Gi' }),
-      p1,
-      p2,
-    ]);
+    const { plugin, p1, p2 } = racing([localPV('pv-1', 'node-a')]);
     // Both filtered before either reserved: both decisions chose pv-1.
-    for (const pod of [p1, p2]) {
-      const st = new CycleState();
-      plugin.preFilter(st, pod);
-      assert.equal(plugin.filter(st, pod, nodeInfo(nodeA)).code, 'Success');
-    }
+    for (const filtered of filterBoth(plugin, p1, p2)) assert.equal(filtered.code, 'Success');
     assert.equal(bindCycle(plugin, p1, 'node-a').reserve.code, 'Success');
     const second = bindCycle(plugin, p2, 'node-a');
     assert.deepEqual([second.reserve.code, ...second.reserve.reasons], ['UnschedulableAndUnresolvable', BIND_CONFLICT]);
@@ -379,22 +376,8 @@ describe('reserve, preBind and unreserve', () => {
   });
 
   it('a stale cached decision is never used: the assumption changed the generation', () => {
-    const p1 = makePod('pod-1', { claims: ['claim-1'] });
-    const p2 = makePod('pod-2', { claims: ['claim-2'] });
-    const { plugin } = setup([
-      nodeA,
-      localPV('pv-1', 'node-a'),
-      localPV('pv-2', 'node-a'),
-      makePVC('claim-1', { className: 'wait-sc', size: '1Gi' }),
-      makePVC('claim-2', { className: 'wait-sc', size: '1Gi' }),
-      p1,
-      p2,
-    ]);
-    for (const pod of [p1, p2]) {
-      const st = new CycleState();
-      plugin.preFilter(st, pod);
-      plugin.filter(st, pod, nodeInfo(nodeA));
-    }
+    const { plugin, p1, p2 } = racing([localPV('pv-1', 'node-a'), localPV('pv-2', 'node-a')]);
+    filterBoth(plugin, p1, p2);
     const first = bindCycle(plugin, p1, 'node-a');
     const second = bindCycle(plugin, p2, 'node-a');
     assert.equal(first.reserve.code, 'Success');
@@ -405,12 +388,7 @@ describe('reserve, preBind and unreserve', () => {
 
   it('a reserve for a pod UID already reserved on the same node shares the assumption; unreserve reverts once all let go', () => {
     const pod = makePod('pod-1', { claims: ['claim-1'] });
-    const { plugin } = setup([
-      nodeA,
-      localPV('pv-1', 'node-a'),
-      makePVC('claim-1', { className: 'wait-sc', size: '1Gi' }),
-      pod,
-    ]);
+    const { plugin } = setup([nodeA, localPV('pv-1', 'node-a'), waitClaim('claim-1'), pod]);
     const a = bindCycle(plugin, pod, 'node-a');
     const b = bindCycle(plugin, pod, 'node-a');
     assert.equal(a.reserve.code, 'Success');
@@ -431,8 +409,8 @@ describe('reserve, preBind and unreserve', () => {
       nodeA,
       localPV('pv-1', 'node-a'),
       localPV('pv-2', 'node-a'),
-      makePVC('claim-1', { className: 'wait-sc', size: '1Gi' }),
-      makePVC('claim-2', { className: 'wait-sc', size: '2Gi' }),
+      waitClaim('claim-1'),
+      waitClaim('claim-2', '2Gi'),
       pod,
     ]);
     const { state, reserve } = bindCycle(plugin, pod, 'node-a');
@@ -447,12 +425,7 @@ describe('reserve, preBind and unreserve', () => {
 
   it('preBind honours the abort signal', async () => {
     const pod = makePod('pod-1', { claims: ['claim-1'] });
-    const { plugin } = setup([
-      nodeA,
-      localPV('pv-1', 'node-a'),
-      makePVC('claim-1', { className: 'wait-sc', size: '1Gi' }),
-      pod,
-    ]);
+    const { plugin } = setup([nodeA, localPV('pv-1', 'node-a'), waitClaim('claim-1'), pod]);
     const { state } = bindCycle(plugin, pod, 'node-a');
     const ac = new AbortController();
     const pending = plugin.preBind(state, pod, 'node-a', ac.signal);
@@ -466,14 +439,7 @@ describe('reserve, preBind and unreserve', () => {
   it('a reservation whose bind never came back expires after the bind timeout', () => {
     let now = 0;
     const pod = makePod('pod-1', { claims: ['claim-1'] });
-    const cluster = new TestCluster([
-      immediateSC,
-      waitSC,
-      nodeA,
-      localPV('pv-1', 'node-a'),
-      makePVC('claim-1', { className: 'wait-sc', size: '1Gi' }),
-      pod,
-    ]);
+    const cluster = new TestCluster([immediateSC, waitSC, nodeA, localPV('pv-1', 'node-a'), waitClaim('claim-1'), pod]);
     const plugin = new VolumeBindingPlugin(cluster.binder(5), undefined, () => now);
     assert.equal(bindCycle(plugin, pod, 'node-a').reserve.code, 'Success');
     now = 60_000;
@@ -501,13 +467,7 @@ describe('reserve, preBind and unreserve', () => {
 
   it('reserve on a node the claims cannot use reports the reasons', () => {
     const pod = makePod('pod-1', { claims: ['claim-1'] });
-    const { plugin } = setup([
-      nodeA,
-      nodeB,
-      localPV('pv-1', 'node-a'),
-      makePVC('claim-1', { className: 'wait-sc', size: '1Gi' }),
-      pod,
-    ]);
+    const { plugin } = setup([nodeA, nodeB, localPV('pv-1', 'node-a'), waitClaim('claim-1'), pod]);
     const { reserve } = bindCycle(plugin, pod, 'node-b');
     assert.deepEqual([reserve.code, ...reserve.reasons], ['UnschedulableAndUnresolvable', BIND_CONFLICT]);
   });

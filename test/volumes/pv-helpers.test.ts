@@ -5,17 +5,15 @@ import type { PersistentVolume, PersistentVolumeClaim, StorageClass } from '../.
 import { isDelayBindingMode } from '../../src/volumes/claims.ts';
 import { pvNodeAffinityMatches } from '../../src/volumes/node-affinity.ts';
 import { claimMatchInput, findMatchingVolume } from '../../src/volumes/pv-matching.ts';
+import * as build from '../helpers/objects.ts';
 
 describe('TestDelayBindingMode', () => {
-  const makePVCClass = (scName: string | undefined): PersistentVolumeClaim => ({
-    metadata: { name: 'c', namespace: 'ns', uid: 'u', resourceVersion: '1', annotations: {} },
-    spec: scName === undefined ? {} : { storageClassName: scName },
-  });
-  const makeStorageClass = (name: string, mode: string | undefined): StorageClass => ({
-    metadata: { name, uid: name, resourceVersion: '1' },
-    provisioner: 'p',
-    ...(mode ? { volumeBindingMode: mode } : {}),
-  });
+  const makePVCClass = (scName: string | undefined): PersistentVolumeClaim =>
+    build.makePVC('c', { namespace: 'ns', uid: 'u', className: scName });
+  const makeStorageClass = (name: string, mode: string | undefined): StorageClass => {
+    const { volumeBindingMode, ...sc } = build.makeStorageClass(name, { provisioner: 'p', mode });
+    return mode ? { ...sc, volumeBindingMode } : sc;
+  };
   const classes = new Map(
     [
       makeStorageClass('no-mode', undefined),
@@ -54,16 +52,12 @@ function makeTestVolume(
   available: boolean,
   mod?: (pv: PersistentVolume) => void,
 ): PersistentVolume {
-  const pv: PersistentVolume = {
-    metadata: { uid, name, resourceVersion: '1' },
-    spec: {
-      capacity: { storage: capacity },
-      local: { path: '' },
-      accessModes: ['ReadWriteOnce', 'ReadOnlyMany'],
-      volumeMode: 'Filesystem',
-    },
-    ...(available ? { status: { phase: 'Available' } } : {}),
-  };
+  const pv = build.makePV(name, {
+    uid,
+    size: capacity,
+    ...(available ? { phase: 'Available' } : {}),
+    spec: { local: { path: '' }, accessModes: ['ReadWriteOnce', 'ReadOnlyMany'], volumeMode: 'Filesystem' },
+  });
   mod?.(pv);
   return pv;
 }
@@ -74,15 +68,13 @@ function makeTestPersistentVolumeClaim(
   accessModes: string[],
   mod?: (pvc: PersistentVolumeClaim) => void,
 ): PersistentVolumeClaim {
-  const pvc: PersistentVolumeClaim = {
-    metadata: { name, namespace: 'myns', uid: '', resourceVersion: '1' },
-    spec: {
-      accessModes,
-      resources: { requests: { storage: size } },
-      storageClassName: 'wait',
-      volumeMode: 'Filesystem',
-    },
-  };
+  const pvc = build.makePVC(name, {
+    namespace: 'myns',
+    uid: '',
+    className: 'wait',
+    size,
+    spec: { accessModes, volumeMode: 'Filesystem' },
+  });
   mod?.(pvc);
   return pvc;
 }
