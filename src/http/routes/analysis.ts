@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { Pod } from '../../cluster/schemas.ts';
 import { DEFAULT_MAX_VOLUMES, DEFAULT_NODE_LIMIT, explain } from '../../ops/explain.ts';
 import { MAX_REPLICAS, simulate } from '../../ops/simulate.ts';
+import { PLUGIN_NAMES } from '../../plugins/names.ts';
 import type { AppDeps } from '../app.ts';
 
 const open = { additionalProperties: true } as const;
@@ -56,7 +57,9 @@ const NodeExplanation = Type.Object({
     Type.Literal('UnschedulableAndUnresolvable'),
     Type.Literal('Error'),
   ]),
-  plugin: Type.Union([Type.String(), Type.Null()], { description: 'The plugin that rejected the node' }),
+  plugin: Type.Union([Type.String(), Type.Null()], {
+    description: `The plugin that rejected the node, by kube-scheduler's name: ${PLUGIN_NAMES.join(', ')}`,
+  }),
   reasons: Type.Array(Type.String(), { description: "Upstream's reason strings, as filter reports them" }),
   detail: Type.Record(Type.String(), Type.Object({}, open), {
     description:
