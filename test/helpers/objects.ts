@@ -91,6 +91,16 @@ export function claim(
   };
 }
 
+/** Every builder's uid and resourceVersion: a stable `uid-<name>` and version 1 unless the case names others. */
+function identity(name: string, o: { uid?: string; resourceVersion?: string }) {
+  return { uid: o.uid ?? `uid-${name}`, resourceVersion: o.resourceVersion ?? '1' };
+}
+
+/** A namespaced object's name, namespace (`default` unless given), uid and resourceVersion. */
+function namespacedIdentity(name: string, o: { namespace?: string; uid?: string; resourceVersion?: string }) {
+  return { name, namespace: o.namespace ?? 'default', ...identity(name, o) };
+}
+
 // The builders (upstream's st.MakePod() and friends, options instead of chained calls): each sets only the kind, a
 // name, a stable uid `uid-<name>` and what the options name, so a table case reads as the object it describes.
 
@@ -117,8 +127,7 @@ export function makeNode(
     kind: 'Node',
     metadata: {
       name,
-      uid: o.uid ?? `uid-${name}`,
-      resourceVersion: o.resourceVersion ?? '1',
+      ...identity(name, o),
       labels: {
         'kubernetes.io/hostname': name,
         ...(o.region === undefined ? {} : { 'topology.kubernetes.io/region': o.region }),
@@ -162,10 +171,7 @@ export function makePod(
   return {
     kind: 'Pod',
     metadata: {
-      name,
-      namespace: o.namespace ?? 'default',
-      uid: o.uid ?? `uid-${name}`,
-      resourceVersion: o.resourceVersion ?? '1',
+      ...namespacedIdentity(name, o),
       ...(o.labels ? { labels: o.labels } : {}),
     },
     spec: {
@@ -209,10 +215,7 @@ export function makePVC(
   return {
     kind: 'PersistentVolumeClaim',
     metadata: {
-      name,
-      namespace: o.namespace ?? 'default',
-      uid: o.uid ?? `uid-${name}`,
-      resourceVersion: o.resourceVersion ?? '1',
+      ...namespacedIdentity(name, o),
       ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
       ...(o.ownerReferences ? { ownerReferences: o.ownerReferences } : {}),
     },
@@ -246,8 +249,7 @@ export function makePV(
     kind: 'PersistentVolume',
     metadata: {
       name,
-      uid: o.uid ?? `uid-${name}`,
-      resourceVersion: o.resourceVersion ?? '1',
+      ...identity(name, o),
       ...(o.labels ? { labels: o.labels } : {}),
       ...(o.annotations ? { annotations: o.annotations } : {}),
     },
@@ -283,7 +285,7 @@ export function makeStorageClass(
 ): StorageClass {
   return {
     kind: 'StorageClass',
-    metadata: { name, uid: o.uid ?? `uid-${name}`, resourceVersion: '1' },
+    metadata: { name, ...identity(name, o) },
     provisioner: o.provisioner ?? 'kubernetes.io/no-provisioner',
     volumeBindingMode: o.mode ?? 'WaitForFirstConsumer',
     ...(o.allowedTopologies ? { allowedTopologies: o.allowedTopologies } : {}),
@@ -303,7 +305,7 @@ export function makeCSIStorageCapacity(
 ): CSIStorageCapacity {
   return {
     kind: 'CSIStorageCapacity',
-    metadata: { name, namespace: o.namespace ?? 'default', uid: o.uid ?? `uid-${name}`, resourceVersion: '1' },
+    metadata: namespacedIdentity(name, o),
     storageClassName: o.className,
     ...(o.nodeTopology ? { nodeTopology: o.nodeTopology } : {}),
     ...(o.capacity ? { capacity: o.capacity } : {}),
@@ -317,7 +319,7 @@ export function makeCSIDriver(
 ): CSIDriver {
   return {
     kind: 'CSIDriver',
-    metadata: { name, uid: o.uid ?? `uid-${name}`, resourceVersion: '1' },
+    metadata: { name, ...identity(name, o) },
     spec: {
       ...(o.attachRequired === undefined ? {} : { attachRequired: o.attachRequired }),
       ...(o.storageCapacity === undefined ? {} : { storageCapacity: o.storageCapacity }),
@@ -333,8 +335,7 @@ export function makeCSINode(
     kind: 'CSINode',
     metadata: {
       name,
-      uid: o.uid ?? `uid-${name}`,
-      resourceVersion: '1',
+      ...identity(name, o),
       ...(o.annotations ? { annotations: o.annotations } : {}),
     },
     spec: { drivers: o.drivers ?? [] },
