@@ -13,6 +13,7 @@ import { ClusterStateWriter } from '../src/cluster/state-file/writer.ts';
 import type { Pod } from '../src/cluster/types.ts';
 import { applySettings, defaultSettings } from '../src/config.ts';
 import { filter } from '../src/extender/filter.ts';
+import { preempt } from '../src/extender/preempt.ts';
 import { prioritize } from '../src/extender/prioritize.ts';
 import type { ExtenderArgs, ExtenderFilterResult } from '../src/extender/wire.ts';
 import { createExtender } from '../src/wiring.ts';
@@ -31,6 +32,15 @@ const cluster = generateCluster({ ...LOCAL_STORAGE_SHAPE, nodes: Number(values.n
 const dir = await mkdtemp(join(tmpdir(), 'te-prof-'));
 const file = join(dir, 'cluster.json');
 await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: cluster.objects }));
+// Preempt's victims: running pods of lower priority than the 3-claim preemptor, by node (as bench/results.ts).
+const preemptorPriority = cluster.pending.localAndCsi[0].spec.priority ?? 0;
+const victimsByNode = new Map<string, string[]>();
+for (const o of cluster.objects) {
+  const spec = o.kind === 'Pod' ? (o as Pod).spec : undefined;
+  if (spec?.nodeName && (spec.priority ?? 0) < preemptorPriority) {
+    victimsByNode.set(spec.nodeName, [...(victimsByNode.get(spec.nodeName) ?? []), o.metadata.uid as string]);
+  }
+}
 cluster.objects.length = 0;
 const source = new ClusterStateSource({ file, watch: false });
 const extender = await createExtender({
@@ -47,6 +57,7 @@ const pods: Record<string, Pod[]> = {
   'filter-1': cluster.pending.localClaim,
   'filter-0': cluster.pending.noClaims,
   'prioritize-3': cluster.pending.localAndCsi,
+  'preempt-3': cluster.pending.localAndCsi,
 };
 const list = pods[values.scenario as string];
 const step = Math.floor(cluster.nodeNames.length / 8);
@@ -59,7 +70,25 @@ let bodies = Array.from(
       NodeNames: candidateNames(cluster.nodeNames, 500, i * step),
     }) as unknown as ExtenderArgs,
 );
-const verb = values.scenario?.startsWith('prioritize') ? prioritize : filter;
+const verb: (args: ExtenderArgs, deps: typeof extender.verbs) => unknown = values.scenario?.startsWith('prioritize')
+  ? prioritize
+  : values.scenario?.startsWith('preempt')
+    ? preempt
+    : filter;
+if (verb === preempt) {
+  // 100 candidates with 3 victims each, from each body's window of the node order.
+  bodies = bodies.map((b, i) => {
+    const victims: Record<string, { Pods: { UID: string }[]; NumPDBViolations: number }> = {};
+    for (let k = 0, found = 0; found < 100 && k < cluster.nodeNames.length; k++) {
+      const name = cluster.nodeNames[(i * step + k) % cluster.nodeNames.length];
+      const uids = victimsByNode.get(name) ?? [];
+      if (uids.length < 3) continue;
+      victims[name] = { Pods: uids.slice(0, 3).map((UID) => ({ UID })), NumPDBViolations: 0 };
+      found++;
+    }
+    return { Pod: b.Pod, NodeNameToVictims: null, NodeNameToMetaVictims: victims } as unknown as ExtenderArgs;
+  });
+}
 if (verb === prioritize) {
   bodies = bodies.map(
     (b) => ({ ...b, NodeNames: (filter(b, extender.verbs) as ExtenderFilterResult).NodeNames }) as ExtenderArgs,

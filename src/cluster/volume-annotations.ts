@@ -23,9 +23,15 @@ export function claimClass(pvc: PersistentVolumeClaim): string {
   return pvc.spec.storageClassName ?? '';
 }
 
-/** The API server defaults volumeMode to Filesystem; objects from a file or the wire may leave it out. */
+/**
+ * The API server defaults volumeMode to Filesystem; objects from a file or the wire may leave it out. A known mode
+ * comes back as our own constant string, so free PVs' and claims' modes compare by reference in filter's per-node
+ * walk instead of reading a string parsed from each object.
+ */
 export function volumeModeOf(obj: PersistentVolume | PersistentVolumeClaim): string {
-  return obj.spec.volumeMode ?? 'Filesystem';
+  const mode = obj.spec.volumeMode;
+  if (mode === undefined || mode === 'Filesystem') return 'Filesystem';
+  return mode === 'Block' ? 'Block' : mode;
 }
 
 /** GetPersistentVolumeClass, the same rule for a volume. */

@@ -321,10 +321,10 @@ export function refreshFreePV(slot: FreePV, pv: PersistentVolume): void {
 }
 
 /**
- * FindMatchingVolume's checks of one free PV found in a topology bucket (`bucketKey`, the label key the node was
- * looked up by) or among the unindexed ones (undefined), in upstream's order, so an invalid selector throws
- * SelectorError exactly when some PV gets that far. The class, phase, claimRef and deletion checks hold by
- * construction of the index.
+ * FindMatchingVolume's checks of one free PV of at least the requested size found in a topology bucket (`bucketKey`,
+ * the label key the node was looked up by) or among the unindexed ones (undefined). The checks that only skip a PV
+ * come before the selector, as in upstream, so an invalid selector throws SelectorError exactly when some PV gets
+ * that far. The class, phase, claimRef and deletion checks hold by construction of the index.
  */
 function offerable(
   input: ClaimMatchInput,
@@ -333,10 +333,11 @@ function offerable(
   nodeLabels: Readonly<Record<string, string>>,
   excluded: PVNames,
 ): boolean {
-  if (excluded.size > 0 && excluded.has(slot.name)) return false;
-  if (slot.capacity < input.request) return false;
+  // Size is the caller's check (a bucket's walk starts at the first PV large enough). Modes first: they compare
+  // constants by reference; the excluded names are strings read from the PVs.
   if (slot.volumeMode !== input.volumeMode) return false;
   if (slot.attributesClass !== input.attributesClass) return false;
+  if (excluded.size > 0 && excluded.has(slot.name)) return false;
   const selector = input.pvc.spec.selector;
   if (selector && !matchLabelSelector(selector, slot.labels)) return false;
   if (
@@ -361,7 +362,7 @@ export function smallestFreePV(
 ): FreePV | undefined {
   let smallest = best;
   for (const slot of slots) {
-    if (!offerable(input, slot, bucketKey, nodeLabels, excluded)) continue;
+    if (slot.capacity < input.request || !offerable(input, slot, bucketKey, nodeLabels, excluded)) continue;
     if (smallest === undefined || smallest.capacity > slot.capacity) smallest = slot;
   }
   return smallest;
