@@ -22,10 +22,38 @@ function internRecord<V extends string | number>(r: Record<string, V>): Record<s
   return out;
 }
 
+// Pods of one workload carry the same containers and labels: a trimmed container list or pod label set equal to one
+// already held is replaced by it (held objects are never mutated, see `trimmed` below). Bounded like the string pool.
+const SHARED_MAX_ENTRIES = 50_000;
+const sharedPool = new Map<string, object>();
+function shared<T extends object>(value: T): T {
+  const key = JSON.stringify(value);
+  const hit = sharedPool.get(key);
+  if (hit !== undefined) return hit as T;
+  if (sharedPool.size < SHARED_MAX_ENTRIES) sharedPool.set(key, value);
+  return value;
+}
+
+/**
+ * A parsed JSON value with its strings interned: PV and claim specs repeat class names, access modes, volume modes and
+ * topology keys in every object. Objects that are not plain (a Date from a list) are kept as they are.
+ */
+function internDeep<T>(value: T): T {
+  if (typeof value === 'string') return intern(value);
+  if (Array.isArray(value)) return value.map(internDeep) as T;
+  if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = internDeep(v);
+    return out as T;
+  }
+  return value;
+}
+
+/** Interned too: a rollout creates its pods within the same few seconds, and a cluster-state file often has one. */
 function timestamp(value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
-  if (value instanceof Date) return value.toISOString().replace(/\.\d{3}Z$/, 'Z');
-  return String(value);
+  if (value instanceof Date) return intern(value.toISOString().replace(/\.\d{3}Z$/, 'Z'));
+  return intern(String(value));
 }
 
 function trimMeta(meta: ObjectMeta): ObjectMeta {
@@ -52,7 +80,7 @@ function trimMeta(meta: ObjectMeta): ObjectMeta {
 function trimPodMeta(meta: ObjectMeta): ObjectMeta {
   const out: ObjectMeta = { name: meta.name, uid: meta.uid, resourceVersion: meta.resourceVersion };
   if (meta.namespace !== undefined) out.namespace = intern(meta.namespace);
-  if (meta.labels && Object.keys(meta.labels).length > 0) out.labels = internRecord(meta.labels);
+  if (meta.labels && Object.keys(meta.labels).length > 0) out.labels = shared(internRecord(meta.labels));
   const created = timestamp(meta.creationTimestamp);
   if (created) out.creationTimestamp = created;
   const deleted = timestamp(meta.deletionTimestamp);
@@ -97,13 +125,13 @@ function trimVolume(v: Volume): Volume {
 
 function trimPod(pod: Pod): Pod {
   const s = pod.spec ?? { containers: [] };
-  const spec: Pod['spec'] = { containers: (s.containers ?? []).map(trimContainer) };
+  const spec: Pod['spec'] = { containers: shared((s.containers ?? []).map(trimContainer)) };
   if (s.nodeName) spec.nodeName = intern(s.nodeName);
   if (s.schedulerName) spec.schedulerName = intern(s.schedulerName);
   if (s.priority !== undefined) spec.priority = s.priority;
   if (s.priorityClassName) spec.priorityClassName = intern(s.priorityClassName);
   if (s.preemptionPolicy) spec.preemptionPolicy = intern(s.preemptionPolicy);
-  if (s.initContainers?.length) spec.initContainers = s.initContainers.map(trimContainer);
+  if (s.initContainers?.length) spec.initContainers = shared(s.initContainers.map(trimContainer));
   if (s.overhead) spec.overhead = s.overhead;
   const volumes = s.volumes?.filter((v) => !v.configMap && !v.secret && !v.emptyDir && !v.projected && !v.downwardAPI);
   if (volumes?.length) spec.volumes = volumes.map(trimVolume);
@@ -141,7 +169,9 @@ export function trimObject<K extends Kind>(kind: K, raw: KindMap[K]): KindMap[K]
 function trimKind<K extends Kind>(kind: K, raw: KindMap[K]): KindMap[K] {
   if (kind === 'Pod') return trimPod(raw as Pod) as KindMap[K];
   const { apiVersion: _a, kind: _k, metadata, ...rest } = raw as KindMap[K] & { status?: unknown };
-  const out = { ...rest, metadata: trimMeta(metadata) } as KindMap[K] & { status?: Record<string, unknown> };
+  const out = { ...internDeep(rest), metadata: trimMeta(metadata) } as KindMap[K] & {
+    status?: Record<string, unknown>;
+  };
   if (kind === 'Node') {
     const node = out as KindMap['Node'];
     const status = node.status;

@@ -153,4 +153,25 @@ describe('trimming', () => {
       ['data', 'scratch'],
     );
   });
+
+  it('holds one copy of what the replicas of a workload repeat: containers, labels', () => {
+    const replica = (name: string, cpu: string): Pod =>
+      JSON.parse(
+        JSON.stringify({
+          metadata: { name, namespace: 'd', uid: name, resourceVersion: '1', labels: { app: 'web' } },
+          spec: { containers: [{ name: 'c', image: 'nginx:1.27', resources: { requests: { cpu } } }] },
+          status: { startTime: '2026-11-01T10:00:05Z' },
+        }),
+      );
+    const [a, b, other] = [replica('web-a', '1'), replica('web-b', '1'), replica('big', '2')].map((p) =>
+      trimObject('Pod', p),
+    );
+    assert.equal(a.spec.containers, b.spec.containers);
+    assert.equal(a.metadata.labels, b.metadata.labels);
+    assert.notEqual(other.spec.containers, a.spec.containers);
+    assert.deepEqual(other.spec.containers, [
+      { name: 'c', image: 'nginx:1.27', resources: { requests: { cpu: '2' } } },
+    ]);
+    assert.deepEqual(a.status, { startTime: '2026-11-01T10:00:05Z' });
+  });
 });
