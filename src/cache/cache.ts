@@ -48,6 +48,8 @@ export class NodeInfoCache implements SchedulerCache {
   readonly #now: () => number;
   readonly #states = new Map<string, PodState>();
   readonly #nodes = new Map<string, NodeEntry>();
+  /** The same NodeInfos by name without the list links: every verb looks up each candidate here (one load less). */
+  readonly #infos = new Map<string, MutableNodeInfo>();
   #head: NodeEntry | undefined;
   readonly #tree = new NodeTree();
   #generation = 0;
@@ -203,7 +205,7 @@ export class NodeInfoCache implements SchedulerCache {
 
   /** The live NodeInfo (ghosts included); it changes under you, so requests should read a snapshot instead. */
   nodeInfo(name: string): NodeInfo | undefined {
-    return this.#nodes.get(name)?.info;
+    return this.#infos.get(name);
   }
 
   nodeNames(): string[] {
@@ -311,6 +313,7 @@ export class NodeInfoCache implements SchedulerCache {
     if (!entry) {
       entry = { info: new MutableNodeInfo(name), prev: undefined, next: undefined };
       this.#nodes.set(name, entry);
+      this.#infos.set(name, entry.info);
     }
     return entry;
   }
@@ -329,6 +332,7 @@ export class NodeInfoCache implements SchedulerCache {
   #drop(entry: NodeEntry): void {
     this.#unlink(entry);
     this.#nodes.delete(entry.info.name);
+    this.#infos.delete(entry.info.name);
     this.#generation = nextGeneration();
   }
 
