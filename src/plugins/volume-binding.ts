@@ -20,7 +20,7 @@ import {
 } from '../framework/interfaces.ts';
 import type { HeldVolumes, PodVolumes, VolumeBinder } from '../volumes/binder.ts';
 import { hasClaims, type PodVolumeClaims } from '../volumes/claims.ts';
-import { DecisionCache } from '../volumes/decisions.ts';
+import { type Decision, DecisionCache } from '../volumes/decisions.ts';
 import { explainPodVolumes } from '../volumes/explain.ts';
 import { capacityBytes } from '../volumes/provisioning.ts';
 import { claimKey, claimMatchInput, pvCapacity } from '../volumes/pv-matching.ts';
@@ -40,6 +40,9 @@ interface StateData {
   reservation?: Reservation;
   /** What nominated pods added to the node being checked would take there (filter's first pass only). */
   held?: HeldVolumes;
+  /** The pod's remembered decisions (DecisionCache) at binder generation `decidedAt`, read once for score. */
+  decided?: ReadonlyMap<string, Decision>;
+  decidedAt?: number;
 }
 
 function addClassResource(
@@ -223,7 +226,13 @@ export class VolumeBindingPlugin
     const own = data.podVolumesByNode.get(nodeInfo.name);
     if (own) return this.#score(own, this.#scorer);
     // Prioritize follows filter: the decision filter remembered carries the score once one prioritize computed it.
-    const cached = this.decisions.decision(pod.metadata.uid, nodeInfo.name, this.binder.generation());
+    // The pod's decisions are read once per cycle and generation, not once per node.
+    const generation = this.binder.generation();
+    if (data.decidedAt !== generation) {
+      data.decided = this.decisions.forPod(pod.metadata.uid, generation);
+      data.decidedAt = generation;
+    }
+    const cached = data.decided?.get(nodeInfo.name);
     if (cached) {
       cached.score ??= this.#score(cached.podVolumes, this.#scorer);
       return cached.score;
