@@ -1,0 +1,88 @@
+// Time to ready, CPU time to ready and RSS at ready of `src/main.ts serve --cluster-state` on the local-storage
+// shape (bench/synthetic.ts LOCAL_STORAGE_SHAPE, seed 1: 5,000 nodes, 150,525 running pods, 52,581 PVs, 5,003
+// CSIStorageCapacity, a 165 MiB JSON List), alone: no traffic, so a change to loading can be measured in a minute
+// instead of a whole bench/results.ts run. --root runs another checkout's src/main.ts (e.g. `git worktree add` of the
+// commit before) on the same file, alternating runs with this one, so both see the same machine load.
+// Not run by run.ts.
+//
+// Run: ./node_modules/.bin/node bench/ready-memory.ts [--runs 2] [--nodes 5000] [--root ../other-checkout]
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { generateCluster, LOCAL_STORAGE_SHAPE } from './synthetic.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '2' },
+    nodes: { type: 'string', default: '5000' },
+    root: { type: 'string' },
+  },
+});
+const here = fileURLToPath(new URL('..', import.meta.url));
+const roots = args.root ? [here, args.root] : [here];
+
+const dir = await mkdtemp(join(tmpdir(), 'topology-extender-ready-'));
+const file = join(dir, 'cluster.json');
+{
+  const cluster = generateCluster({ ...LOCAL_STORAGE_SHAPE, nodes: Number(args.nodes), pendingPerKind: 400, seed: 1 });
+  const text = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: cluster.objects });
+  await writeFile(file, text);
+  console.log(`cluster-state file: ${Math.round(text.length / 2 ** 20)} MiB, ${JSON.stringify(cluster.counts)}`);
+}
+
+/** VmRSS and the CPU seconds (user + system) the process has used, from /proc. */
+async function processFigures(pid: number): Promise<{ rssMiB: number; cpuSeconds: number }> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const stat = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
+  return {
+    rssMiB: Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024),
+    cpuSeconds: (Number(stat[11]) + Number(stat[12])) / 100, // utime, stime in clock ticks (100 per second)
+  };
+}
+
+const status = (port: number, path: string) =>
+  new Promise<number>((resolve) => {
+    const req = request({ host: '127.0.0.1', port, path }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', () => resolve(0));
+    req.end();
+  });
+
+async function measure(root: string) {
+  const t0 = performance.now();
+  const argv = ['src/main.ts', 'serve', '--cluster-state', file, '--port', '0', '--log-level', 'info'];
+  const child = spawn(process.execPath, argv, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  process.on('exit', () => child.kill('SIGKILL'));
+  let port: number | undefined;
+  for await (const line of createInterface(child.stdout!)) {
+    port = Number(/"address":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(line)?.[1]) || undefined;
+    if (port) break;
+  }
+  if (!port) throw new Error(`${root}: the extender exited before listening`);
+  child.stdout!.resume();
+  while ((await status(port, '/readyz')) !== 200) await new Promise((r) => setTimeout(r, 50));
+  const readyMs = Math.round(performance.now() - t0);
+  const { rssMiB, cpuSeconds } = await processFigures(child.pid!);
+  child.kill('SIGTERM');
+  await once(child, 'exit');
+  return { readyMs, cpuSeconds, rssMiB };
+}
+
+for (let run = 1; run <= Number(args.runs); run++) {
+  for (const root of roots) {
+    const { readyMs, cpuSeconds, rssMiB } = await measure(root);
+    console.log(
+      `run ${run} ${root}: ready ${(readyMs / 1000).toFixed(1)} s, CPU ${cpuSeconds.toFixed(1)} s, ` +
+        `RSS at ready ${rssMiB} MiB (load ${loadavg()[0].toFixed(1)})`,
+    );
+  }
+}
+await rm(dir, { recursive: true, force: true });
