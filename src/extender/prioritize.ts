@@ -7,7 +7,5 @@ import type { ExtenderArgs, HostPriorityList } from './wire.ts';
 export function prioritize(args: ExtenderArgs, deps: ExtenderDeps): HostPriorityList {
   const candidates = candidatesOf(args, deps);
   const pod = podFromRequest(args.Pod);
-  return deps.framework
-    .scoreNodes(pod, candidates.names, candidates.lookup)
-    .map(({ host, score }) => ({ Host: host, Score: score }));
+  return deps.framework.scoreNodes(pod, candidates.names, candidates.lookup, (Host, Score) => ({ Host, Score }));
 }

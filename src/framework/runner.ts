@@ -230,22 +230,37 @@ export class Framework {
     pod: Pod,
     nodeNames: readonly string[],
     lookup: (name: string) => NodeInfo | undefined,
-  ): { host: string; score: number }[] {
+  ): { host: string; score: number }[];
+  /** The same, each answer built by `answer` (prioritize builds the wire shape directly: no second array). */
+  scoreNodes<T>(
+    pod: Pod,
+    nodeNames: readonly string[],
+    lookup: (name: string) => NodeInfo | undefined,
+    answer: (host: string, score: number) => T,
+  ): T[];
+  scoreNodes<T>(
+    pod: Pod,
+    nodeNames: readonly string[],
+    lookup: (name: string) => NodeInfo | undefined,
+    answer: (host: string, score: number) => T = (host, score) => ({ host, score }) as T,
+  ): T[] {
     const state = new CycleState();
     const pre = this.runPreFilter(state, pod);
     if (pre.code === 'Error') throw new FrameworkError(pre.plugin ?? 'preFilter', pre.reasons);
     const skipped = state.read<Set<string>>(SKIPPED)!;
     const scorers = isSuccess(pre) ? this.#score.filter((p) => !skipped.has(p.name)) : [];
+    // Without a scorer every node scores 0, known or not: nothing to look up (a pod without claims).
+    if (scorers.length === 0) return nodeNames.map((host) => answer(host, 0));
     return nodeNames.map((host) => {
       const nodeInfo = lookup(host);
-      if (!nodeInfo || scorers.length === 0) return { host, score: 0 };
+      if (!nodeInfo) return answer(host, 0);
       let sum = 0;
       for (const plugin of scorers) {
         const raw = plugin.score(state, pod, nodeInfo);
         sum += Number.isFinite(raw) ? Math.min(MAX_NODE_SCORE, Math.max(0, raw)) : 0;
       }
       const mean = sum / scorers.length;
-      return { host, score: Math.round((mean * MAX_EXTENDER_PRIORITY) / MAX_NODE_SCORE) };
+      return answer(host, Math.round((mean * MAX_EXTENDER_PRIORITY) / MAX_NODE_SCORE));
     });
   }
 

@@ -174,6 +174,19 @@ describe('scoreNodes', () => {
       [0],
     );
   });
+  it('looks no node up when no scorer runs for the pod (every answer is 0 whatever the node)', () => {
+    const looked: string[] = [];
+    const counting = (name: string) => {
+      looked.push(name);
+      return lookup(name);
+    };
+    const skipping = new Framework([{ name: 's', preFilter: () => SKIP, score: () => 100 }]);
+    assert.deepEqual(
+      skipping.scoreNodes(p, ['a', 'x'], counting, (host, score) => `${host}=${score}`),
+      ['a=0', 'x=0'],
+    );
+    assert.deepEqual(looked, []);
+  });
 });
 
 describe('reserve and preBind', () => {
