@@ -158,28 +158,33 @@ function conflictReasons(
  */
 class ChosenPVs implements PVNames {
   #held: ReadonlySet<string> | undefined;
-  readonly #names: string[] = [];
+  /** The PV objects chosen, compared by identity: the walk then never reads a candidate's or a chosen PV's name. */
+  readonly #pvs: PersistentVolume[] = [];
 
   reset(held: ReadonlySet<string> | undefined): this {
     this.#held = held;
-    this.#names.length = 0;
+    this.#pvs.length = 0;
     return this;
   }
 
-  add(name: string): void {
-    this.#names.push(name);
+  add(pv: PersistentVolume): void {
+    this.#pvs.push(pv);
   }
 
   get size(): number {
-    return this.#names.length + (this.#held?.size ?? 0);
+    return this.#pvs.length + (this.#held?.size ?? 0);
+  }
+
+  hasPV(pv: PersistentVolume): boolean {
+    return this.#pvs.includes(pv) || (this.#held !== undefined && this.#held.has(pv.metadata.name));
   }
 
   has(name: string): boolean {
-    return this.#names.includes(name) || this.#held?.has(name) === true;
+    return this.#pvs.some((pv) => pv.metadata.name === name) || this.#held?.has(name) === true;
   }
 
   *[Symbol.iterator](): Iterator<string> {
-    yield* this.#names;
+    for (const pv of this.#pvs) yield pv.metadata.name;
     if (this.#held) yield* this.#held;
   }
 }
@@ -473,7 +478,7 @@ export class VolumeBinder implements ProvisioningSources {
         found = false;
         continue;
       }
-      if (chosen !== NONE_CHOSEN) this.#chosen.add(pv.metadata.name);
+      if (chosen !== NONE_CHOSEN) this.#chosen.add(pv);
       bindings.push({ pvc, pv });
     }
     return found;

@@ -180,8 +180,12 @@ export function ignore(): void {}
 /** Told of every PV the scan passes over, with the check that refused it (explain's per-PV detail). */
 export type RefusalCollector = (pv: PersistentVolume, refusal: PVRefusal) => void;
 
-/** PV names a claim may not take (chosen for another claim of the pod, held for nominated pods): a Set will do. */
-export type PVNames = Pick<ReadonlySet<string>, 'size' | 'has'> & Iterable<string>;
+/**
+ * PV names a claim may not take (chosen for another claim of the pod, held for nominated pods): a Set will do.
+ * `hasPV`, when there, answers for a PV object without its name being read (filter's per-node walk).
+ */
+export type PVNames = Pick<ReadonlySet<string>, 'size' | 'has'> &
+  Iterable<string> & { hasPV?(pv: PersistentVolume): boolean };
 
 /**
  * FindMatchingVolume in the scheduler path (node set, delayBinding true), over `candidates`: a PV pre-bound to the
@@ -337,7 +341,7 @@ function offerable(
   // constants by reference; the excluded names are strings read from the PVs.
   if (slot.volumeMode !== input.volumeMode) return false;
   if (slot.attributesClass !== input.attributesClass) return false;
-  if (excluded.size > 0 && excluded.has(slot.name)) return false;
+  if (excluded.size > 0 && (excluded.hasPV ? excluded.hasPV(slot.pv) : excluded.has(slot.name))) return false;
   const selector = input.pvc.spec.selector;
   if (selector && !matchLabelSelector(selector, slot.labels)) return false;
   if (
