@@ -176,7 +176,7 @@ class ChosenPVs implements PVNames {
   }
 
   hasPV(pv: PersistentVolume): boolean {
-    return this.#pvs.includes(pv) || (this.#held !== undefined && this.#held.has(pv.metadata.name));
+    return this.#pvs.includes(pv) || this.#held?.has(pv.metadata.name) === true;
   }
 
   has(name: string): boolean {

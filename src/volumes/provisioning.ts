@@ -4,7 +4,7 @@
 
 import { selectorMatchesSafely } from '../cluster/label-selector.ts';
 import { parseValue } from '../cluster/quantity.ts';
-import type { CSIDriver, CSIStorageCapacity, PersistentVolumeClaim, Quantity, StorageClass } from '../cluster/types.ts';
+import type { CSIDriver, CSIStorageCapacity, PersistentVolumeClaim, StorageClass } from '../cluster/types.ts';
 import { hasProvisioner } from '../cluster/volume-annotations.ts';
 import type { CapacityAccept } from './capacity-index.ts';
 import { matchTopologySelectorTerms } from './node-affinity.ts';
@@ -59,35 +59,36 @@ export interface JointAccounting {
   inFlight(capacity: CSIStorageCapacity): number;
 }
 
-const limitOf = new WeakMap<CSIStorageCapacity, number | null>();
-const bytesOf = new WeakMap<CSIStorageCapacity, number | null>();
-
-function memoisedBytes(
-  memo: WeakMap<CSIStorageCapacity, number | null>,
-  capacity: CSIStorageCapacity,
-  quantity: Quantity | undefined,
-): number | null {
-  let bytes = memo.get(capacity);
-  if (bytes === undefined) {
-    bytes = quantity === undefined ? null : parseValue(quantity);
-    memo.set(capacity, bytes);
-  }
-  return bytes;
+/** A capacity object's quantities in bytes, null when unset: parsed once per object, read with one lookup. */
+interface CapacityFacts {
+  /** `capacity`. */
+  published: number | null;
+  /** `maximumVolumeSize` when set (more precise), else `capacity`. */
+  limit: number | null;
+  hasMaximumVolumeSize: boolean;
 }
 
-/** maximumVolumeSize when set (more precise), else capacity, in bytes; null for neither. Memoised per object. */
-function capacityLimit(capacity: CSIStorageCapacity): number | null {
-  return memoisedBytes(limitOf, capacity, capacity.maximumVolumeSize ?? capacity.capacity);
+const factsOf = new WeakMap<CSIStorageCapacity, CapacityFacts>();
+
+function facts(capacity: CSIStorageCapacity): CapacityFacts {
+  let f = factsOf.get(capacity);
+  if (f === undefined) {
+    const published = capacity.capacity === undefined ? null : parseValue(capacity.capacity);
+    const max = capacity.maximumVolumeSize;
+    f = { published, limit: max === undefined ? published : parseValue(max), hasMaximumVolumeSize: max !== undefined };
+    factsOf.set(capacity, f);
+  }
+  return f;
 }
 
 /** The published capacity in bytes, null when unset. Memoised per object (score reads it for every node). */
 export function capacityBytes(capacity: CSIStorageCapacity): number | null {
-  return memoisedBytes(bytesOf, capacity, capacity.capacity);
+  return facts(capacity).published;
 }
 
 /** capacitySufficient: maximumVolumeSize when set (more precise), else capacity; neither → not sufficient. */
 export function capacitySufficient(capacity: CSIStorageCapacity, sizeInBytes: number): boolean {
-  const limit = capacityLimit(capacity);
+  const { limit } = facts(capacity);
   return limit !== null && limit >= sizeInBytes;
 }
 
@@ -96,10 +97,10 @@ export function capacitySufficient(capacity: CSIStorageCapacity, sizeInBytes: nu
  * capacity (when set). With neither set nothing is known to be free, as upstream.
  */
 export function jointSufficient(capacity: CSIStorageCapacity, sizeInBytes: number, owedBytes: number): boolean {
-  const total = capacityBytes(capacity);
-  if (capacity.maximumVolumeSize !== undefined && !capacitySufficient(capacity, sizeInBytes)) return false;
-  if (total === null) return capacity.maximumVolumeSize !== undefined;
-  return sizeInBytes + owedBytes <= total;
+  const { published, limit, hasMaximumVolumeSize } = facts(capacity);
+  if (hasMaximumVolumeSize && (limit === null || limit < sizeInBytes)) return false;
+  if (published === null) return hasMaximumVolumeSize;
+  return sizeInBytes + owedBytes <= published;
 }
 
 /** nodeHasAccess: a nil nodeTopology reaches no node; `{}` reaches all. */
