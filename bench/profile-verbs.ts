@@ -1,6 +1,11 @@
 // bench-helper
-// In-process timing of filter()/prioritize() on the local-storage shape, for profiling (--cpu-prof).
-// Run: ./node_modules/.bin/node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile-verbs.ts [--nodes 5000] [--seconds 5] [--scenario filter-3]
+// In-process timing of one verb on the local-storage shape (bench/synthetic.ts LOCAL_STORAGE_SHAPE), called directly
+// or through app.inject, for profiling: p50/p90/p99 wall time and process CPU per call. Not run by run.ts.
+// Scenarios: filter-0, filter-1, filter-3 (500 names; 0, 1 or 2 local + 1 CSI claims), prioritize-3 (filter's
+// feasible names), preempt-3 (100 candidates x 3 lower-priority victims). --alloc DIR samples allocations (collected
+// ones included) during the timed loop into DIR/alloc.heapprofile.
+// Run: ./node_modules/.bin/node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile-verbs.ts [--nodes 5000] [--seconds 5]
+//        [--scenario filter-3] [--inject] [--alloc DIR]
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector';
 import { tmpdir } from 'node:os';
