@@ -154,8 +154,6 @@ export class AssumeCache<T extends Versioned> {
 interface ClassIndex {
   /** Node label key → label value → the free PVs whose affinity requires it (a node is looked up once per key). */
   readonly byTopology: Map<string, Map<string, FreePVBucket>>;
-  /** byTopology's entries as an array, walked without an iterator. */
-  readonly topologyKeys: { key: string; byValue: Map<string, FreePVBucket> }[];
   /**
    * Bumped when a bucket is made: every node's buckets (below) are then looked up again. Buckets are never dropped,
    * so a node's list stays valid until then (an empty bucket costs a few bytes per topology value seen).
@@ -196,7 +194,7 @@ function nodeBuckets(index: ClassIndex, labels: Readonly<Record<string, string>>
   let found = index.byNode.get(labels);
   if (found?.version === index.version) return found;
   found = { version: index.version, keys: [], buckets: [] };
-  for (const { key, byValue } of index.topologyKeys) {
+  for (const [key, byValue] of index.byTopology) {
     const bucket = Object.hasOwn(labels, key) ? byValue.get(labels[key]) : undefined;
     if (!bucket) continue;
     found.keys.push(key);
@@ -345,7 +343,6 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
     if (!index) {
       index = {
         byTopology: new Map(),
-        topologyKeys: [],
         version: 0,
         byNode: new WeakMap(),
         unindexed: new Set(),
@@ -367,7 +364,6 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
         if (!byValue) {
           byValue = new Map();
           index.byTopology.set(key, byValue);
-          index.topologyKeys.push({ key, byValue });
         }
         let bucket = byValue.get(value);
         if (!bucket) {

@@ -30,8 +30,6 @@ interface Place {
 interface ClassIndex {
   /** key → value → entries sorted by seq. */
   pinned: Map<string, Map<string, Entry[]>>;
-  /** pinned's entries as an array, walked without an iterator. */
-  pinnedKeys: { key: string; byValue: Map<string, Entry[]> }[];
   /**
    * Bumped when a pinned bucket is made: every node's buckets (below) are then looked up again. Buckets are never
    * dropped, so a node's list stays valid until then (an empty bucket costs a few bytes per topology value seen).
@@ -66,7 +64,7 @@ function nodeBuckets(cls: ClassIndex, labels: Readonly<Record<string, string>>):
   let found = cls.byNode.get(labels);
   if (found?.version === cls.version) return found;
   found = { version: cls.version, buckets: [] };
-  for (const { key, byValue } of cls.pinnedKeys) {
+  for (const [key, byValue] of cls.pinned) {
     const bucket = Object.hasOwn(labels, key) ? byValue.get(labels[key]) : undefined;
     if (bucket) found.buckets.push(bucket);
   }
@@ -138,7 +136,6 @@ export class CapacityIndex {
         if (!byValue) {
           byValue = new Map();
           cls.pinned.set(key, byValue);
-          cls.pinnedKeys.push({ key, byValue });
         }
         for (const value of values) {
           let bucket = byValue.get(value);
@@ -197,7 +194,7 @@ export class CapacityIndex {
   #class(className: string): ClassIndex {
     let cls = this.#classes.get(className);
     if (!cls) {
-      cls = { pinned: new Map(), pinnedKeys: [], version: 0, byNode: new WeakMap(), unpinned: [], size: 0 };
+      cls = { pinned: new Map(), version: 0, byNode: new WeakMap(), unpinned: [], size: 0 };
       this.#classes.set(className, cls);
     }
     return cls;

@@ -382,10 +382,6 @@ export class FreePVBucket {
   readonly slots: FreePV[] = [];
   readonly #capacities: number[] = [];
 
-  get size(): number {
-    return this.slots.length;
-  }
-
   add(slot: FreePV): void {
     // After every PV smaller than or as large and older than this one.
     let i = this.#lowerBound(slot.capacity);
