@@ -1,9 +1,11 @@
 // A small, honest fake of the Kubernetes API server for tests and benches (node:http, plain HTTP, 127.0.0.1 only).
 // It keeps objects in memory per resource with one global resourceVersion counter and a bounded event history, and
-// speaks the parts of the API the extender uses: paginated LIST (limit/continue), WATCH as JSON lines with
-// ADDED/MODIFIED/DELETED/BOOKMARK and replay from a resourceVersion (410 Gone once it is compacted away), GET, PUT with
-// a resourceVersion precondition (409), merge PATCH, POST (create and pods/{name}/binding), DELETE. Every write is
-// recorded, and fault hooks let a test drop watch streams, fail or delay calls, force conflicts and silence watches.
+// speaks the parts of the API the extender and a real kube-scheduler use: discovery, paginated LIST (limit/continue,
+// fieldSelector), WATCH as JSON lines with ADDED/MODIFIED/DELETED/BOOKMARK, replay from a resourceVersion (410 Gone once
+// it is compacted away) and the streaming watch-list (sendInitialEvents), GET, PUT with a resourceVersion precondition
+// (409), merge and strategic merge PATCH, server-side apply on status, the status subresource, POST (create and
+// pods/{name}/binding), DELETE with preconditions. Every write is recorded, and fault hooks let a test drop watch
+// streams, fail or delay calls, force conflicts and silence watches.
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -11,6 +13,9 @@ import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { type FieldSelector, FieldSelectorError, parseFieldSelector } from './field-selector.ts';
+import { mergePatch, PatchError, serverSideApply, strategicMergePatch } from './strategic-merge.ts';
 
 export interface FakeObject {
   apiVersion?: string;
@@ -31,24 +36,53 @@ interface ResourceType {
   apiVersion: string;
   plural: string;
   namespaced: boolean;
+  /** Has a status subresource: writes to the object keep its status, writes to /status keep everything else. */
+  status?: boolean;
 }
 
 const TYPES: ResourceType[] = [
-  { kind: 'Namespace', apiVersion: 'v1', plural: 'namespaces', namespaced: false },
-  { kind: 'Node', apiVersion: 'v1', plural: 'nodes', namespaced: false },
-  { kind: 'Pod', apiVersion: 'v1', plural: 'pods', namespaced: true },
-  { kind: 'PersistentVolume', apiVersion: 'v1', plural: 'persistentvolumes', namespaced: false },
-  { kind: 'PersistentVolumeClaim', apiVersion: 'v1', plural: 'persistentvolumeclaims', namespaced: true },
+  { kind: 'Namespace', apiVersion: 'v1', plural: 'namespaces', namespaced: false, status: true },
+  { kind: 'Node', apiVersion: 'v1', plural: 'nodes', namespaced: false, status: true },
+  { kind: 'Pod', apiVersion: 'v1', plural: 'pods', namespaced: true, status: true },
+  { kind: 'PersistentVolume', apiVersion: 'v1', plural: 'persistentvolumes', namespaced: false, status: true },
+  { kind: 'PersistentVolumeClaim', apiVersion: 'v1', plural: 'persistentvolumeclaims', namespaced: true, status: true },
   { kind: 'Event', apiVersion: 'v1', plural: 'events', namespaced: true },
+  { kind: 'Service', apiVersion: 'v1', plural: 'services', namespaced: true, status: true },
+  { kind: 'ReplicationController', apiVersion: 'v1', plural: 'replicationcontrollers', namespaced: true, status: true },
+  { kind: 'ReplicaSet', apiVersion: 'apps/v1', plural: 'replicasets', namespaced: true, status: true },
+  { kind: 'StatefulSet', apiVersion: 'apps/v1', plural: 'statefulsets', namespaced: true, status: true },
+  { kind: 'Event', apiVersion: 'events.k8s.io/v1', plural: 'events', namespaced: true },
+  { kind: 'Lease', apiVersion: 'coordination.k8s.io/v1', plural: 'leases', namespaced: true },
   { kind: 'StorageClass', apiVersion: 'storage.k8s.io/v1', plural: 'storageclasses', namespaced: false },
   { kind: 'CSINode', apiVersion: 'storage.k8s.io/v1', plural: 'csinodes', namespaced: false },
   { kind: 'CSIDriver', apiVersion: 'storage.k8s.io/v1', plural: 'csidrivers', namespaced: false },
   { kind: 'CSIStorageCapacity', apiVersion: 'storage.k8s.io/v1', plural: 'csistoragecapacities', namespaced: true },
-  { kind: 'PodDisruptionBudget', apiVersion: 'policy/v1', plural: 'poddisruptionbudgets', namespaced: true },
+  {
+    kind: 'VolumeAttachment',
+    apiVersion: 'storage.k8s.io/v1',
+    plural: 'volumeattachments',
+    namespaced: false,
+    status: true,
+  },
+  {
+    kind: 'PodDisruptionBudget',
+    apiVersion: 'policy/v1',
+    plural: 'poddisruptionbudgets',
+    namespaced: true,
+    status: true,
+  },
   { kind: 'PriorityClass', apiVersion: 'scheduling.k8s.io/v1', plural: 'priorityclasses', namespaced: false },
+  { kind: 'ResourceClaim', apiVersion: 'resource.k8s.io/v1', plural: 'resourceclaims', namespaced: true, status: true },
+  { kind: 'ResourceSlice', apiVersion: 'resource.k8s.io/v1', plural: 'resourceslices', namespaced: false },
+  { kind: 'DeviceClass', apiVersion: 'resource.k8s.io/v1', plural: 'deviceclasses', namespaced: false },
 ];
 
-const BY_KIND = new Map(TYPES.map((t) => [t.kind, t]));
+/** By `apiVersion/kind`, and by kind alone for the first type of that kind (core Event before events.k8s.io's). */
+const BY_KIND = new Map<string, ResourceType>();
+for (const t of TYPES) {
+  BY_KIND.set(`${t.apiVersion}/${t.kind}`, t);
+  if (!BY_KIND.has(t.kind)) BY_KIND.set(t.kind, t);
+}
 const BY_PATH = new Map(TYPES.map((t) => [`${t.apiVersion}/${t.plural}`, t]));
 
 /** One write as the server saw it, in arrival order (also the refused ones). */
@@ -79,6 +113,8 @@ interface HistoryEvent {
   resource: ResourceType;
   namespace?: string;
   json: string;
+  /** The object before a MODIFIED, so a field-selected watch can tell it entered or left the selection. */
+  prevJson?: string;
 }
 
 interface Entry {
@@ -89,6 +125,7 @@ interface Entry {
 interface Watcher {
   resource: ResourceType;
   namespace?: string;
+  fields?: FieldSelector;
   res: ServerResponse;
   bookmarks: boolean;
   /** Output held back while watches are silenced. */
@@ -145,19 +182,6 @@ class HttpError extends Error {
 }
 
 const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-
-function mergePatch(target: unknown, patch: unknown): unknown {
-  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
-  const out: Record<string, unknown> =
-    target !== null && typeof target === 'object' && !Array.isArray(target)
-      ? { ...(target as Record<string, unknown>) }
-      : {};
-  for (const [key, value] of Object.entries(patch as Record<string, unknown>)) {
-    if (value === null) delete out[key];
-    else out[key] = mergePatch(out[key], value);
-  }
-  return out;
-}
 
 export class FakeApiServer {
   readonly #server: Server;
@@ -335,7 +359,7 @@ export class FakeApiServer {
   // ---- internals ----
 
   #typeOf(obj: FakeObject): ResourceType {
-    const type = obj.kind ? BY_KIND.get(obj.kind) : undefined;
+    const type = obj.kind ? BY_KIND.get(obj.apiVersion ? `${obj.apiVersion}/${obj.kind}` : obj.kind) : undefined;
     if (!type) throw new Error(`fake apiserver: object without a known kind: ${JSON.stringify(obj).slice(0, 120)}`);
     return type;
   }
@@ -368,7 +392,7 @@ export class FakeApiServer {
     };
     const json = JSON.stringify(full);
     map.set(key, { json, rv });
-    this.#emit({ rv, type: old ? 'MODIFIED' : 'ADDED', resource: type, namespace, json });
+    this.#emit({ rv, type: old ? 'MODIFIED' : 'ADDED', resource: type, namespace, json, prevJson: old?.json });
     return full;
   }
 
@@ -395,9 +419,25 @@ export class FakeApiServer {
     }
     for (const w of this.#watchers) {
       if (w.resource === event.resource && (!w.namespace || w.namespace === event.namespace)) {
-        this.#write(w, `{"type":"${event.type}","object":${event.json}}\n`);
+        const line = this.#eventLine(event, w.fields);
+        if (line) this.#write(w, line);
       }
     }
+  }
+
+  /**
+   * The watch line of an event for a watcher, or undefined when the watcher does not see it. With a field selector,
+   * an object that starts matching arrives as ADDED and one that stops matching as DELETED, as kube-apiserver does.
+   */
+  #eventLine(event: HistoryEvent, fields: FieldSelector | undefined): string | undefined {
+    let type: string = event.type;
+    if (fields) {
+      const now = fields(JSON.parse(event.json));
+      const before = event.type === 'MODIFIED' && event.prevJson ? fields(JSON.parse(event.prevJson)) : now;
+      if (!now && !before) return undefined;
+      if (event.type === 'MODIFIED' && now !== before) type = now ? 'ADDED' : 'DELETED';
+    }
+    return `{"type":"${type}","object":${event.json}}\n`;
   }
 
   #write(w: Watcher, line: string): void {
@@ -423,10 +463,12 @@ export class FakeApiServer {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
     if (!raw) return { raw, parsed: undefined };
+    // An apply patch is YAML (of which JSON is a part); everything else must be JSON.
+    const yaml = mediaType(req.headers['content-type']) === 'application/apply-patch+yaml';
     try {
-      return { raw, parsed: JSON.parse(raw) };
+      return { raw, parsed: yaml ? parseYaml(raw) : JSON.parse(raw) };
     } catch {
-      throw new HttpError(400, 'BadRequest', 'request body is not JSON');
+      throw new HttpError(400, 'BadRequest', `request body is not ${yaml ? 'YAML' : 'JSON'}`);
     }
   }
 
@@ -436,8 +478,20 @@ export class FakeApiServer {
     const query = Object.fromEntries(url.searchParams);
     const watch = query.watch === 'true' || query.watch === '1';
     this.requests.push({ method, path: url.pathname, query, watch, authorization: req.headers.authorization });
+    const discovery = method === 'GET' ? this.#discovery(url.pathname) : undefined;
+    if (discovery) {
+      this.#send(res, 200, discovery);
+      return;
+    }
     const isWrite = method !== 'GET';
-    const { parsed: body } = isWrite ? await this.#body(req) : { parsed: undefined };
+    let body: unknown;
+    try {
+      if (isWrite) body = (await this.#body(req)).parsed;
+    } catch (err) {
+      if (!(err instanceof HttpError)) throw err;
+      this.#send(res, err.code, status(err.code, err.reason, err.message));
+      return;
+    }
     const record = (code: number) => {
       if (!isWrite) return;
       const write = { method, path: url.pathname, body, contentType: req.headers['content-type'], status: code };
@@ -544,7 +598,9 @@ export class FakeApiServer {
       if (method !== 'POST') throw new HttpError(405, 'MethodNotAllowed', `${method} is not supported on ${path}`);
       return this.#bind(name, namespace, body);
     }
-    if (sub) throw new HttpError(404, 'NotFound', `the server could not find the requested resource (${path})`);
+    if (sub && !(sub === 'status' && type.status)) {
+      throw new HttpError(404, 'NotFound', `the server could not find the requested resource (${path})`);
+    }
     const key = this.#key(type, name, namespace);
     const entry = this.#objects.get(type)!.get(key);
     const notFound = () =>
@@ -553,8 +609,30 @@ export class FakeApiServer {
       case 'GET':
         if (!entry) throw notFound();
         return { code: 200, body: JSON.parse(entry.json) };
-      case 'DELETE':
+      case 'DELETE': {
+        if (sub) throw new HttpError(405, 'MethodNotAllowed', `${method} is not supported on ${path}`);
+        if (!entry) throw notFound();
+        const current = JSON.parse(entry.json) as FakeObject;
+        const pre = (body as { preconditions?: { uid?: string; resourceVersion?: string } } | undefined)?.preconditions;
+        if (pre?.uid && pre.uid !== current.metadata.uid) {
+          throw new HttpError(
+            409,
+            'Conflict',
+            `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`,
+            { name, kind: type.plural },
+          );
+        }
+        if (pre?.resourceVersion && pre.resourceVersion !== current.metadata.resourceVersion) {
+          throw new HttpError(
+            409,
+            'Conflict',
+            `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`,
+            { name, kind: type.plural },
+          );
+        }
+        // Deleted at once, as with a grace period of 0: no kubelet here would finish a graceful deletion.
         return { code: 200, body: this.#delete(type, name, namespace) };
+      }
       case 'PUT':
       case 'PATCH': {
         if (!entry) throw notFound();
@@ -570,16 +648,17 @@ export class FakeApiServer {
             );
           }
         } else {
-          const ct = (contentType ?? '').split(';')[0].trim();
-          if (ct !== 'application/merge-patch+json' && ct !== 'application/strategic-merge-patch+json') {
-            throw new HttpError(
-              415,
-              'UnsupportedMediaType',
-              `the body of the request was in an unknown format - accepted media types include: application/merge-patch+json, application/strategic-merge-patch+json (got ${ct || 'none'})`,
-            );
-          }
-          next = mergePatch(current, body) as FakeObject;
+          next = this.#patch(current, body, mediaType(contentType), query);
         }
+        // The status subresource changes only status; the object itself never changes status (kube-apiserver's
+        // status strategies), so a client that writes through the wrong one sees its change ignored, as in a cluster.
+        if (sub === 'status')
+          next = {
+            ...current,
+            status: next.status,
+            metadata: { ...current.metadata, resourceVersion: next.metadata?.resourceVersion },
+          };
+        else if (type.status) next = { ...next, status: current.status };
         const forced = this.#conflicts.get(path) ?? 0;
         const wantRv = next.metadata.resourceVersion;
         if (forced > 0 || (wantRv !== undefined && wantRv !== '' && wantRv !== current.metadata.resourceVersion)) {
@@ -604,6 +683,78 @@ export class FakeApiServer {
       default:
         throw new HttpError(405, 'MethodNotAllowed', `${method} is not supported on ${path}`);
     }
+  }
+
+  #patch(current: FakeObject, body: unknown, type: string, query: Record<string, string>): FakeObject {
+    try {
+      switch (type) {
+        case 'application/merge-patch+json':
+          return mergePatch(current, body) as FakeObject;
+        case 'application/strategic-merge-patch+json':
+          return strategicMergePatch(current, body) as FakeObject;
+        case 'application/apply-patch+yaml':
+          if (!query.fieldManager) {
+            throw new HttpError(
+              422,
+              'Invalid',
+              'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+            );
+          }
+          return serverSideApply(current, body, query.force === 'true') as FakeObject;
+        default:
+          throw new HttpError(
+            415,
+            'UnsupportedMediaType',
+            `the body of the request was in an unknown format - accepted media types include: application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml (got ${type || 'none'})`,
+          );
+      }
+    } catch (err) {
+      if (err instanceof PatchError) throw new HttpError(400, 'BadRequest', err.message);
+      throw err;
+    }
+  }
+
+  /** Discovery documents for the groups and versions this server serves (client-go asks before it posts events). */
+  #discovery(path: string): unknown {
+    const trimmed = path.replace(/\/+$/, '');
+    if (trimmed === '/version') {
+      return { major: '1', minor: '35', gitVersion: 'v1.35.0-fake', platform: 'linux/amd64' };
+    }
+    if (trimmed === '/api') return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] };
+    const groups = [...new Set(TYPES.map((t) => t.apiVersion).filter((gv) => gv.includes('/')))];
+    if (trimmed === '/apis') {
+      return {
+        kind: 'APIGroupList',
+        apiVersion: 'v1',
+        groups: groups.map((gv) => {
+          const [group, version] = gv.split('/');
+          const v = { groupVersion: gv, version };
+          return { name: group, versions: [v], preferredVersion: v };
+        }),
+      };
+    }
+    const gv = trimmed.startsWith('/api/') ? trimmed.slice(5) : trimmed.startsWith('/apis/') ? trimmed.slice(6) : '';
+    if (gv !== 'v1' && !groups.includes(gv)) return undefined;
+    const verbs = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
+    return {
+      kind: 'APIResourceList',
+      apiVersion: 'v1',
+      groupVersion: gv,
+      resources: TYPES.filter((t) => t.apiVersion === gv).flatMap((t) => [
+        { name: t.plural, singularName: t.kind.toLowerCase(), namespaced: t.namespaced, kind: t.kind, verbs },
+        ...(t.status
+          ? [
+              {
+                name: `${t.plural}/status`,
+                singularName: '',
+                namespaced: t.namespaced,
+                kind: t.kind,
+                verbs: ['get', 'patch', 'update'],
+              },
+            ]
+          : []),
+      ]),
+    };
   }
 
   #bind(name: string, namespace: string | undefined, body: unknown): { code: number; body: unknown } {
@@ -659,8 +810,11 @@ export class FakeApiServer {
       id = tokenId;
       offset = Number(off);
     } else {
+      const fields = selectFields(type, query.fieldSelector);
       const entries = [...this.#objects.get(type)!.entries()]
-        .filter(([key]) => !namespace || key.startsWith(`${namespace}/`))
+        .filter(
+          ([key, e]) => (!namespace || key.startsWith(`${namespace}/`)) && (!fields || fields(JSON.parse(e.json))),
+        )
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
       snap = { rv: this.#rv, items: entries.map(([, e]) => e.json) };
       id = String(++this.#listSeq);
@@ -682,22 +836,46 @@ export class FakeApiServer {
   }
 
   #watch(route: { type: ResourceType; namespace?: string }, query: Record<string, string>, res: ServerResponse): void {
+    const fields = selectFields(route.type, query.fieldSelector);
+    // The streaming watch-list (client-go >= 1.35 starts informers with it): the state as ADDED events, then a
+    // bookmark marking their end. kube-apiserver accepts it only with NotOlderThan and bookmarks.
+    const initialEvents = query.sendInitialEvents === 'true';
+    if (initialEvents && (query.resourceVersionMatch !== 'NotOlderThan' || query.allowWatchBookmarks !== 'true')) {
+      throw new HttpError(
+        422,
+        'Invalid',
+        'ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan and allowWatchBookmarks is true',
+      );
+    }
     res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
     res.flushHeaders(); // the real server answers at once, before any event
     const w: Watcher = {
       resource: route.type,
       namespace: route.namespace,
+      fields,
       res,
       bookmarks: query.allowWatchBookmarks === 'true',
       held: [],
     };
     const rvParam = query.resourceVersion ?? '';
-    if (rvParam === '' || rvParam === '0') {
-      // No resourceVersion: the current state as synthetic ADDED events, then changes.
+    if (rvParam === '' || rvParam === '0' || initialEvents) {
+      // The current state as synthetic ADDED events, then changes (a watch-list's resourceVersion is a lower bound
+      // that the current state always meets here).
       for (const [key, e] of this.#objects.get(route.type)!) {
-        if (!route.namespace || key.startsWith(`${route.namespace}/`)) {
+        if ((!route.namespace || key.startsWith(`${route.namespace}/`)) && (!fields || fields(JSON.parse(e.json)))) {
           this.#write(w, `{"type":"ADDED","object":${e.json}}\n`);
         }
+      }
+      if (initialEvents) {
+        const end = {
+          type: 'BOOKMARK',
+          object: {
+            kind: route.type.kind,
+            apiVersion: route.type.apiVersion,
+            metadata: { resourceVersion: String(this.#rv), annotations: { 'k8s.io/initial-events-end': 'true' } },
+          },
+        };
+        this.#write(w, `${JSON.stringify(end)}\n`);
       }
     } else {
       const from = Number(rvParam);
@@ -712,7 +890,8 @@ export class FakeApiServer {
       }
       for (const e of this.#history) {
         if (e.rv > from && e.resource === route.type && (!route.namespace || e.namespace === route.namespace)) {
-          this.#write(w, `{"type":"${e.type}","object":${e.json}}\n`);
+          const line = this.#eventLine(e, fields);
+          if (line) this.#write(w, line);
         }
       }
     }
@@ -739,6 +918,17 @@ export class FakeApiServer {
       this.#watchers.delete(w);
       clearInterval(w.timer);
     });
+  }
+}
+
+const mediaType = (contentType: string | undefined): string => (contentType ?? '').split(';')[0].trim();
+
+function selectFields(type: ResourceType, selector: string | undefined): FieldSelector | undefined {
+  try {
+    return parseFieldSelector(type.kind, selector);
+  } catch (err) {
+    if (err instanceof FieldSelectorError) throw new HttpError(400, 'BadRequest', err.message);
+    throw err;
   }
 }
 
