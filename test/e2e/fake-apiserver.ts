@@ -103,6 +103,7 @@ export interface RecordedRequest {
   watch: boolean;
   /** The Authorization header as sent (the kubeconfig's credentials). */
   authorization?: string;
+  userAgent?: string;
 }
 
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -477,7 +478,8 @@ export class FakeApiServer {
     const method = req.method ?? 'GET';
     const query = Object.fromEntries(url.searchParams);
     const watch = query.watch === 'true' || query.watch === '1';
-    this.requests.push({ method, path: url.pathname, query, watch, authorization: req.headers.authorization });
+    const { authorization, 'user-agent': userAgent } = req.headers;
+    this.requests.push({ method, path: url.pathname, query, watch, authorization, userAgent });
     const discovery = method === 'GET' ? this.#discovery(url.pathname) : undefined;
     if (discovery) {
       this.#send(res, 200, discovery);

@@ -1,6 +1,7 @@
 // The live source against the fake API server, through the real client-node transport and Watch.
 import assert from 'node:assert/strict';
 import { after, afterEach, beforeEach, describe, test } from 'node:test';
+import pkg from '../../../package.json' with { type: 'json' };
 import { KubeSource, type KubeSourceOptions } from '../../../src/cluster/kube/source.ts';
 import { loadKubeConfig } from '../../../src/cluster/kubeconfig.ts';
 import type { StoreEvent } from '../../../src/cluster/store.ts';
@@ -112,6 +113,15 @@ describe('KubeSource', () => {
     test("lists and watches carry the kubeconfig's credentials", () => {
       assert.ok(h.server.requests.length > 0);
       assert.ok(h.server.requests.every((r) => r.authorization === 'Bearer fake-token'));
+    });
+
+    test('lists and watches identify the extender: User-Agent topology-extender/<package.json version>', async () => {
+      await waitFor('a watch', () => h.server.requests.find((r) => r.watch));
+      assert.ok(h.server.requests.some((r) => !r.watch));
+      assert.deepEqual(
+        new Set(h.server.requests.map((r) => r.userAgent)),
+        new Set([`topology-extender/${pkg.version}`]),
+      );
     });
 
     test('stored objects are trimmed and their timestamps are RFC 3339 strings', () => {

@@ -2,6 +2,7 @@
 // preconditions, and the rules for 409 and 5xx.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
+import pkg from '../../../package.json' with { type: 'json' };
 import { KubeWriter } from '../../../src/cluster/kube/writer.ts';
 import { loadKubeConfig } from '../../../src/cluster/kubeconfig.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from '../../../src/cluster/types.ts';
@@ -53,6 +54,8 @@ describe('KubeWriter.bindPod', () => {
     await writer.bindPod(podRef(p), 'node-a');
     assert.equal((server.get('Pod', 'web', 'default')!.spec as { nodeName?: string }).nodeName, 'node-a');
     assert.equal(server.requests.at(-1)?.authorization, 'Bearer fake-token');
+    // Attributable in audit logs: every request of the bind, reads and writes, names the extender.
+    assert.ok(server.requests.every((r) => r.userAgent === `topology-extender/${pkg.version}`));
     const [write] = server.writes;
     assert.equal(write.method, 'POST');
     assert.equal(write.path, '/api/v1/namespaces/default/pods/web/binding');
