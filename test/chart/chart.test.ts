@@ -2,11 +2,12 @@
 // valid for its API, RBAC is exactly what the code calls, and the KubeSchedulerConfiguration points at what the
 // extender serves.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { RESOURCES } from '../../src/cluster/kube/resources.ts';
 import { loadSettings, type Settings } from '../../src/config.ts';
+import { PLUGIN_NAMES } from '../../src/plugins/names.ts';
 import {
   allows,
   CHART,
@@ -16,6 +17,7 @@ import {
   type K8sObject,
   type PolicyRule,
   renderChart,
+  schedulerConfigOf,
 } from '../helpers/chart.ts';
 import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
 
@@ -39,6 +41,7 @@ async function validateAgainstSchema(obj: K8sObject): Promise<void> {
 
 interface Container {
   name: string;
+  image: string;
   args?: string[];
   command?: string[];
   ports?: { name?: string; containerPort: number }[];
@@ -68,11 +71,19 @@ interface SchedulerExtender {
   weight: number;
 }
 
+type PluginSet = { enabled?: { name: string }[]; disabled?: { name: string }[] };
+
 interface SchedulerConfig {
   leaderElection: { leaderElect: boolean; resourceName: string; resourceNamespace: string };
-  profiles: { schedulerName: string; plugins?: Record<string, { disabled?: { name: string }[] }> }[];
+  profiles: { schedulerName: string; plugins?: Record<string, PluginSet> }[];
   extenders: SchedulerExtender[];
 }
+
+/** Full delegation in one profile's plugins: every volume plugin the extender runs is disabled at multiPoint. */
+const volumePluginsOff = (plugins: Record<string, PluginSet> | undefined): string[] =>
+  (plugins?.multiPoint?.disabled ?? [])
+    .map((p) => p.name)
+    .filter((n) => (PLUGIN_NAMES as readonly string[]).includes(n));
 
 const find = (objects: K8sObject[], kind: string, suffix = '') =>
   objects.filter((o) => o.kind === kind && o.metadata.name.endsWith(suffix));
@@ -95,10 +106,7 @@ const extenderRules = (objects: K8sObject[]) =>
   (one(objects, 'ClusterRole', '-extender') as unknown as { rules: PolicyRule[] }).rules;
 const values = (file: string) =>
   (parseYaml(readFileSync(`${CHART}/ci/${file}`, 'utf8')) ?? {}) as Record<string, unknown>;
-const schedulerConfig = (objects: K8sObject[]): SchedulerConfig =>
-  parseYaml(
-    (one(objects, 'ConfigMap', '-config') as unknown as { data: { 'config.yaml': string } }).data['config.yaml'],
-  );
+const schedulerConfig = (objects: K8sObject[]) => schedulerConfigOf(objects) as unknown as SchedulerConfig;
 
 /** What the code calls, from src/cluster: list + watch of each cached kind; the bind verb's reads and writes. */
 function expectedExtenderGrants(delegated: boolean): string[] {
@@ -147,9 +155,9 @@ for (const file of ['(defaults)', ...valueSets]) {
   const flags = file === '(defaults)' ? [] : ['-f', `${CHART}/ci/${file}`];
   const v = file === '(defaults)' ? {} : values(file);
   const mode = (v.mode as string | undefined) ?? 'scheduler';
-  const delegated = v.delegateVolumeBinding === true;
+  const delegated = v.delegateVolumeBinding !== false;
 
-  describe(`helm template ${file} (mode ${mode}${delegated ? ', delegated binding' : ''})`, () => {
+  describe(`helm template ${file} (mode ${mode}, ${delegated ? 'full delegation' : 'filter-only'})`, () => {
     let objects: K8sObject[];
     before(async () => {
       objects = await renderChart(flags);
@@ -211,14 +219,15 @@ for (const file of ['(defaults)', ...valueSets]) {
         }
       });
 
-      it('disables in-tree VolumeBinding at reserve and preBind exactly when binding is delegated', () => {
+      it("hands every volume decision to the extender when delegated: kube-scheduler's volume plugins off at every point, bindVerb set", () => {
         const config = schedulerConfig(objects);
         assert.equal(config.profiles.length, 1);
-        const disabledAt = Object.entries(config.profiles[0].plugins ?? {})
-          .filter(([, set]) => set.disabled?.some((p) => p.name === 'VolumeBinding'))
-          .map(([point]) => point)
-          .sort();
-        assert.deepEqual(disabledAt, delegated ? ['preBind', 'reserve'] : []);
+        const plugins = config.profiles[0].plugins;
+        assert.deepEqual(volumePluginsOff(plugins).sort(), delegated ? [...PLUGIN_NAMES].sort() : []);
+        for (const [point, set] of Object.entries(plugins ?? {})) {
+          assert.deepEqual(set.enabled ?? [], [], `nothing enabled again at ${point}`);
+          if (point !== 'multiPoint') assert.deepEqual(set.disabled ?? [], [], `nothing else disabled at ${point}`);
+        }
         assert.equal(config.extenders[0].bindVerb !== undefined, delegated);
       });
 
@@ -281,6 +290,13 @@ for (const file of ['(defaults)', ...valueSets]) {
   });
 }
 
+/** The KubeSchedulerConfiguration fragment NOTES.txt prints in mode extender: the extender entry, and the profile's plugins when delegated. */
+const notesConfig = (notes: string) =>
+  parseYaml(notes.slice(notes.indexOf('extenders:'))) as {
+    extenders: (SchedulerExtender & { tlsConfig: Record<string, string> })[];
+    profiles?: SchedulerConfig['profiles'];
+  };
+
 describe('mode extender: certificates and NOTES.txt', () => {
   it('issues the certificates with cert-manager exactly when its API is installed (tls.provider auto)', async () => {
     const objects = await renderChart(['--set', 'mode=extender', '--api-versions', 'cert-manager.io/v1']);
@@ -300,11 +316,7 @@ describe('mode extender: certificates and NOTES.txt', () => {
     const { objects, notes } = await dryRunInstall(['-f', `${CHART}/ci/extender-values.yaml`]);
     assert.equal(find(objects, 'Certificate').length, 0);
     const secret = one(objects, 'Secret', '-tls') as unknown as { data: Record<string, string> };
-    const entry = (
-      parseYaml(notes.slice(notes.indexOf('extenders:'))) as {
-        extenders: (SchedulerExtender & { tlsConfig: Record<string, string> })[];
-      }
-    ).extenders[0];
+    const entry = notesConfig(notes).extenders[0];
     assert.equal(entry.urlPrefix, 'https://rel-topology-extender.kube-system.svc:8443/scheduler');
     assert.equal(entry.tlsConfig.serverName, 'rel-topology-extender.kube-system.svc');
     assert.equal(entry.tlsConfig.caData, secret.data['ca.crt']);
@@ -316,10 +328,59 @@ describe('mode extender: certificates and NOTES.txt', () => {
     assert.ok(cert.verify(new X509Certificate(Buffer.from(secret.data['ca.crt'], 'base64')).publicKey));
   });
 
+  it("prints, when delegated (the default), bindVerb and the profile's plugins with every volume plugin off at multiPoint", async () => {
+    for (const delegated of [true, false]) {
+      const { notes } = await dryRunInstall(['--set', 'mode=extender', '--set', `delegateVolumeBinding=${delegated}`]);
+      const printed = notesConfig(notes);
+      assert.equal(printed.extenders[0].bindVerb !== undefined, delegated);
+      const profiles = printed.profiles ?? [];
+      assert.equal(profiles.length, delegated ? 1 : 0);
+      if (delegated) assert.deepEqual(volumePluginsOff(profiles[0].plugins).sort(), [...PLUGIN_NAMES].sort());
+    }
+  });
+
   it('refuses a ServiceMonitor in mode scheduler, where the extender listens on loopback only', async () => {
     await assert.rejects(
       renderChart(['--set', 'serviceMonitor.enabled=true']),
       /serviceMonitor.enabled needs mode: extender/,
+    );
+  });
+});
+
+describe("kube-scheduler's image follows the cluster's minor version (.Capabilities.KubeVersion)", () => {
+  const image = async (flags: string[]) =>
+    podSpec(await renderChart(flags)).containers.find((c) => c.name === 'kube-scheduler')!.image;
+
+  it('defaults to the release the end-to-end tests run for that minor version, whatever the patch or vendor suffix', async () => {
+    for (const [cluster, tag] of [
+      ['v1.34.0', 'v1.34.7'],
+      ['1.34.12', 'v1.34.7'],
+      ['v1.35.0', 'v1.35.4'],
+      ['v1.35.3-eks-4b2c1a', 'v1.35.4'],
+    ]) {
+      assert.equal(await image(['--kube-version', cluster]), `registry.k8s.io/kube-scheduler:${tag}`, cluster);
+    }
+  });
+
+  it('takes scheduler.image.tag when set', async () => {
+    const flags = ['--kube-version', 'v1.34.2', '--set', 'scheduler.image.tag=v1.34.9'];
+    assert.equal(await image(flags), 'registry.k8s.io/kube-scheduler:v1.34.9');
+  });
+
+  it("refuses clusters outside the tested range, as Chart.yaml's kubeVersion says", async () => {
+    for (const cluster of ['v1.33.9', 'v1.36.0']) {
+      await assert.rejects(renderChart(['--kube-version', cluster]), /requires kubeVersion: >=1\.34\.0-0 <1\.36\.0-0/);
+    }
+  });
+
+  it('defaults to exactly the kube-scheduler releases of ../shared/bin, the ones the end-to-end tests run', async (t) => {
+    const shared = existsSync('../shared/bin') ? readdirSync('../shared/bin') : [];
+    const versions = shared.map((f) => /^kube-scheduler-(v[\d.]+)\.xz$/.exec(f)?.[1]).filter((x) => x !== undefined);
+    if (versions.length === 0) return t.skip('no ../shared/bin/kube-scheduler-*.xz');
+    const defaults = await Promise.all(versions.map((v) => image(['--kube-version', v])));
+    assert.deepEqual(
+      defaults,
+      versions.map((v) => `registry.k8s.io/kube-scheduler:${v}`),
     );
   });
 });

@@ -35,10 +35,18 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** The bindVerb of the installed scheduler configuration's extender entry. */
+const bindVerb = () =>
+  (
+    parseYaml(data(named('ConfigMap', 'topology-extender-config'))!['config.yaml']) as {
+      extenders: { bindVerb?: string }[];
+    }
+  ).extenders[0].bindVerb;
+
 describe('README: helm install, upgrade and uninstall', () => {
-  it('installs mode scheduler, then uninstalls everything it created', async () => {
+  it('installs mode scheduler, fully delegated (bindVerb), then uninstalls everything it created', async () => {
     await run(command(/^helm install topology-extender charts\/topology-extender --namespace kube-system$/));
-    assert.ok(named('ConfigMap', 'topology-extender-config'));
+    assert.equal(bindVerb(), 'bind');
     assert.ok(named('ClusterRoleBinding', 'topology-extender-kube-scheduler'));
     await run(command(/^helm uninstall /));
     assert.deepEqual(
@@ -47,12 +55,9 @@ describe('README: helm install, upgrade and uninstall', () => {
     );
   });
 
-  it('installs mode scheduler with delegated binding', async () => {
-    await run(command(/^helm install .*delegateVolumeBinding=true$/));
-    const config = parseYaml(data(named('ConfigMap', 'topology-extender-config'))!['config.yaml']) as {
-      extenders: { bindVerb?: string }[];
-    };
-    assert.equal(config.extenders[0].bindVerb, 'bind');
+  it('installs mode scheduler in the filter-only registration: kube-scheduler binds', async () => {
+    await run(command(/^helm install .*delegateVolumeBinding=false$/));
+    assert.equal(bindVerb(), undefined);
     await run(command(/^helm uninstall /));
     assert.equal(chartObjects().length, 0);
   });

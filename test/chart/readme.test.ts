@@ -1,8 +1,12 @@
-// The README's Helm section is complete (test/chart/lifecycle.test.ts runs its commands) and its RBAC matches the chart.
+// The README's Helm section is complete (test/chart/lifecycle.test.ts runs its commands), its RBAC matches the chart, and
+// its KubeSchedulerConfigurations that delegate binding delegate every volume decision (test/chart/kube-scheduler.test.ts
+// loads them into the real kube-scheduler).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { PLUGIN_NAMES } from '../../src/plugins/names.ts';
 import { grants, type PolicyRule, parseObjects, renderChart } from '../helpers/chart.ts';
+import { readmeSchedulerConfigs } from '../helpers/readme.ts';
 
 const readme = readFileSync('README.md', 'utf8');
 const commands = [...readme.matchAll(/^helm (install|upgrade|get|uninstall) .*$/gm)].map((m) => m[0]);
@@ -31,5 +35,33 @@ describe('README Helm commands', () => {
       (o) => o.kind === 'ClusterRole' && o.metadata.name.endsWith('-extender'),
     ) as unknown as { rules: PolicyRule[] };
     assert.deepEqual(grants(documented.rules), grants(chart.rules));
+  });
+});
+
+describe('README KubeSchedulerConfigurations', () => {
+  interface Profile {
+    plugins?: Record<string, { enabled?: { name: string }[]; disabled?: { name: string }[] }>;
+  }
+  const configs = readmeSchedulerConfigs() as { extenders?: { bindVerb?: string }[]; profiles?: Profile[] }[];
+
+  it('include one where the extender binds (bindVerb) and one where kube-scheduler does', () => {
+    assert.ok(configs.some((c) => c.extenders?.some((e) => e.bindVerb)));
+    assert.ok(configs.some((c) => c.extenders?.length && !c.extenders.some((e) => e.bindVerb)));
+  });
+
+  it('with bindVerb, disable in every profile each volume plugin the extender runs, at multiPoint, and enable none again', () => {
+    for (const config of configs.filter((c) => c.extenders?.some((e) => e.bindVerb))) {
+      assert.ok(config.profiles?.length, 'names its profiles');
+      for (const profile of config.profiles ?? []) {
+        const off = new Set((profile.plugins?.multiPoint?.disabled ?? []).map((p) => p.name));
+        assert.deepEqual(
+          PLUGIN_NAMES.filter((n) => !off.has(n)),
+          [],
+        );
+        for (const set of Object.values(profile.plugins ?? {})) {
+          assert.ok(!(set.enabled ?? []).some((p) => (PLUGIN_NAMES as readonly string[]).includes(p.name)));
+        }
+      }
+    }
   });
 });

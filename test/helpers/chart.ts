@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { unzipSync } from 'fflate';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, parse as parseYaml } from 'yaml';
 
 export const CHART = 'charts/topology-extender';
 const run = promisify(execFile);
@@ -70,6 +70,13 @@ export function parseObjects(manifest: string): K8sObject[] {
   return parseAllDocuments(manifest)
     .map((d) => d.toJS() as K8sObject | null)
     .filter((o): o is K8sObject => o !== null);
+}
+
+/** The KubeSchedulerConfiguration of mode scheduler's ConfigMap, parsed. */
+export function schedulerConfigOf(objects: K8sObject[]): Record<string, unknown> {
+  const maps = objects.filter((o) => o.kind === 'ConfigMap' && o.metadata.name.endsWith('-config'));
+  if (maps.length !== 1) throw new Error(`expected one ConfigMap *-config, found ${maps.length}`);
+  return parseYaml((maps[0] as unknown as { data: { 'config.yaml': string } }).data['config.yaml']);
 }
 
 /** `helm template` of the chart in kube-system with extra flags (-f FILE, --set ..., --api-versions ...). */

@@ -48,6 +48,33 @@ app.kubernetes.io/component: {{ .Values.mode }}
 {{- if .Values.delegateVolumeBinding }}{{ max $t (add (int .Values.extender.bindTimeoutSeconds) 30) }}{{ else }}{{ $t }}{{ end }}
 {{- end }}
 
+{{/*
+The kube-scheduler image tag: scheduler.image.tag, else the release the end-to-end tests run for the cluster's minor
+version (Chart.yaml's kubeVersion admits no other). Each has upstream's fix for pods that only an extender rejected (kubernetes#122022, since v1.30.0): without
+it such a pod may wait up to 5 minutes after the cluster changes in its favour.
+*/}}
+{{- define "te.schedulerImageTag" -}}
+{{- $v := semver .Capabilities.KubeVersion.Version }}
+{{- $tested := dict "1.34" "v1.34.7" "1.35" "v1.35.4" }}
+{{- .Values.scheduler.image.tag | default (get $tested (printf "%d.%d" $v.Major $v.Minor)) }}
+{{- end }}
+
+{{/*
+Full delegation: kube-scheduler's volume plugins off at every extension point, so the extender alone filters, scores
+and binds volumes. VolumeBinding alone is not enough: VolumeZone would then reject a pod with an unbound Immediate
+claim with its own reason instead of upstream's. The per-cloud limits plugins (EBSLimits, GCEPDLimits,
+AzureDiskLimits, CinderLimits) left the default profile in v1.31 and kube-scheduler in v1.32, before the versions
+this chart supports.
+*/}}
+{{- define "te.volumePluginsOff" -}}
+multiPoint:
+  disabled:
+    - name: VolumeBinding
+    - name: VolumeZone
+    - name: VolumeRestrictions
+    - name: NodeVolumeLimits
+{{- end }}
+
 {{/* cert-manager issues the certificates (mode extender) when asked to, or when its API is installed. */}}
 {{- define "te.useCertManager" -}}
 {{- if or (eq .Values.tls.provider "cert-manager") (and (eq .Values.tls.provider "auto") (.Capabilities.APIVersions.Has "cert-manager.io/v1")) }}true{{ end }}
