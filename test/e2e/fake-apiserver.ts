@@ -108,6 +108,13 @@ export interface RecordedRequest {
 
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
+/** A change as subscribe() reports it. */
+export interface StoredEvent {
+  type: EventType;
+  kind: string;
+  object: FakeObject;
+}
+
 interface HistoryEvent {
   rv: number;
   type: EventType;
@@ -209,6 +216,7 @@ export class FakeApiServer {
   readonly requests: RecordedRequest[] = [];
   /** Called after every write request is answered (tests simulate controllers with it). */
   onWrite: ((write: RecordedWrite) => void) | undefined;
+  readonly #listeners = new Set<(event: StoredEvent) => void>();
   url = '';
 
   constructor(options: FakeApiServerOptions = {}) {
@@ -412,7 +420,23 @@ export class FakeApiServer {
     return obj;
   }
 
+  /**
+   * Calls `listener` after every change, whoever made it (an HTTP client or a test), as a watch of every kind would
+   * see it: simulated controllers react to the state, not to one client's requests. Returns the unsubscribe function.
+   */
+  subscribe(listener: (event: StoredEvent) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
   #emit(event: HistoryEvent): void {
+    if (this.#listeners.size > 0) {
+      const stored: StoredEvent = { type: event.type, kind: event.resource.kind, object: JSON.parse(event.json) };
+      // After the current write has returned, as a controller's informer would see it.
+      queueMicrotask(() => {
+        for (const listener of this.#listeners) listener(stored);
+      });
+    }
     this.#history.push(event);
     if (this.#history.length > this.#historyLimit) {
       const dropped = this.#history.splice(0, this.#history.length - this.#historyLimit);

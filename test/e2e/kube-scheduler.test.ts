@@ -1,0 +1,107 @@
+// A real kube-scheduler drives the extender end to end, in both registrations the README documents (full delegation
+// with bindVerb; filter-only with kube-scheduler binding) and both node modes, against every kube-scheduler version
+// available. Each case checks what the API server ends up holding and which verb calls the extender received.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { kubeSchedulers } from './kube-scheduler.ts';
+import {
+  CSI_CLASS,
+  claim,
+  clusterObjects,
+  LOCAL_CLASS,
+  localPV,
+  pendingPod,
+  type SchedulerCluster,
+  startSchedulerCluster,
+} from './scheduler-cluster.ts';
+
+const found = await kubeSchedulers();
+
+const REGISTRATIONS = [
+  { mode: 'delegated', nodeCacheCapable: true },
+  { mode: 'delegated', nodeCacheCapable: false },
+  { mode: 'scheduler-binds', nodeCacheCapable: true },
+  { mode: 'scheduler-binds', nodeCacheCapable: false },
+] as const;
+
+type Volume = { spec: { claimRef?: { name: string }; nodeAffinity?: unknown } };
+
+if (found.skip) {
+  test('a real kube-scheduler schedules through the extender', { skip: found.skip }, () => {});
+} else {
+  let cluster: SchedulerCluster;
+  before(async () => {
+    cluster = await startSchedulerCluster(clusterObjects(3));
+  });
+  after(() => cluster?.stop());
+
+  for (const binary of found.binaries) {
+    for (const registration of REGISTRATIONS) {
+      const label = `${binary.version} ${registration.mode} nodeCacheCapable=${registration.nodeCacheCapable}`;
+      const scheduler = `e2e-${binary.version.replaceAll('.', '-')}-${registration.mode}-${registration.nodeCacheCapable ? 'cache' : 'full'}`;
+      describe(label, () => {
+        before(() => cluster.scheduler(binary, scheduler, registration));
+
+        test('a pod without volumes is bound after our filter and prioritize', async () => {
+          const name = `${scheduler}-plain`;
+          cluster.server.add(pendingPod(name, scheduler));
+          const node = await cluster.boundNode(name);
+          assert.match(node, /^node-\d$/);
+          const calls = await cluster.recorder.answered(`default/${name}`);
+          assert.deepEqual(
+            [...new Set(calls.map((c) => c.verb))],
+            registration.mode === 'delegated' ? ['filter', 'prioritize', 'bind'] : ['filter', 'prioritize'],
+          );
+          assert.deepEqual(
+            calls.filter((c) => c.status !== 200),
+            [],
+            'every call answered 200',
+          );
+          const [filter] = calls;
+          assert.equal(filter.nodes, 3, 'the filter saw every node');
+          assert.equal(filter.fullNodes, !registration.nodeCacheCapable, 'node names only in node-cache mode');
+        });
+
+        test('a pod with a local-PV claim and a CSI claim lands where its PV is, with one PV bound and the CSI claim provisioned there', async () => {
+          const name = `${scheduler}-claims`;
+          // The only local PV large enough is on node-1; node-0 and node-2 have one that is too small.
+          cluster.server.add(
+            localPV(`${name}-small-0`, 'node-0', '1Gi'),
+            localPV(`${name}-fits`, 'node-1', '10Gi'),
+            localPV(`${name}-small-2`, 'node-2', '1Gi'),
+            claim(`${name}-local`, LOCAL_CLASS, '5Gi'),
+            claim(`${name}-csi`, CSI_CLASS, '20Gi'),
+            pendingPod(name, scheduler, { claims: [`${name}-local`, `${name}-csi`] }),
+          );
+          assert.equal(await cluster.boundNode(name), 'node-1');
+          const local = cluster.server.get('PersistentVolumeClaim', `${name}-local`, 'default')!;
+          assert.equal((local.spec as { volumeName?: string }).volumeName, `${name}-fits`);
+          const claimedBy = ['small-0', 'fits', 'small-2'].filter(
+            (pv) => (cluster.server.get('PersistentVolume', `${name}-${pv}`) as unknown as Volume).spec.claimRef,
+          );
+          assert.deepEqual(claimedBy, ['fits'], 'exactly one local PV is bound');
+          const csi = cluster.server.get('PersistentVolumeClaim', `${name}-csi`, 'default')!;
+          const annotations = csi.metadata.annotations as Record<string, string>;
+          assert.equal(annotations['volume.kubernetes.io/selected-node'], 'node-1');
+          assert.equal((csi.status as { phase: string }).phase, 'Bound');
+          const filters = cluster.recorder.callsFor(`default/${name}`, 'filter');
+          const answer = filters[0].answer as { NodeNames?: string[]; Nodes?: { items: unknown[] } };
+          const passed = registration.nodeCacheCapable ? answer.NodeNames : answer.Nodes?.items;
+          assert.equal(passed?.length, 1, 'our filter passed only node-1');
+          if (registration.mode === 'delegated') {
+            const binds = (await cluster.recorder.answered(`default/${name}`)).filter((c) => c.verb === 'bind');
+            assert.deepEqual(
+              binds.map((c) => c.answer),
+              [{ Error: '' }],
+              'our bind did the writes',
+            );
+            const volumeWriters = cluster.server.writes.filter(
+              (w) => w.path.includes(`${name}-`) && w.method === 'PUT',
+            );
+            assert.deepEqual(volumeWriters, [], 'kube-scheduler wrote no volume (its VolumeBinding is off)');
+          }
+        });
+      });
+    }
+  }
+}

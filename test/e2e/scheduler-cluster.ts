@@ -1,0 +1,174 @@
+// The fixture of the real-kube-scheduler end-to-end tests: a fake API server holding a small cluster, the simulated
+// volume controllers, the extender as a process (the real CLI), a recording proxy in front of it, and kube-schedulers
+// started per registration, each with its own schedulerName so that several can share the cluster.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { created, waitFor } from '../cluster/kube/helpers.ts';
+import * as build from '../helpers/objects.ts';
+import { type ExtenderProcess, startExtender } from './extender-process.ts';
+import { FakeApiServer, type FakeObject, writeKubeconfig } from './fake-apiserver.ts';
+import {
+  type ExtenderRegistration,
+  type KubeSchedulerBinary,
+  type KubeSchedulerProcess,
+  startKubeScheduler,
+} from './kube-scheduler.ts';
+import { startVerbRecorder, type VerbRecorder } from './verb-recorder.ts';
+import { startVolumeControllers, type VolumeControllers } from './volume-controllers.ts';
+
+export const ZONE = 'topology.kubernetes.io/zone';
+export const HOSTNAME = 'kubernetes.io/hostname';
+export const CSI_DRIVER = 'csi.example.com';
+/** Statically provisioned local PVs (no provisioner), WaitForFirstConsumer. */
+export const LOCAL_CLASS = 'local';
+/** A capacity-tracked CSI class, WaitForFirstConsumer, provisioned per zone. */
+export const CSI_CLASS = 'csi-wffc';
+const ALLOCATABLE = { cpu: '8', memory: '32Gi', pods: '110' };
+
+/** `count` nodes over zones a, b, c, each with the CSI driver's topology key and room for 110 pods. */
+export function clusterObjects(count = 3): FakeObject[] {
+  const nodes = Array.from({ length: count }, (_, i) => {
+    const name = `node-${i}`;
+    const zone = `zone-${'abc'[i % 3]}`;
+    return [
+      created(
+        build.makeNode(name, {
+          zone,
+          allocatable: ALLOCATABLE,
+          status: { capacity: ALLOCATABLE, conditions: [{ type: 'Ready', status: 'True' }] },
+        }),
+      ),
+      created(build.makeCSINode(name, { drivers: [{ name: CSI_DRIVER, nodeID: name, topologyKeys: [ZONE] }] })),
+    ];
+  }).flat();
+  return [
+    ...nodes,
+    created(build.makeStorageClass(LOCAL_CLASS)),
+    created(build.makeStorageClass(CSI_CLASS, { provisioner: CSI_DRIVER })),
+    created(build.makeCSIDriver(CSI_DRIVER, { storageCapacity: true, attachRequired: true })),
+    ...['a', 'b', 'c'].map((z) =>
+      created(
+        build.makeCSIStorageCapacity(`capacity-zone-${z}`, {
+          namespace: 'kube-system',
+          className: CSI_CLASS,
+          capacity: '1Ti',
+          nodeTopology: { matchLabels: { [ZONE]: `zone-${z}` } },
+        }),
+      ),
+    ),
+  ];
+}
+
+/** A free local PV of LOCAL_CLASS on `node`. */
+export function localPV(name: string, node: string, size = '10Gi'): FakeObject {
+  return created(
+    build.makePV(name, {
+      className: LOCAL_CLASS,
+      size,
+      phase: 'Available',
+      affinity: { [HOSTNAME]: [node] },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        persistentVolumeReclaimPolicy: 'Retain',
+        local: { path: `/mnt/${name}` },
+      },
+    }),
+  );
+}
+
+/** An unbound claim of `className`. */
+export function claim(name: string, className: string, size = '5Gi'): FakeObject {
+  return created(build.makePVC(name, { className, size, phase: 'Pending', spec: { accessModes: ['ReadWriteOnce'] } }));
+}
+
+/** A pending pod for `schedulerName` using `claims`. */
+export function pendingPod(
+  name: string,
+  schedulerName: string,
+  o: { claims?: string[]; priority?: number; cpu?: string; labels?: Record<string, string> } = {},
+): FakeObject {
+  return created(
+    build.makePod(name, {
+      schedulerName,
+      labels: o.labels ?? { app: name },
+      claims: o.claims,
+      priority: o.priority,
+      containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu: o.cpu ?? '100m', memory: '64Mi' } } }],
+    }),
+  );
+}
+
+export interface SchedulerCluster {
+  server: FakeApiServer;
+  extender: ExtenderProcess;
+  recorder: VerbRecorder;
+  controllers: VolumeControllers;
+  kubeconfig: string;
+  dir: string;
+  /** Starts a kube-scheduler for `schedulerName`, registered with the extender (through the recorder) as `registration`. */
+  scheduler(
+    binary: KubeSchedulerBinary,
+    schedulerName: string,
+    registration: Omit<ExtenderRegistration, 'url'> | undefined,
+  ): Promise<KubeSchedulerProcess>;
+  /** Restarts the extender process on another port; the recorder keeps kube-scheduler's URL. */
+  restartExtender(): Promise<void>;
+  /** The pod's node once bound (waits for it). */
+  boundNode(name: string, timeoutMs?: number): Promise<string>;
+  stop(): Promise<void>;
+}
+
+const EXTENDER_ARGS = ['--bind-timeout-seconds', '20'];
+
+export async function startSchedulerCluster(objects: FakeObject[] = clusterObjects()): Promise<SchedulerCluster> {
+  const dir = await mkdtemp(join(tmpdir(), 'e2e-kube-scheduler-'));
+  const server = new FakeApiServer({ bookmarkIntervalMs: 1_000 });
+  await server.start();
+  server.add(...objects);
+  const controllers = startVolumeControllers(server);
+  const kubeconfig = await writeKubeconfig(server.url, dir);
+  let extender = await startExtender(kubeconfig, EXTENDER_ARGS);
+  const recorder = await startVerbRecorder(extender.url);
+  const schedulers: KubeSchedulerProcess[] = [];
+  const cluster: SchedulerCluster = {
+    server,
+    get extender() {
+      return extender;
+    },
+    recorder,
+    controllers,
+    kubeconfig,
+    dir,
+    async scheduler(binary, schedulerName, registration) {
+      const ks = await startKubeScheduler(binary, dir, {
+        kubeconfig,
+        schedulerName,
+        extender: registration ? { ...registration, url: recorder.url } : undefined,
+      });
+      schedulers.push(ks);
+      return ks;
+    },
+    async restartExtender() {
+      await extender.stop();
+      extender = await startExtender(kubeconfig, EXTENDER_ARGS);
+      recorder.target = extender.url;
+    },
+    boundNode(name, timeoutMs = 60_000) {
+      return waitFor(
+        `pod ${name} bound`,
+        () => (server.get('Pod', name, 'default')?.spec as { nodeName?: string } | undefined)?.nodeName,
+        timeoutMs,
+      );
+    },
+    async stop() {
+      await Promise.all(schedulers.map((s) => s.stop()));
+      controllers.stop();
+      await recorder.stop();
+      await extender.stop();
+      await server.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+  return cluster;
+}
