@@ -84,7 +84,7 @@ export type PluginSets = Record<string, { Enabled: { Name: string }[] | null }>;
 export async function loadedPlugins(
   binary: string,
   config: Record<string, unknown>,
-  timeoutMs = 120_000,
+  timeoutMs = 60_000, // under test/run.ts's 120 s per test, so a hang reports kube-scheduler's log
 ): Promise<PluginSets[]> {
   const dir = await mkdtemp(join(tmpdir(), 'kube-scheduler-config-'));
   try {

@@ -50,8 +50,9 @@ app.kubernetes.io/component: {{ .Values.mode }}
 
 {{/*
 The kube-scheduler image tag: scheduler.image.tag, else the release the end-to-end tests run for the cluster's minor
-version (Chart.yaml's kubeVersion admits no other). Each has upstream's fix for pods that only an extender rejected (kubernetes#122022, since v1.30.0): without
-it such a pod may wait up to 5 minutes after the cluster changes in its favour.
+version (Chart.yaml's kubeVersion admits no other). Each has upstream's fix for pods that only an extender rejected
+(kubernetes#122022, since v1.30.0): without it such a pod may wait up to 5 minutes after the cluster changes in its
+favour.
 */}}
 {{- define "te.schedulerImageTag" -}}
 {{- $v := semver .Capabilities.KubeVersion.Version }}
