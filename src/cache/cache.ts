@@ -51,6 +51,9 @@ export class NodeInfoCache implements SchedulerCache {
   /** The same NodeInfos by name without the list links: every verb looks up each candidate here (one load less). */
   readonly #infos = new Map<string, MutableNodeInfo>();
   #head: NodeEntry | undefined;
+  /** Ordinals of dropped NodeInfos, given to the next nodes: the ordinals stay about as many as the nodes. */
+  readonly #freeOrdinals: number[] = [];
+  #nextOrdinal = 0;
   readonly #tree = new NodeTree();
   #generation = 0;
 
@@ -312,6 +315,7 @@ export class NodeInfoCache implements SchedulerCache {
     let entry = this.#nodes.get(name);
     if (!entry) {
       entry = { info: new MutableNodeInfo(name), prev: undefined, next: undefined };
+      entry.info.ordinal = this.#freeOrdinals.pop() ?? this.#nextOrdinal++;
       this.#nodes.set(name, entry);
       this.#infos.set(name, entry.info);
     }
@@ -333,6 +337,7 @@ export class NodeInfoCache implements SchedulerCache {
     this.#unlink(entry);
     this.#nodes.delete(entry.info.name);
     this.#infos.delete(entry.info.name);
+    this.#freeOrdinals.push(entry.info.ordinal);
     this.#generation = nextGeneration();
   }
 

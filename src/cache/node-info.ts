@@ -39,6 +39,12 @@ export interface NodeInfo {
   readonly csiVolumes: ReadonlyMap<string, ReadonlySet<string>>;
   /** Value of the global generation counter at this node's last change. */
   readonly generation: number;
+  /**
+   * A small integer the cache gives the node while it holds it (reused after), for per-node dense arrays (see
+   * src/volumes/free-pv-rows.ts); -1 or absent for a NodeInfo outside a cache. Data kept by ordinal must still check
+   * it is about the same node (same labels object): a NodeInfo of another cache may carry the same number.
+   */
+  readonly ordinal?: number;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -72,6 +78,7 @@ function bump(counts: Map<string, number>, key: string, sign: 1 | -1): void {
 
 export class MutableNodeInfo implements NodeInfo {
   readonly name: string;
+  ordinal = -1;
   #node: Node | undefined;
   #pods = new Map<string, CachedPodInfo>();
   #allocatable: Resource = emptyResource();
@@ -178,6 +185,7 @@ export class MutableNodeInfo implements NodeInfo {
     for (const [driver, set] of this.#csiVolumes) c.#csiVolumes.set(driver, new Set(set));
     for (const [driver, refs] of this.#csiRefs) c.#csiRefs.set(driver, new Map(refs));
     c.#generation = this.#generation;
+    c.ordinal = this.ordinal;
     return c;
   }
 
@@ -238,6 +246,7 @@ export function newNodeInfo(
 export function copyNodeInfo(info: NodeInfo): MutableNodeInfo {
   if (info instanceof MutableNodeInfo) return info.clone();
   const copy = new MutableNodeInfo(info.name, info.node);
+  copy.ordinal = info.ordinal ?? -1;
   for (const p of info.pods.values()) copy.addPod(p.pod, p.assumed);
   return copy;
 }

@@ -141,7 +141,7 @@ export class VolumeBindingPlugin
     const generation = this.binder.generation();
     let found: ReturnType<VolumeBinder['findPodVolumes']>;
     try {
-      found = this.binder.findPodVolumes(pod, data.claims, node, data.held);
+      found = this.binder.findPodVolumes(pod, data.claims, node, data.held, undefined, nodeInfo.ordinal ?? -1);
     } catch (err) {
       return status('Error', errorMessage(err));
     }

@@ -3,7 +3,8 @@
 // entry backwards, so a resync cannot clobber an assumption; restore() drops the assumption.
 import type { ClusterStore } from '../cluster/store.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from '../cluster/types.ts';
-import { affinityIndexEntries } from './node-affinity.ts';
+import { FreePVRows, ROW_UNDECIDED, type RowContent } from './free-pv-rows.ts';
+import { affinityIndexEntries, matchNodeSelectorTerms } from './node-affinity.ts';
 import {
   type ClaimMatchInput,
   claimKey,
@@ -168,6 +169,8 @@ interface ClassIndex {
   readonly unindexed: Set<FreePV>;
   /** Every PV of the class (ListPVs), in insertion order, bound or not. */
   readonly all: Set<AssumeEntry<PersistentVolume>>;
+  /** The free PVs each node can take, one dense row per node ordinal, built from the buckets above. */
+  readonly rows: FreePVRows;
 }
 
 interface IndexedAs {
@@ -202,6 +205,29 @@ function nodeBuckets(index: ClassIndex, labels: Readonly<Record<string, string>>
   }
   index.byNode.set(labels, found);
   return found;
+}
+
+/**
+ * A node's free PVs of the class in the order FindMatchingVolume's walk meets them (see PVAssumeCache.findMatching-
+ * Volume): smallest first; among equal capacities, by the node's bucket order (the unindexed PVs last), then by
+ * arrival. PVs whose affinity does not hold on the node are left out: no claim can take them there.
+ */
+function rowContent(index: ClassIndex, labels: Readonly<Record<string, string>>): RowContent {
+  const { keys, buckets } = nodeBuckets(index, labels);
+  const group = new Map<FreePV, number>();
+  const consider = (slot: FreePV, g: number, bucketKey: string | undefined) => {
+    if (group.has(slot)) return;
+    const matches =
+      slot.affinity === undefined ||
+      (bucketKey !== undefined && slot.impliedByKey === bucketKey) ||
+      matchNodeSelectorTerms(slot.affinity, labels);
+    group.set(slot, matches ? g : -1);
+  };
+  for (let i = 0; i < buckets.length; i++) for (const slot of buckets[i].slots) consider(slot, i, keys[i]);
+  for (const slot of index.unindexed) consider(slot, buckets.length, undefined);
+  const slots = [...group].filter(([, g]) => g >= 0).map(([slot]) => slot);
+  slots.sort((a, b) => a.capacity - b.capacity || group.get(a)! - group.get(b)! || a.seq - b.seq);
+  return { slots, buckets };
 }
 
 /**
@@ -266,6 +292,7 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
     input: ClaimMatchInput,
     nodeLabels: Readonly<Record<string, string>> | undefined,
     excluded: PVNames,
+    ordinal = -1,
   ): PersistentVolume | undefined {
     const preBound = this.#byClaim.get(input.claimRefKey);
     if (preBound) {
@@ -275,6 +302,11 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
     const index = this.#classes.get(input.className);
     if (!index) return undefined;
     const labels = nodeLabels ?? NO_LABELS;
+    // The node's row answers a claim without selector (a selector's errors and label checks are the walk's).
+    if (ordinal >= 0 && input.pvc.spec.selector === undefined) {
+      const found = index.rows.find(ordinal, labels, input, excluded);
+      if (found !== ROW_UNDECIDED) return found;
+    }
     let best: FreePV | undefined;
     const { keys, buckets } = nodeBuckets(index, labels);
     for (let i = 0; i < buckets.length; i++) best = buckets[i].smallest(input, keys[i], labels, excluded, best);
@@ -330,24 +362,30 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
     const free = as.free!;
     const before = free.capacity;
     refreshFreePV(free, pv);
-    if (free.capacity === before || as.entries === undefined) return;
-    const byTopology = this.#classes.get(as.className)?.byTopology;
+    const index = this.#classes.get(as.className);
+    if (as.entries === undefined) {
+      index?.rows.staleAll();
+      return;
+    }
     for (const [key, value] of as.entries) {
-      const bucket = byTopology?.get(key)?.get(value);
-      if (bucket?.delete(free)) bucket.add(free);
+      const bucket = index?.byTopology.get(key)?.get(value);
+      if (free.capacity === before) bucket?.changed();
+      else if (bucket?.delete(free)) bucket.add(free);
     }
   }
 
   #index(entry: AssumeEntry<PersistentVolume>, as: IndexedAs): void {
     let index = this.#classes.get(as.className);
     if (!index) {
-      index = {
+      const made: ClassIndex = {
         byTopology: new Map(),
         version: 0,
         byNode: new WeakMap(),
         unindexed: new Set(),
         all: new Set(),
+        rows: new FreePVRows((labels) => rowContent(made, labels)),
       };
+      index = made;
       this.#classes.set(as.className, index);
     }
     index.all.add(entry);
@@ -358,6 +396,7 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
     }
     if (as.free && as.entries === undefined) {
       index.unindexed.add(as.free);
+      index.rows.staleAll();
     } else if (as.free && as.entries !== undefined) {
       for (const [key, value] of as.entries) {
         let byValue = index.byTopology.get(key);
@@ -367,9 +406,10 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
         }
         let bucket = byValue.get(value);
         if (!bucket) {
-          bucket = new FreePVBucket();
+          bucket = new FreePVBucket(index.rows);
           byValue.set(value, bucket);
           index.version++;
+          index.rows.staleAll();
         }
         bucket.add(as.free);
       }
@@ -390,6 +430,7 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
       index.all.delete(entry);
       if (as.free && as.entries === undefined) {
         index.unindexed.delete(as.free);
+        index.rows.staleAll();
       } else if (as.free && as.entries !== undefined) {
         for (const [key, value] of as.entries) {
           const byValue = index.byTopology.get(key);

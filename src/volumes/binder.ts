@@ -351,13 +351,17 @@ export class VolumeBinder implements ProvisioningSources {
     );
   }
 
-  /** FindPodVolumes for one node. Throws BinderError for internal errors (never for a verdict). */
+  /**
+   * FindPodVolumes for one node. Throws BinderError for internal errors (never for a verdict). `ordinal`, the node's
+   * NodeInfo.ordinal when known, lets free PVs be matched from the node's dense row (see FreePVRows).
+   */
   findPodVolumes(
     _pod: Pod,
     claims: PodVolumeClaims,
     node: Node,
     held?: HeldVolumes,
     explain?: FindExplainer,
+    ordinal = -1,
   ): FindResult {
     let boundVolumesSatisfied = true;
     let boundPVsFound = true;
@@ -406,6 +410,7 @@ export class VolumeBinder implements ProvisioningSources {
         podVolumes.staticBindings,
         toProvision,
         explain,
+        ordinal,
       );
     }
     let sufficientStorage = true;
@@ -445,7 +450,8 @@ export class VolumeBinder implements ProvisioningSources {
     held: ReadonlySet<string> | undefined,
     bindings: BindingInfo[],
     unmatched: PersistentVolumeClaim[],
-    explain?: FindExplainer,
+    explain: FindExplainer | undefined,
+    ordinal: number,
   ): boolean {
     // Only a pod with several claims can choose a PV twice; PVs held for nominated pods are never offered.
     const chosen = inputs.length > 1 || held ? this.#chosen.reset(held) : NONE_CHOSEN;
@@ -454,7 +460,7 @@ export class VolumeBinder implements ProvisioningSources {
       const pvc = input.pvc;
       let pv: PersistentVolume | undefined;
       try {
-        pv = this.pvCache.findMatchingVolume(input, labels, chosen);
+        pv = this.pvCache.findMatchingVolume(input, labels, chosen, explain ? -1 : ordinal);
       } catch (err) {
         if (err instanceof SelectorError) {
           throw new BinderError(`error creating internal label selector for claim: ${claimKey(pvc)}: ${err.message}`);

@@ -115,6 +115,8 @@ export interface ClaimMatchInput {
   readonly attributesClass: string;
   /** Requested access modes as a bit set (see accessModeBits); -1 when one is not a known mode. */
   readonly accessModes: number;
+  /** Per PV shape id (see pvShape): 1 when the shape offers what the claim asks, 2 when not; filled as read. */
+  readonly accepts: number[];
 }
 
 const ACCESS_MODE_BITS = new Map([
@@ -149,10 +151,53 @@ export function claimMatchInput(pvc: PersistentVolumeClaim): ClaimMatchInput {
       volumeMode: volumeModeOf(pvc),
       attributesClass: pvc.spec.volumeAttributesClassName ?? '',
       accessModes: accessModeBits(pvc.spec.accessModes),
+      accepts: [],
     };
     matchInputs.set(pvc, input);
   }
   return input;
+}
+
+/** A PV's volume mode, attributes class and access modes, the fields a claim without selector compares. */
+interface PVShape {
+  volumeMode: string;
+  attributesClass: string;
+  accessModes: number;
+}
+
+/** Shapes by id, process-wide: few distinct ones exist, so a free PV's row keeps a small integer instead. */
+const shapes: PVShape[] = [];
+const shapeIds = new Map<string, number>();
+
+/** The shape id of these fields; -1 when an access mode is unknown (only the lists can be compared then). */
+export function pvShape(volumeMode: string, attributesClass: string, accessModes: number): number {
+  if (accessModes < 0) return -1;
+  const key = `${volumeMode}\0${attributesClass}\0${accessModes}`;
+  let id = shapeIds.get(key);
+  if (id === undefined) {
+    id = shapes.length;
+    shapes.push({ volumeMode, attributesClass, accessModes });
+    shapeIds.set(key, id);
+  }
+  return id;
+}
+
+/**
+ * Whether a PV of this shape passes the claim's volume mode, attributes class and access mode checks; memoised on the
+ * claim's input. The claim's access modes must be known (accessModes >= 0) and the shape valid.
+ */
+export function shapeAccepted(input: ClaimMatchInput, shape: number): boolean {
+  let verdict = input.accepts[shape];
+  if (verdict === undefined) {
+    const s = shapes[shape];
+    const ok =
+      s.volumeMode === input.volumeMode &&
+      s.attributesClass === input.attributesClass &&
+      (input.accessModes & ~s.accessModes) === 0;
+    verdict = ok ? 1 : 2;
+    input.accepts[shape] = verdict;
+  }
+  return verdict === 1;
 }
 
 /**
@@ -280,6 +325,8 @@ export interface FreePV {
   labels: Readonly<Record<string, string>> | undefined;
   /** Offered access modes as a bit set; -1 when one is not a known mode. */
   accessModes: number;
+  /** pvShape of the three fields above. */
+  shape: number;
   /** The required node affinity; undefined when there is none (every node matches). */
   affinity: NodeSelector | undefined;
   /**
@@ -299,6 +346,7 @@ export function freePV(pv: PersistentVolume): FreePV {
     attributesClass: '',
     labels: undefined,
     accessModes: 0,
+    shape: -1,
     affinity: undefined,
     impliedByKey: undefined,
   };
@@ -314,6 +362,7 @@ export function refreshFreePV(slot: FreePV, pv: PersistentVolume): void {
   slot.attributesClass = pv.spec.volumeAttributesClassName ?? '';
   slot.labels = pv.metadata.labels;
   slot.accessModes = accessModeBits(pv.spec.accessModes);
+  slot.shape = pvShape(slot.volumeMode, slot.attributesClass, slot.accessModes);
   const required = pv.spec.nodeAffinity?.required;
   slot.affinity = required ?? undefined;
   slot.impliedByKey = undefined;
@@ -381,6 +430,18 @@ export function smallestFreePV(
 export class FreePVBucket {
   readonly slots: FreePV[] = [];
   readonly #capacities: number[] = [];
+  /** Ordinals of the nodes whose rows (see FreePVRows) were built from this bucket: a change makes them stale. */
+  readonly readers = new Set<number>();
+  readonly #rows: { stale(ordinal: number): void } | undefined;
+
+  constructor(rows?: { stale(ordinal: number): void }) {
+    this.#rows = rows;
+  }
+
+  /** Tells the rows read from this bucket that it changed (a PV came, went, or changed in place). */
+  changed(): void {
+    if (this.#rows) for (const o of this.readers) this.#rows.stale(o);
+  }
 
   add(slot: FreePV): void {
     // After every PV smaller than or as large and older than this one.
@@ -388,6 +449,7 @@ export class FreePVBucket {
     while (i < this.slots.length && this.#capacities[i] === slot.capacity && this.slots[i].seq < slot.seq) i++;
     this.slots.splice(i, 0, slot);
     this.#capacities.splice(i, 0, slot.capacity);
+    this.changed();
   }
 
   /** Removes `slot`, found by identity (its capacity may have changed since it was added). */
@@ -396,6 +458,7 @@ export class FreePVBucket {
     if (i < 0) return false;
     this.slots.splice(i, 1);
     this.#capacities.splice(i, 1);
+    this.changed();
     return true;
   }
 

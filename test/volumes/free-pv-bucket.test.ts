@@ -118,3 +118,74 @@ describe("a node's buckets, found once per labels object", () => {
     assert.equal(find()?.capacity, '10Gi');
   });
 });
+
+describe("a node's dense row of free PVs (by ordinal)", () => {
+  const find = (cache: PVAssumeCache, size: string, node = labels, excluded: ReadonlySet<string> = NONE) =>
+    cache.findMatchingVolume(claim(size), node, excluded, 0)?.metadata.name;
+
+  it('follows its bucket: a PV bound, restored, released, resized, and one chosen for another claim', () => {
+    const cache = new PVAssumeCache();
+    const only = onNode('only', '10Gi');
+    cache.add(only);
+    assert.equal(find(cache, '1Gi'), 'only');
+    cache.assume({ ...only, spec: { ...only.spec, claimRef: { namespace: 'ns', name: 'other' } } });
+    assert.equal(find(cache, '1Gi'), undefined);
+    cache.add(onNode('released', '20Gi'));
+    assert.equal(find(cache, '1Gi'), 'released');
+    cache.restore('only');
+    assert.equal(find(cache, '1Gi'), 'only');
+    assert.equal(find(cache, '1Gi', labels, new Set(['only'])), 'released');
+    const latest = cache.entry('only')!.latest;
+    cache.add({
+      ...latest,
+      metadata: { ...latest.metadata, resourceVersion: '2' },
+      spec: { ...latest.spec, capacity: { storage: '30Gi' } },
+    });
+    assert.equal(find(cache, '1Gi'), 'released');
+    assert.equal(find(cache, '25Gi'), 'only');
+  });
+
+  it('a PV changed in place (same size and buckets) is offered as it is now', () => {
+    const cache = new PVAssumeCache();
+    const pv = onNode('pv', '10Gi');
+    cache.add(pv);
+    assert.equal(find(cache, '1Gi'), 'pv');
+    cache.add({ ...pv, metadata: { ...pv.metadata, resourceVersion: '2' }, spec: { ...pv.spec, volumeMode: 'Block' } });
+    assert.equal(find(cache, '1Gi'), undefined);
+  });
+
+  it('a PV any node may take (no indexable affinity) reaches rows built before it came', () => {
+    const cache = new PVAssumeCache();
+    cache.add(onNode('big', '50Gi'));
+    assert.equal(find(cache, '1Gi'), 'big');
+    cache.add(makePV('anywhere', { className: 'local', size: '5Gi', phase: 'Available' }));
+    assert.equal(find(cache, '1Gi'), 'anywhere');
+  });
+
+  it('a row is rebuilt for another labels object under the same ordinal (another node, or new labels)', () => {
+    const cache = new PVAssumeCache();
+    cache.add(onNode('on-a', '10Gi'));
+    cache.add(makePV('on-b', { className: 'local', size: '10Gi', phase: 'Available', affinity: { [HOST]: ['b'] } }));
+    assert.equal(find(cache, '1Gi', { [HOST]: 'a' }), 'on-a');
+    assert.equal(find(cache, '1Gi', { [HOST]: 'b' }), 'on-b');
+  });
+
+  it('among PVs of equal size the walk takes the one of the bucket it reads first: so does the row', () => {
+    const cache = new PVAssumeCache();
+    const ZONE = 'topology.kubernetes.io/zone';
+    const at = (name: string, key: string, value: string) =>
+      makePV(name, { className: 'local', size: '10Gi', phase: 'Available', affinity: { [key]: [value] } });
+    cache.add(at('elsewhere', HOST, 'b')); // the hostname buckets come first in every node's bucket order
+    cache.add(at('zonal', ZONE, 'z'));
+    cache.add(at('local', HOST, 'a'));
+    const node = { [HOST]: 'a', [ZONE]: 'z' };
+    assert.equal(cache.findMatchingVolume(claim('1Gi'), node, NONE)?.metadata.name, 'local');
+    assert.equal(find(cache, '1Gi', node), 'local');
+  });
+
+  it('a node with more free PVs than a row holds is still matched (by the walk), smallest first', () => {
+    const cache = new PVAssumeCache();
+    for (let i = 100; i > 0; i--) cache.add(onNode(`pv-${i}`, `${i}Gi`));
+    assert.equal(find(cache, '42Gi'), 'pv-42');
+  });
+});

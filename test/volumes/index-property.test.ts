@@ -153,6 +153,13 @@ it('index-backed matching decides as a whole-class scan after binds, releases, a
             status: s.phase === undefined ? {} : { phase: s.phase },
           });
         }
+        // Rows built now, for this node and another, must follow every change below.
+        const early = claimMatchInput({
+          metadata: { name: 'early', namespace: 'ns', uid: 'e', resourceVersion: '1' },
+          spec: { storageClassName: want.cls, resources: { requests: { storage: '1Gi' } } },
+        });
+        cache.findMatchingVolume(early, labels, new Set(), 3);
+        cache.findMatchingVolume(early, { [KEYS[0]]: 'a' }, new Set(), 4);
         for (const o of ops) {
           if (names.length === 0) break;
           const name = names[o.pv % names.length];
@@ -221,6 +228,8 @@ it('index-backed matching decides as a whole-class scan after binds, releases, a
         const scan = findMatchingVolume(input, all, labels, excluded);
         const indexed = findMatchingVolume(input, candidates, labels, excluded);
         const direct = cache.findMatchingVolume(input, labels, excluded);
+        // The node's dense row (built before the operations above, stale since) picks the very PV the walk picks.
+        assert.equal(cache.findMatchingVolume(input, labels, excluded, 3), direct);
         for (const found of [indexed, direct]) {
           assert.equal(found === undefined, scan === undefined);
           if (!scan || !found) continue;
@@ -330,6 +339,12 @@ it('the flat free-PV records decide as the PV objects do: sizes, modes, attribut
           assert.equal(found.spec.claimRef?.name, scan.pv.spec.claimRef?.name);
         }
         if (indexed.pv && direct.pv) assert.equal(direct.pv, indexed.pv);
+        // The node's dense row answers claims without selector, with the very PV the walk picks.
+        if (!selector)
+          assert.deepEqual(
+            outcome(() => cache.findMatchingVolume(input, labels, none, 0)),
+            direct,
+          );
       },
     ),
     { numRuns: 1000 },
