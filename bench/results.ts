@@ -32,6 +32,7 @@ import { parseArgs } from 'node:util';
 import type { Node, Pod } from '../src/cluster/types.ts';
 import { HEAP_PER_POD_TARGET, measurePodHeap } from './live/memory.ts';
 import { measureTimeToReady, startFakeApiServer } from './live/time-to-ready.ts';
+import { sections } from './results-section.ts';
 import { candidateNames, generateCluster, LOCAL_STORAGE_SHAPE } from './synthetic.ts';
 import {
   measureScaling,
@@ -760,9 +761,8 @@ measured the fake server, not the reader (the floor's figures are then the fake 
 - **Client in process** (\`bench/live/time-to-ready.ts\`: KubeSource, store and scheduler cache, no HTTP server): every kind listed in **${client.seconds.toFixed(1)} s** (${client.pods} pods, ${client.cachedPods} in the cache); the heap grew ${Math.round(client.heapGrowthBytes / 2 ** 20)} MiB after a full GC, ${Math.round(client.heapGrowthBytes / client.pods).toLocaleString('en')} B per pod with every other object of the cluster (${counts.PersistentVolume} PVs, capacities, claims) counted in.
 - **Heap per cached pod** (\`bench/live/memory.ts\`): ${podHeap.pods.toLocaleString('en')} full pods as the API returns them (${(podHeap.jsonBytesPerPod / 1024).toFixed(1)} KiB of JSON each: managedFields, env, probes, status) through the store (trimmed) and the scheduler cache: **${Math.round(podHeap.totalBytesPerPod).toLocaleString('en')} B per pod** (store ${Math.round(podHeap.storeBytesPerPod).toLocaleString('en')} B), target ≤ 2,048 B.
 `;
-// A section another benchmark writes into the file (bench/analysis.ts) is kept.
-const previous = await readFile(args.out, 'utf8').catch(() => '');
-const kept = /<!-- analysis: written by bench\/analysis\.ts -->[\s\S]*?<!-- \/analysis -->\n/.exec(previous)?.[0];
-await writeFile(args.out, kept ? `${md}\n${kept}` : md);
+// The sections other benchmarks write into the file (bench/analysis.ts, bench/scheduler-throughput.ts, ...) are kept.
+const kept = [...sections(await readFile(args.out, 'utf8').catch(() => '')).values()];
+await writeFile(args.out, [md, ...kept].join('\n'));
 log(`wrote ${args.out}`);
 process.exit(0);

@@ -1,0 +1,422 @@
+// What an operator sees: how many pods per second a real kube-scheduler schedules with the extender in its path, on
+// the local-storage shape (bench/synthetic.ts: one CSIStorageCapacity per node, ten local PVs per node, 30 pods per
+// node), against kube-scheduler alone and through a do-nothing extender (bench/floor-server.ts: every filter passes
+// every node, every prioritize scores 0, instantly: the extender protocol's own price), in one run, alternating.
+//
+// Four kube-schedulers share one fake API server (its own process), each with its own schedulerName:
+//   alone        no extender, default plugins (VolumeBinding filters and binds)
+//   do-nothing   the floor server as filter + prioritize extender (nodeCacheCapable)
+//   filter-only  ours, filter/prioritize/preempt (kube-scheduler binds; its VolumeBinding still runs)
+//   delegated    ours, full delegation: bindVerb, every in-tree volume plugin off (the chart's default)
+// Pods per phase are created at once by the API server process, which times creation to last Binding. Where the time
+// goes comes from kube-scheduler's /metrics (scheduling attempt, Bind extension point), ours (verb latency, CPU) and
+// the API server's record of writes. Writes its section of bench/RESULTS.md.
+//
+// Run: ./node_modules/.bin/node bench/scheduler-throughput.ts [--nodes 500,5000] [--rounds 2] [--pods 300]
+//        [--claim-pods 150] [--alone-claim-pods 1] [--out bench/RESULTS.md]
+import { type ChildProcess, execSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { get } from 'node:https';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { startExtender } from '../test/e2e/extender-process.ts';
+import { writeKubeconfig } from '../test/e2e/fake-apiserver.ts';
+import {
+  type ExtenderRegistration,
+  type KubeSchedulerProcess,
+  kubeSchedulers,
+  startKubeScheduler,
+} from '../test/e2e/kube-scheduler.ts';
+import { writeResultsSection } from './results-section.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    nodes: { type: 'string', default: '500,5000' },
+    rounds: { type: 'string', default: '2' },
+    pods: { type: 'string', default: '300' },
+    'claim-pods': { type: 'string', default: '150' },
+    'alone-claim-pods': { type: 'string', default: '1' },
+    out: { type: 'string', default: fileURLToPath(new URL('./RESULTS.md', import.meta.url)) },
+  },
+});
+const sizes = args.nodes.split(',').map(Number);
+const rounds = Number(args.rounds);
+const plainPods = Number(args.pods);
+const claimPods = Number(args['claim-pods']);
+const aloneClaimPods = Number(args['alone-claim-pods']);
+const log = (msg: string) => console.error(`[${new Date().toISOString().slice(11, 19)}] ${msg}`);
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+const found = await kubeSchedulers();
+if (found.skip) {
+  console.error(`scheduler-throughput: ${found.skip}`);
+  process.exit(1);
+}
+const binary = found.binaries[0];
+
+type ConfigId = 'alone' | 'do-nothing' | 'filter-only' | 'delegated';
+const CONFIGS: ConfigId[] = ['alone', 'do-nothing', 'filter-only', 'delegated'];
+/** Claims per pod each configuration is measured with; alone's claim pods run apart (seconds each). */
+const FLAVOURS: Record<ConfigId, number[]> = {
+  alone: [0],
+  'do-nothing': [0],
+  // kube-scheduler's own VolumeBinding filter runs before our filter: claim pods cost what they cost alone.
+  'filter-only': [0],
+  delegated: [0, 1, 3],
+};
+
+interface Phase {
+  config: ConfigId;
+  claims: number;
+  count: number;
+  bound: number;
+  seconds: number;
+  misplaced: number;
+  doubleBooked: number;
+  writes: Record<string, number>;
+  /** kube-scheduler: mean scheduling attempt (ms) and mean Bind extension point (ms). */
+  attemptMs: number;
+  bindPointMs: number;
+  /** Ours (server side): mean latency per verb (ms) and CPU per pod (ms). */
+  verbMs: Record<string, number>;
+  cpuMsPerPod: number;
+}
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  srv.listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  const { port } = srv.address() as { port: number };
+  srv.close();
+  return port;
+}
+
+/** The JSON lines a child prints, one at a time (other lines are passed over). */
+function jsonLines(child: ChildProcess): <T>() => Promise<T> {
+  const queue: unknown[] = [];
+  const waiting: ((value: unknown) => void)[] = [];
+  let closed = false;
+  createInterface(child.stdout!)
+    .on('line', (line) => {
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch {
+        return;
+      }
+      const next = waiting.shift();
+      if (next) next(value);
+      else queue.push(value);
+    })
+    .on('close', () => {
+      closed = true;
+      for (const w of waiting.splice(0)) w(undefined);
+    });
+  return <T>() =>
+    new Promise<T>((resolve, reject) => {
+      if (queue.length > 0) resolve(queue.shift() as T);
+      else if (closed) reject(new Error('child process closed its output'));
+      else
+        waiting.push((v) => (v === undefined ? reject(new Error('child process closed its output')) : resolve(v as T)));
+    });
+}
+
+/** Prometheus text → value per series (name plus labels, as written). */
+async function scrape(url: string, insecure: boolean): Promise<Map<string, number>> {
+  const text = insecure
+    ? await new Promise<string>((resolve, reject) => {
+        get(url, { rejectUnauthorized: false }, (res) => {
+          let body = '';
+          res.setEncoding('utf8').on('data', (d) => {
+            body += d;
+          });
+          res.on('end', () => resolve(body));
+        }).on('error', reject);
+      })
+    : await (await fetch(url)).text();
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const at = line.lastIndexOf(' ');
+    out.set(line.slice(0, at), Number(line.slice(at + 1)));
+  }
+  return out;
+}
+
+/** Sum of the series whose name is `name` and whose labels contain every `labels` pair. */
+function total(m: Map<string, number>, name: string, labels: Record<string, string> = {}): number {
+  let sum = 0;
+  for (const [series, value] of m) {
+    if (series !== name && !series.startsWith(`${name}{`)) continue;
+    if (Object.entries(labels).every(([k, v]) => series.includes(`${k}="${v}"`))) sum += value;
+  }
+  return sum;
+}
+
+async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Phase[]; pods: number }> {
+  const dir = await mkdtemp(join(tmpdir(), 'scheduler-throughput-'));
+  log(`${nodes} nodes: loading the fake API server`);
+  const api = spawn(process.execPath, [join(ROOT, 'bench/scheduler/apiserver-process.ts'), String(nodes)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const apiOut = jsonLines(api);
+  const { url, pods } = await apiOut<{ url: string; pods: number }>();
+  const kubeconfig = await writeKubeconfig(url, dir);
+  const extender = await startExtender(kubeconfig, ['--bind-timeout-seconds', '600']);
+  const floor = spawn(process.execPath, [join(ROOT, 'bench/floor-server.ts')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const { port: floorPort } = await jsonLines(floor)<{ port: number }>();
+  const floorUrl = `http://127.0.0.1:${floorPort}`;
+  const registrations: Record<ConfigId, (Omit<ExtenderRegistration, 'url'> & { url: string }) | undefined> = {
+    alone: undefined,
+    'do-nothing': {
+      url: floorUrl,
+      mode: 'scheduler-binds',
+      nodeCacheCapable: true,
+      verbs: { filter: 'filter', prioritize: 'prioritize' },
+    },
+    'filter-only': { url: extender.url, mode: 'scheduler-binds', nodeCacheCapable: true },
+    delegated: { url: extender.url, mode: 'delegated', nodeCacheCapable: true, httpTimeoutSeconds: 610 },
+  };
+  const schedulers = new Map<ConfigId, { ks: KubeSchedulerProcess; metrics: string }>();
+  for (const id of CONFIGS) {
+    const port = await freePort();
+    const ks = await startKubeScheduler(
+      binary,
+      dir,
+      { kubeconfig, schedulerName: `bench-${id}`, extender: registrations[id] },
+      [
+        `--secure-port=${port}`,
+        '--bind-address=127.0.0.1',
+        '--authorization-always-allow-paths=/metrics,/healthz,/readyz,/livez',
+        '-v=1',
+      ],
+    );
+    schedulers.set(id, { ks, metrics: `https://127.0.0.1:${port}/metrics` });
+  }
+  const command = async (scheduler: string, claims: number, count: number, timeoutMs: number) => {
+    api.stdin!.write(`${JSON.stringify({ cmd: 'pods', scheduler, claims, count, timeoutMs })}\n`);
+    return apiOut<Omit<Phase, 'config' | 'claims' | 'attemptMs' | 'bindPointMs' | 'verbMs' | 'cpuMsPerPod'>>();
+  };
+
+  // Warm-up: every kube-scheduler synced (the extender too) once a pod of its own is bound.
+  for (const id of CONFIGS) {
+    const warm = await command(`bench-${id}`, 0, 1, 900_000);
+    if (warm.bound !== 1) throw new Error(`${id}: kube-scheduler did not schedule a warm-up pod in 15 minutes`);
+    log(`${nodes} nodes: ${id} synced`);
+  }
+
+  const phase = async (id: ConfigId, claims: number, count: number, timeoutMs: number): Promise<Phase> => {
+    const ks = schedulers.get(id)!;
+    const ours = id === 'filter-only' || id === 'delegated';
+    const before = [await scrape(ks.metrics, true), ours ? await scrape(`${extender.url}/metrics`, false) : undefined];
+    const r = await command(`bench-${id}`, claims, count, timeoutMs);
+    const after = [await scrape(ks.metrics, true), ours ? await scrape(`${extender.url}/metrics`, false) : undefined];
+    const delta = (i: number, name: string, labels?: Record<string, string>) =>
+      total(after[i]!, name, labels) - total(before[i]!, name, labels);
+    const mean = (i: number, base: string, labels?: Record<string, string>) => {
+      const n = delta(i, `${base}_count`, labels);
+      return n > 0 ? (delta(i, `${base}_sum`, labels) / n) * 1000 : 0;
+    };
+    const verbMs: Record<string, number> = {};
+    if (ours)
+      for (const verb of ['filter', 'prioritize', 'bind'])
+        verbMs[verb] = mean(1, 'topology_extender_verb_duration_seconds', { verb });
+    const p: Phase = {
+      config: id,
+      claims,
+      ...r,
+      attemptMs: mean(0, 'scheduler_scheduling_attempt_duration_seconds'),
+      bindPointMs: mean(0, 'scheduler_framework_extension_point_duration_seconds', { extension_point: 'Bind' }),
+      verbMs,
+      cpuMsPerPod: ours ? (delta(1, 'topology_extender_process_cpu_seconds_total') * 1000) / r.count : 0,
+    };
+    log(
+      `${nodes} nodes: ${id} ${claims} claims: ${p.bound}/${p.count} bound in ${p.seconds.toFixed(2)} s = ${(p.bound / p.seconds).toFixed(1)} pods/s` +
+        (p.misplaced || p.doubleBooked ? ` MISPLACED ${p.misplaced} DOUBLE-BOOKED ${p.doubleBooked}` : ''),
+    );
+    return p;
+  };
+
+  const phases: Phase[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? CONFIGS : [...CONFIGS].reverse();
+    for (const id of order) {
+      for (const claims of FLAVOURS[id]) {
+        phases.push(
+          await phase(
+            id,
+            claims,
+            claims === 0 ? plainPods : claims === 1 ? claimPods : Math.ceil(claimPods / 2),
+            1_800_000,
+          ),
+        );
+      }
+    }
+  }
+  // kube-scheduler alone with claims: tens of seconds per pod at 5,000 nodes, so only a few, once.
+  const alone: Phase[] = [];
+  if (aloneClaimPods > 0) {
+    for (const claims of [1, 3]) alone.push(await phase('alone', claims, aloneClaimPods, 3_600_000));
+  }
+  for (const { ks } of schedulers.values()) await ks.stop();
+  floor.kill();
+  await extender.stop();
+  api.stdin!.end();
+  await once(api, 'exit');
+  await rm(dir, { recursive: true, force: true });
+  return { phases, alone, pods };
+}
+
+const started = new Date();
+const loadBefore = execSync('uptime').toString().trim();
+const results: { nodes: number; pods: number; phases: Phase[]; alone: Phase[] }[] = [];
+for (const nodes of sizes) results.push({ nodes, ...(await measureSize(nodes)) });
+const loadAfter = execSync('uptime').toString().trim();
+
+// ---- report ----
+const rate = (ps: Phase[]) => {
+  const bound = ps.reduce((s, p) => s + p.bound, 0);
+  const seconds = ps.reduce((s, p) => s + p.seconds, 0);
+  return seconds > 0 ? bound / seconds : 0;
+};
+const range = (ps: Phase[]) => {
+  const rates = ps.map((p) => p.bound / p.seconds);
+  return rates.length > 1 ? ` (${Math.min(...rates).toFixed(1)}–${Math.max(...rates).toFixed(1)})` : '';
+};
+const fmt = (x: number, digits = 1) => (x >= 100 ? Math.round(x).toLocaleString('en') : x.toFixed(digits));
+const select = (ps: Phase[], config: ConfigId, claims: number) =>
+  ps.filter((p) => p.config === config && p.claims === claims);
+const CLAIMS_LABEL: Record<number, string> = { 0: 'no claims', 1: '1 local claim', 3: '2 local + 1 CSI claim' };
+
+let md = `<!-- scheduler-throughput: written by bench/scheduler-throughput.ts -->
+## Scheduling throughput with a real kube-scheduler (issues 21, 24)
+
+Written by \`./node_modules/.bin/node bench/scheduler-throughput.ts --nodes ${args.nodes} --rounds ${rounds} --pods ${plainPods} --claim-pods ${claimPods} --alone-claim-pods ${aloneClaimPods}\`.
+
+- **When**: ${started.toISOString()}; kube-scheduler ${binary.version}; load before: \`${loadBefore}\`; after: \`${loadAfter}\`
+- **Cluster**: the local-storage shape (\`LOCAL_STORAGE_SHAPE\`: ten local PVs per node, 30 % bound, one CSIStorageCapacity per node), served by the in-repo fake API server in its own process with the PV controller and a CSI provisioner simulated; four kube-schedulers (one per column, own schedulerName) share it.
+- **Method**: per phase N pending pods created at once; pods/s from their creation to their last Binding, as the API server saw it. ${rounds} rounds, configurations alternating (forward, then backward); the rate is the pooled one, the range the per-round rates. Claim pods: ${claimPods} with 1 claim, ${Math.ceil(claimPods / 2)} with 3; claim-less: ${plainPods}.
+- **Columns**: *alone*: kube-scheduler only, default plugins. *do-nothing*: through \`bench/floor-server.ts\` as filter + prioritize extender (answers at once: the extender protocol's own price). *filter-only*: ours, kube-scheduler binds (its VolumeBinding runs first, so claim pods cost what they cost alone). *delegated*: ours, full delegation (bindVerb, VolumeBinding/VolumeZone/VolumeRestrictions/NodeVolumeLimits off: the chart's default).
+`;
+for (const r of results) {
+  const floor0 = rate(select(r.phases, 'do-nothing', 0));
+  md += `\n### ${r.nodes.toLocaleString('en')} nodes (${r.pods.toLocaleString('en')} running pods)\n\n`;
+  md +=
+    '| pods | alone | do-nothing extender | ours, filter-only | **ours, delegated** | delegated ÷ do-nothing (claim-less) | delegated ÷ alone |\n|---|---:|---:|---:|---:|---:|---:|\n';
+  for (const claims of [0, 1, 3]) {
+    const aloneRows = claims === 0 ? select(r.phases, 'alone', 0) : r.alone.filter((p) => p.claims === claims);
+    const aloneRate = rate(aloneRows);
+    const aloneCell =
+      aloneRows.length === 0
+        ? '—'
+        : claims === 0
+          ? `${fmt(aloneRate)} pods/s${range(aloneRows)}`
+          : `${fmt(
+              aloneRows.reduce((s, p) => s + p.seconds, 0) /
+                Math.max(
+                  1,
+                  aloneRows.reduce((s, p) => s + p.bound, 0),
+                ),
+            )} s per pod`;
+    const del = select(r.phases, 'delegated', claims);
+    const delRate = rate(del);
+    const cell = (config: ConfigId) => {
+      const ps = select(r.phases, config, claims);
+      return ps.length
+        ? `${fmt(rate(ps))} pods/s${range(ps)}`
+        : claims > 0 && config === 'filter-only'
+          ? 'as alone'
+          : '—';
+    };
+    md += `| ${CLAIMS_LABEL[claims]} | ${aloneCell} | ${cell('do-nothing')} | ${cell('filter-only')} | **${fmt(delRate)} pods/s**${range(del)} | ${floor0 ? (delRate / floor0).toFixed(2) : '—'}× | ${aloneRate ? `${(delRate / aloneRate).toFixed(claims === 0 ? 2 : 0)}×` : '—'} |\n`;
+  }
+  md += "\n**Where each pod's time goes** (means over the phases; ours are server-side latencies):\n\n";
+  md +=
+    '| configuration | pods | kube-scheduler attempt | its Bind step | our filter | our prioritize | our bind | our CPU per pod | API writes per pod | misplaced / double-booked |\n|---|---|---:|---:|---:|---:|---:|---:|---|---:|\n';
+  for (const id of CONFIGS) {
+    for (const claims of [0, 1, 3]) {
+      const ps =
+        id === 'alone' && claims > 0 ? r.alone.filter((p) => p.claims === claims) : select(r.phases, id, claims);
+      if (ps.length === 0) continue;
+      const avg = (f: (p: Phase) => number) => ps.reduce((s, p) => s + f(p), 0) / ps.length;
+      const writes: Record<string, number> = {};
+      for (const p of ps) for (const [k, v] of Object.entries(p.writes)) writes[k] = (writes[k] ?? 0) + v;
+      const bound = ps.reduce((s, p) => s + p.bound, 0);
+      const writeText = Object.entries(writes)
+        .sort()
+        .map(([k, v]) => `${k} ${(v / Math.max(1, bound)).toFixed(1)}`)
+        .join(', ');
+      const ours = id === 'filter-only' || id === 'delegated';
+      const ms = (x: number) => `${x.toFixed(2)} ms`;
+      md += `| ${id} | ${CLAIMS_LABEL[claims]} | ${ms(avg((p) => p.attemptMs))} | ${ms(avg((p) => p.bindPointMs))} | ${ours ? ms(avg((p) => p.verbMs.filter)) : '—'} | ${ours ? ms(avg((p) => p.verbMs.prioritize)) : '—'} | ${id === 'delegated' ? ms(avg((p) => p.verbMs.bind)) : '—'} | ${ours ? ms(avg((p) => p.cpuMsPerPod)) : '—'} | ${writeText} | ${ps.reduce((s, p) => s + p.misplaced, 0)} / ${Math.max(...ps.map((p) => p.doubleBooked))} |\n`;
+    }
+  }
+}
+// The targets of issues 21 and 24, on the largest cluster measured.
+const largest = results[results.length - 1];
+if (largest) {
+  const ps = largest.phases;
+  const floor0 = rate(select(ps, 'do-nothing', 0));
+  const delegated = (claims: number) => rate(select(ps, 'delegated', claims));
+  const mean3 = (f: (p: Phase) => number) => {
+    const rows = select(ps, 'delegated', 3);
+    return rows.length ? rows.reduce((s, p) => s + f(p), 0) / rows.length : Number.NaN;
+  };
+  const row = (target: string, value: number, ok: boolean, unit: string) =>
+    `| ${target} | ${unit === '×' ? `${value.toFixed(2)}×` : `${value.toFixed(2)} ${unit}`} | ${ok ? 'met' : '**not met**'} |\n`;
+  md += `\n### Targets at ${largest.nodes.toLocaleString('en')} nodes\n\n| target | measured | |\n|---|---:|---|\n`;
+  md += row(
+    'claim-less pods, delegated: ≥ 0.9 of the do-nothing extender (#21, #24)',
+    delegated(0) / floor0,
+    delegated(0) / floor0 >= 0.9,
+    '×',
+  );
+  md += row(
+    '1-claim pods, delegated: ≥ 0.5 of claim-less through the do-nothing extender (#24)',
+    delegated(1) / floor0,
+    delegated(1) / floor0 >= 0.5,
+    '×',
+  );
+  md += row(
+    '3-claim pods, delegated: ≥ 0.5 of claim-less through the do-nothing extender (#24)',
+    delegated(3) / floor0,
+    delegated(3) / floor0 >= 0.5,
+    '×',
+  );
+  md += row(
+    'claim pods, delegated: ≥ 0.9 of the do-nothing extender (#21; 1-claim pods against claim-less)',
+    delegated(1) / floor0,
+    delegated(1) / floor0 >= 0.9,
+    '×',
+  );
+  md += row(
+    '3-claim pod: our filter ≤ 1 ms (server side)',
+    mean3((p) => p.verbMs.filter),
+    mean3((p) => p.verbMs.filter) <= 1,
+    'ms',
+  );
+  md += row(
+    '3-claim pod: our prioritize ≤ 1 ms (server side)',
+    mean3((p) => p.verbMs.prioritize),
+    mean3((p) => p.verbMs.prioritize) <= 1,
+    'ms',
+  );
+  md += row(
+    '3-claim pod: our CPU per pod ≤ 5 ms',
+    mean3((p) => p.cpuMsPerPod),
+    mean3((p) => p.cpuMsPerPod) <= 5,
+    'ms',
+  );
+}
+md += '<!-- /scheduler-throughput -->\n';
+await writeResultsSection(args.out, 'scheduler-throughput', md);
+console.log(md);
+log(`wrote ${args.out}`);
+process.exit(0);
