@@ -1,15 +1,16 @@
-// The configurations we ship, loaded by the real kube-scheduler (each binary of ../shared/bin, or KUBE_SCHEDULER_BIN):
+// The configurations we ship, loaded by the real kube-scheduler (test/e2e/kube-scheduler.ts finds them):
 // it validates a KubeSchedulerConfiguration at startup and then logs the plugins each profile runs at each extension
 // point, so these tests check what kube-scheduler makes of the chart's and the README's configurations.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { PLUGIN_NAMES } from '../../src/plugins/names.ts';
+import { kubeSchedulers } from '../e2e/kube-scheduler.ts';
 import { dryRunInstall, renderChart, schedulerConfigOf } from '../helpers/chart.ts';
-import { enabledPlugins, kubeSchedulerBinaries, loadedPlugins, type PluginSets } from '../helpers/kube-scheduler.ts';
+import { enabledPlugins, loadedPlugins, type PluginSets } from '../helpers/kube-scheduler-plugins.ts';
 import { readmeSchedulerConfigs } from '../helpers/readme.ts';
 
-const { binaries, skip } = await kubeSchedulerBinaries();
+const { binaries, skip } = await kubeSchedulers();
 
 /** The volume plugins the extender runs itself that a profile still runs somewhere. */
 const volumePluginsRun = (profile: PluginSets) => PLUGIN_NAMES.filter((name) => enabledPlugins(profile).has(name));

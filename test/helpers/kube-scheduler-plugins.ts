@@ -1,77 +1,11 @@
-// Real kube-scheduler binaries for tests: KUBE_SCHEDULER_BIN, else each ../shared/bin/kube-scheduler-v*.xz unpacked
-// once (xz -dc) into node_modules/.cache. Where there is none, callers skip with the reason this gives.
-import { execFile, spawn } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
+// What the real kube-scheduler makes of a KubeSchedulerConfiguration: it validates the configuration at startup and
+// logs the plugins each profile runs at each extension point. The binaries come from test/e2e/kube-scheduler.ts.
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { promisify } from 'node:util';
 import { stringify } from 'yaml';
-
-const run = promisify(execFile);
-const SHARED_BIN = resolve('..', 'shared', 'bin');
-const CACHE = join('node_modules', '.cache', 'topology-extender');
-
-export interface KubeSchedulerBinary {
-  /** As `--version` prints it: `v1.35.4`. */
-  version: string;
-  path: string;
-}
-
-async function versionOf(path: string): Promise<string> {
-  const { stdout } = await run(path, ['--version']);
-  const version = /Kubernetes (v\d+\.\d+\.\d+\S*)/.exec(stdout)?.[1];
-  if (!version) throw new Error(`${path} --version printed no Kubernetes version: ${stdout.trim()}`);
-  return version;
-}
-
-async function unpack(xz: string, version: string): Promise<string> {
-  const target = join(CACHE, `kube-scheduler-${version}`);
-  try {
-    if ((await stat(target)).size > 0) return target;
-  } catch {}
-  await mkdir(CACHE, { recursive: true });
-  // Test files run in parallel: unpack aside, then rename into place atomically.
-  const partial = `${target}.${process.pid}.partial`;
-  await run('sh', ['-c', 'xz -dc "$1" > "$2"', 'sh', xz, partial], { maxBuffer: 1024 });
-  await chmod(partial, 0o755);
-  await rename(partial, target);
-  return target;
-}
-
-let found: Promise<{ binaries: KubeSchedulerBinary[]; skip?: string }> | undefined;
-
-/**
- * The binaries to run. A KUBE_SCHEDULER_BIN that does not exist or does not run is an error, never a skip; no
- * KUBE_SCHEDULER_BIN and no ../shared/bin gives an empty list and the reason.
- */
-export function kubeSchedulerBinaries(): Promise<{ binaries: KubeSchedulerBinary[]; skip?: string }> {
-  found ??= (async () => {
-    const env = process.env.KUBE_SCHEDULER_BIN;
-    if (env) {
-      if (!existsSync(env)) throw new Error(`KUBE_SCHEDULER_BIN=${env} does not exist`);
-      try {
-        return { binaries: [{ version: await versionOf(env), path: env }] };
-      } catch (err) {
-        throw new Error(`KUBE_SCHEDULER_BIN=${env} does not run: ${(err as Error).message}`);
-      }
-    }
-    const files = existsSync(SHARED_BIN)
-      ? readdirSync(SHARED_BIN).filter((f) => /^kube-scheduler-v[\d.]+\.xz$/.test(f))
-      : [];
-    if (files.length === 0) {
-      return { binaries: [], skip: `no kube-scheduler: KUBE_SCHEDULER_BIN is not set and ${SHARED_BIN} has none` };
-    }
-    const binaries: KubeSchedulerBinary[] = [];
-    for (const f of files.sort()) {
-      const version = f.slice('kube-scheduler-'.length, -'.xz'.length);
-      binaries.push({ version, path: await unpack(join(SHARED_BIN, f), version) });
-    }
-    return { binaries };
-  })();
-  return found;
-}
 
 /** One entry of kube-scheduler's "the scheduler starts to work with those plugins" log line, per extension point. */
 export type PluginSets = Record<string, { Enabled: { Name: string }[] | null }>;
