@@ -116,12 +116,38 @@ export interface SchedulerCluster {
   restartExtender(): Promise<void>;
   /** The pod's node once bound (waits for it). */
   boundNode(name: string, timeoutMs?: number): Promise<string>;
+  /** The pod's PodScheduled condition once kube-scheduler wrote it False, with a message containing `text` if given. */
+  unschedulable(name: string, text?: string): Promise<PodCondition>;
+  /** The FailedScheduling events kube-scheduler recorded for the pod (events.k8s.io/v1), once there is one. */
+  failedScheduling(name: string): Promise<SchedulingEvent[]>;
+  /** The pods our bind assumed and the watch has not confirmed yet (the extender's GET /api/v1/pods/assumed). */
+  assumedPods(): Promise<{ namespace: string; name: string }[]>;
   stop(): Promise<void>;
 }
 
-const EXTENDER_ARGS = ['--bind-timeout-seconds', '20'];
+export interface PodCondition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+}
 
-export async function startSchedulerCluster(objects: FakeObject[] = clusterObjects()): Promise<SchedulerCluster> {
+export interface SchedulingEvent {
+  reason: string;
+  note: string;
+  regarding: { name: string; namespace?: string };
+}
+
+export interface SchedulerClusterOptions {
+  /** Default 20: more than any wait in the tests, well under kube-scheduler's httpTimeout. */
+  bindTimeoutSeconds?: number;
+}
+
+export async function startSchedulerCluster(
+  objects: FakeObject[] = clusterObjects(),
+  options: SchedulerClusterOptions = {},
+): Promise<SchedulerCluster> {
+  const EXTENDER_ARGS = ['--bind-timeout-seconds', String(options.bindTimeoutSeconds ?? 20)];
   const dir = await mkdtemp(join(tmpdir(), 'e2e-kube-scheduler-'));
   const server = new FakeApiServer({ bookmarkIntervalMs: 1_000 });
   await server.start();
@@ -160,6 +186,27 @@ export async function startSchedulerCluster(objects: FakeObject[] = clusterObjec
         () => (server.get('Pod', name, 'default')?.spec as { nodeName?: string } | undefined)?.nodeName,
         timeoutMs,
       );
+    },
+    unschedulable(name, text) {
+      return waitFor(`pod ${name} unschedulable${text ? ` with "${text}"` : ''}`, () => {
+        const pod = server.get('Pod', name, 'default') as { status?: { conditions?: PodCondition[] } } | undefined;
+        const scheduled = pod?.status?.conditions?.find((c) => c.type === 'PodScheduled');
+        if (scheduled?.status !== 'False') return undefined;
+        return !text || scheduled.message?.includes(text) ? scheduled : undefined;
+      });
+    },
+    failedScheduling(name) {
+      return waitFor(`a FailedScheduling event of pod ${name}`, () => {
+        const events = (server.list('events.k8s.io/v1/Event') as unknown as SchedulingEvent[]).filter(
+          (e) => e.reason === 'FailedScheduling' && e.regarding?.name === name,
+        );
+        return events.length > 0 ? events : undefined;
+      });
+    },
+    async assumedPods() {
+      const res = await fetch(`${extender.url}/api/v1/pods/assumed`);
+      if (!res.ok) throw new Error(`GET /api/v1/pods/assumed: ${res.status} ${await res.text()}`);
+      return ((await res.json()) as { items: { namespace: string; name: string }[] }).items;
     },
     async stop() {
       await Promise.all(schedulers.map((s) => s.stop()));

@@ -3,7 +3,8 @@
 // - a PV whose claimRef names an unbound claim (a binder's choice) binds that claim, as syncVolume does;
 // - a claim annotated with volume.kubernetes.io/selected-node whose class provisions gets a new PV, reachable where
 //   the node's CSINode topology keys say (the hostname without them), and both are bound.
-// Immediate-mode binding and reclaiming are not modelled: a test that needs them says so.
+// Immediate-mode binding and reclaiming are not modelled: a test that needs them says so. A test can hold the
+// provisioner (`provisioning = false`) to model one that is slow or down.
 import type { FakeApiServer, FakeObject, StoredEvent } from './fake-apiserver.ts';
 
 const SELECTED_NODE = 'volume.kubernetes.io/selected-node';
@@ -19,11 +20,14 @@ type Volume = FakeObject & {
 export interface VolumeControllers {
   /** PVs the provisioner created, in order. */
   provisioned: string[];
+  /** Whether the provisioner acts (default true); turned back on, it provisions every claim that waited meanwhile. */
+  provisioning: boolean;
   stop(): void;
 }
 
 export function startVolumeControllers(server: FakeApiServer): VolumeControllers {
   const provisioned: string[] = [];
+  let provisioning = true;
 
   const bindClaim = (claim: Claim, volume: Volume) => {
     const size = volume.spec.capacity?.storage ?? claim.spec.resources?.requests?.storage ?? '0';
@@ -56,6 +60,7 @@ export function startVolumeControllers(server: FakeApiServer): VolumeControllers
 
   /** The external-provisioner for a claim a scheduler chose a node for. */
   const provision = (claim: Claim) => {
+    if (!provisioning) return;
     const selected = (claim.metadata.annotations as Record<string, string> | undefined)?.[SELECTED_NODE];
     if (!selected || claim.spec.volumeName) return;
     const cls = server.get('StorageClass', claim.spec.storageClassName ?? '') as
@@ -116,5 +121,15 @@ export function startVolumeControllers(server: FakeApiServer): VolumeControllers
     else if (event.kind === 'PersistentVolumeClaim') provision(now as Claim);
   };
   const unsubscribe = server.subscribe(onChange);
-  return { provisioned, stop: unsubscribe };
+  return {
+    provisioned,
+    get provisioning() {
+      return provisioning;
+    },
+    set provisioning(on: boolean) {
+      provisioning = on;
+      if (on) for (const claim of server.list('PersistentVolumeClaim')) provision(claim as Claim);
+    },
+    stop: unsubscribe,
+  };
 }

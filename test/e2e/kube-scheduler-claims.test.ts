@@ -1,0 +1,140 @@
+// Claims that make a pod unschedulable everywhere, with kube-scheduler's volume plugins off (full delegation): the
+// extender must do what upstream's VolumeBinding PreFilter did (issue 24 item 2). A missing claim, a terminating claim
+// and an unbound Immediate claim keep the pod Pending with upstream's reason in its PodScheduled condition and its
+// FailedScheduling event. Beside each delegated kube-scheduler runs one without extender and with its own
+// VolumeBinding (upstream), on pods using the very same claims, so the two messages are compared whole.
+//
+// How the messages differ, as v1.34.7 and v1.35.4 write them (the extender protocol has no pre-filter rejection):
+//   upstream: 0/3 nodes are available: persistentvolumeclaim "x" not found. not found
+//   ours:     0/3 nodes are available: 3 persistentvolumeclaim "x" not found. no new claims to deallocate, preemption:
+//             0/3 nodes are available: 3 Preemption is not helpful for scheduling.
+// - the reason is counted per node: an extender rejects node by node (FailedAndUnresolvableNodes), where upstream's
+//   PreFilter rejects the pod once;
+// - the tail is what kube-scheduler's PostFilter plugins say after a filter rejection (any filter's, e.g. a taint's);
+//   after upstream's PreFilter rejection it is "not found": DynamicResources' PostFilter fails to read the state its
+//   own PreFilter, never reached, would have written, and that error ends the PostFilter phase.
+// The reason itself (what an operator acts on) is upstream's, byte for byte.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { created } from '../cluster/kube/helpers.ts';
+import * as build from '../helpers/objects.ts';
+import { kubeSchedulers } from './kube-scheduler.ts';
+import {
+  claim,
+  clusterObjects,
+  LOCAL_CLASS,
+  localPV,
+  pendingPod,
+  type SchedulerCluster,
+  startSchedulerCluster,
+} from './scheduler-cluster.ts';
+
+const found = await kubeSchedulers();
+
+const IMMEDIATE_CLASS = 'immediate';
+const NODES = 3;
+
+/** The claim every case's pods use, and the reason upstream gives for it. */
+const CASES = [
+  {
+    rule: 'a missing claim',
+    claim: 'absent',
+    reason: 'persistentvolumeclaim "absent" not found',
+  },
+  {
+    rule: 'a claim being deleted',
+    claim: 'terminating',
+    reason: 'persistentvolumeclaim "terminating" is being deleted',
+  },
+  {
+    rule: 'an unbound claim of an Immediate class',
+    claim: 'immediate',
+    reason: 'pod has unbound immediate PersistentVolumeClaims',
+  },
+];
+
+function objects() {
+  const terminating = claim('terminating', LOCAL_CLASS);
+  terminating.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+  terminating.metadata.finalizers = ['kubernetes.io/pvc-protection'];
+  return [
+    ...clusterObjects(NODES),
+    created(build.makeStorageClass(IMMEDIATE_CLASS, { mode: 'Immediate' })),
+    terminating,
+    claim('immediate', IMMEDIATE_CLASS),
+  ];
+}
+
+/** What kube-scheduler's PostFilter plugins append once every node failed a filter (ours included). */
+const FILTER_TAIL = ` no new claims to deallocate, preemption: 0/${NODES} nodes are available: ${NODES} Preemption is not helpful for scheduling.`;
+
+const schedulerName = (version: string, kind: 'delegated' | 'upstream') =>
+  `claims-${version.replaceAll('.', '-')}-${kind}`;
+
+if (found.skip) {
+  test('claims that fit nowhere keep the pod Pending with upstream reasons', { skip: found.skip }, () => {});
+} else {
+  let cluster: SchedulerCluster;
+  before(async () => {
+    cluster = await startSchedulerCluster(objects());
+    // All at once: their start-ups overlap.
+    await Promise.all(
+      found.binaries.flatMap((b) => [
+        cluster.scheduler(b, schedulerName(b.version, 'delegated'), { mode: 'delegated', nodeCacheCapable: true }),
+        cluster.scheduler(b, schedulerName(b.version, 'upstream'), undefined),
+      ]),
+    );
+  });
+  after(() => cluster?.stop());
+
+  for (const binary of found.binaries) {
+    const delegated = schedulerName(binary.version, 'delegated');
+    const upstream = schedulerName(binary.version, 'upstream');
+    describe(`${binary.version} fully delegated, beside kube-scheduler's own VolumeBinding`, () => {
+      for (const c of CASES) {
+        test(`${c.rule} keeps the pod Pending with upstream's reason, counted per node, in PodScheduled and FailedScheduling`, async () => {
+          const ours = `${delegated}-${c.claim}`;
+          const theirs = `${upstream}-${c.claim}`;
+          cluster.server.add(pendingPod(ours, delegated, { claims: [c.claim] }));
+          cluster.server.add(pendingPod(theirs, upstream, { claims: [c.claim] }));
+          const [mine, reference] = await Promise.all([
+            cluster.unschedulable(ours, c.reason),
+            cluster.unschedulable(theirs, c.reason),
+          ]);
+          assert.equal(reference.reason, 'Unschedulable');
+          assert.ok(reference.message!.startsWith(`0/${NODES} nodes are available: ${c.reason}.`), reference.message);
+          assert.equal(mine.reason, 'Unschedulable');
+          assert.equal(mine.message, `0/${NODES} nodes are available: ${NODES} ${c.reason}.${FILTER_TAIL}`);
+
+          const events = await cluster.failedScheduling(ours);
+          assert.equal(events[0].note, mine.message, 'the event says what the condition says');
+
+          const filters = (await cluster.recorder.answered(`default/${ours}`)).filter((f) => f.verb === 'filter');
+          assert.ok(filters.length > 0);
+          for (const f of filters) {
+            const answer = f.answer as { NodeNames: string[]; FailedAndUnresolvableNodes: Record<string, string> };
+            assert.deepEqual(answer.NodeNames, [], 'our filter passed no node');
+            assert.deepEqual(
+              Object.values(answer.FailedAndUnresolvableNodes),
+              Array(NODES).fill(c.reason),
+              'every node refused as unresolvable (no preemption can help), with the reason',
+            );
+          }
+          assert.deepEqual(cluster.recorder.callsFor(`default/${ours}`, 'bind'), []);
+          assert.equal((cluster.server.get('Pod', ours, 'default')!.spec as { nodeName?: string }).nodeName, undefined);
+        });
+      }
+
+      test('a pod rejected for a missing claim is bound once the claim and a volume for it appear', async () => {
+        const name = `${delegated}-late`;
+        const claimName = `${name}-claim`;
+        cluster.server.add(pendingPod(name, delegated, { claims: [claimName] }));
+        await cluster.unschedulable(name, `persistentvolumeclaim "${claimName}" not found`);
+        cluster.server.add(localPV(`${name}-pv`, 'node-2'), claim(claimName, LOCAL_CLASS));
+        assert.equal(await cluster.boundNode(name), 'node-2');
+        const bound = cluster.server.get('PersistentVolumeClaim', claimName, 'default')!;
+        assert.equal((bound.spec as { volumeName?: string }).volumeName, `${name}-pv`);
+      });
+    });
+  }
+}
