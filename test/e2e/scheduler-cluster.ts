@@ -60,11 +60,11 @@ export function clusterObjects(count = 3): FakeObject[] {
   ];
 }
 
-/** A free local PV of LOCAL_CLASS on `node`. */
-export function localPV(name: string, node: string, size = '10Gi'): FakeObject {
+/** A free local PV of `className` (a statically provisioned class: LOCAL_CLASS or a case's own) on `node`. */
+export function localPV(name: string, node: string, size = '10Gi', className = LOCAL_CLASS): FakeObject {
   return created(
     build.makePV(name, {
-      className: LOCAL_CLASS,
+      className,
       size,
       phase: 'Available',
       affinity: { [HOSTNAME]: [node] },

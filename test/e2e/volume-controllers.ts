@@ -4,7 +4,7 @@
 // - a claim annotated with volume.kubernetes.io/selected-node whose class provisions gets a new PV, reachable where
 //   the node's CSINode topology keys say (the hostname without them), and both are bound.
 // Immediate-mode binding and reclaiming are not modelled: a test that needs them says so. A test can hold the
-// provisioner (`provisioning = false`) to model one that is slow or down.
+// provisioner back for a claim, to model one that is slow or down.
 import type { FakeApiServer, FakeObject, StoredEvent } from './fake-apiserver.ts';
 
 const SELECTED_NODE = 'volume.kubernetes.io/selected-node';
@@ -20,14 +20,14 @@ type Volume = FakeObject & {
 export interface VolumeControllers {
   /** PVs the provisioner created, in order. */
   provisioned: string[];
-  /** Whether the provisioner acts (default true); turned back on, it provisions every claim that waited meanwhile. */
-  provisioning: boolean;
+  /** The provisioner leaves the claim (namespace/name) alone, as if slow or down for it, until the returned release. */
+  hold(claim: string): () => void;
   stop(): void;
 }
 
 export function startVolumeControllers(server: FakeApiServer): VolumeControllers {
   const provisioned: string[] = [];
-  let provisioning = true;
+  const held = new Set<string>();
 
   const bindClaim = (claim: Claim, volume: Volume) => {
     const size = volume.spec.capacity?.storage ?? claim.spec.resources?.requests?.storage ?? '0';
@@ -60,7 +60,7 @@ export function startVolumeControllers(server: FakeApiServer): VolumeControllers
 
   /** The external-provisioner for a claim a scheduler chose a node for. */
   const provision = (claim: Claim) => {
-    if (!provisioning) return;
+    if (held.has(`${claim.metadata.namespace}/${claim.metadata.name}`)) return;
     const selected = (claim.metadata.annotations as Record<string, string> | undefined)?.[SELECTED_NODE];
     if (!selected || claim.spec.volumeName) return;
     const cls = server.get('StorageClass', claim.spec.storageClassName ?? '') as
@@ -123,12 +123,14 @@ export function startVolumeControllers(server: FakeApiServer): VolumeControllers
   const unsubscribe = server.subscribe(onChange);
   return {
     provisioned,
-    get provisioning() {
-      return provisioning;
-    },
-    set provisioning(on: boolean) {
-      provisioning = on;
-      if (on) for (const claim of server.list('PersistentVolumeClaim')) provision(claim as Claim);
+    hold(key) {
+      held.add(key);
+      return () => {
+        held.delete(key);
+        const [namespace, name] = key.split('/');
+        const claim = server.get('PersistentVolumeClaim', name, namespace);
+        if (claim) provision(claim as Claim);
+      };
     },
     stop: unsubscribe,
   };
