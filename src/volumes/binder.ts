@@ -21,6 +21,7 @@ import type { ClusterWriter } from '../cluster/writer.ts';
 import type { Log } from '../log.ts';
 import { feedAssumeCaches, PVAssumeCache, PVCAssumeCache } from './assume-cache.ts';
 import { type CapacityAccept, CapacityIndex } from './capacity-index.ts';
+import type { CAPACITY_ROW_UNDECIDED } from './capacity-rows.ts';
 import { getPodVolumeClaims, isClaimFullyBound, type PodVolumeClaims, podClaimRefs, podClaimsError } from './claims.ts';
 import { ANN_SELECTED_NODE } from './constants.ts';
 import { pvForNode } from './csi-migration.ts';
@@ -31,7 +32,9 @@ import {
   type CapacityAccountingMode,
   checkVolumeProvisions,
   type DynamicProvision,
+  facts,
   type JointAccounting,
+  nodeHasAccess,
   nodeHasAccessOf,
   type ProvisioningSources,
   type ProvisionVerdict,
@@ -202,8 +205,9 @@ interface UnboundClaims {
   toMatch: ClaimMatchInput[];
   /** Their keys: a pod's own claims are never in flight against itself. */
   keys: Set<string>;
-  /** The joint check's view of the in-flight provisions, made once per classification. */
+  /** The joint check's view of the in-flight provisions, made once per classification and binder generation. */
   joint?: JointAccounting;
+  jointAt?: number;
 }
 
 const unboundOf = new WeakMap<PodVolumeClaims, UnboundClaims>();
@@ -244,7 +248,11 @@ export class VolumeBinder implements ProvisioningSources {
   jointOnlyRejections = 0;
   /** Bumped whenever anything a decision reads changes: cached decisions compare it. */
   #generation = 0;
-  readonly #capacities = new CapacityIndex();
+  readonly #capacities = new CapacityIndex({
+    reaches: (c, labels) => nodeHasAccess(labels, c),
+    bytes: facts,
+    owed: (c) => this.inFlight.bytesFor(c),
+  });
   readonly #waiters = new Set<() => void>();
   readonly #unsubscribe: (() => void)[] = [];
 
@@ -261,6 +269,7 @@ export class VolumeBinder implements ProvisioningSources {
         return node ? (node.metadata.labels ?? {}) : undefined;
       },
       reachingCapacity: (className, labels) => this.#capacities.find(className, labels, nodeHasAccessOf, labels),
+      owedChanged: (key) => this.#capacities.owedChanged(key),
     });
     this.pvCache.onChange(() => this.#changed());
     this.pvcCache.onChange((entry, _previous, deleted) => {
@@ -322,6 +331,17 @@ export class VolumeBinder implements ProvisioningSources {
     context: C,
   ): CSIStorageCapacity | undefined {
     return this.#capacities.find(className, nodeLabels, accept, context);
+  }
+
+  findCapacityForNode(
+    className: string,
+    nodeLabels: Readonly<Record<string, string>>,
+    ordinal: number,
+    size: number,
+    joint: boolean,
+    pod: ReadonlyMap<CSIStorageCapacity, number>,
+  ): CSIStorageCapacity | undefined | typeof CAPACITY_ROW_UNDECIDED {
+    return this.#capacities.findForNode(className, nodeLabels, ordinal, size, joint, pod);
   }
 
   node(name: string): Node | undefined {
@@ -418,11 +438,14 @@ export class VolumeBinder implements ProvisioningSources {
     if (toProvision.length > 0) {
       let check: ReturnType<typeof checkVolumeProvisions>;
       try {
-        if (this.capacityAccounting === 'joint') unbound.joint ??= this.#jointAccounting(unbound.keys);
+        if (this.capacityAccounting === 'joint' && unbound.jointAt !== this.#generation) {
+          unbound.joint = this.#jointAccounting(unbound.keys);
+          unbound.jointAt = this.#generation;
+        }
         const joint = this.capacityAccounting === 'joint' ? unbound.joint : undefined;
         check = explain
           ? checkVolumeProvisions(toProvision, labels, this, held?.capacity, (v) => explain.provision(v), joint)
-          : checkVolumeProvisions(toProvision, labels, this, held?.capacity, undefined, joint);
+          : checkVolumeProvisions(toProvision, labels, this, held?.capacity, undefined, joint, ordinal);
         jointOnly = check.jointOnly === true;
       } catch (err) {
         throw new BinderError((err as Error).message);
@@ -437,7 +460,9 @@ export class VolumeBinder implements ProvisioningSources {
 
   /** In-flight bytes per capacity object, the pod's own claims left out (re-checking a pod never counts it twice). */
   #jointAccounting(own: ReadonlySet<string>): JointAccounting {
-    return { inFlight: (c) => this.inFlight.bytesFor(c, own) };
+    let noOwnInFlight = true;
+    for (const key of own) if (this.inFlight.has(key)) noOwnInFlight = false;
+    return { inFlight: (c) => this.inFlight.bytesFor(c, own), noOwnInFlight };
   }
 
   /**

@@ -6,6 +6,7 @@
 
 import type { CSIStorageCapacity, LabelSelector } from '../cluster/types.ts';
 import { LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE } from '../cluster/well-known-labels.ts';
+import { CAPACITY_ROW_UNDECIDED, type CapacityBytes, CapacityRows } from './capacity-rows.ts';
 
 /** Label keys a selector may pin, most selective first: a capacity is indexed under the first one it pins. */
 const PINNABLE_KEYS = [LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE] as const;
@@ -40,6 +41,19 @@ interface ClassIndex {
   /** Selectors that pin no key of PINNABLE_KEYS, sorted by seq. */
   unpinned: Entry[];
   size: number;
+  /** The capacities reaching each node, one dense row per node ordinal (when the index was given RowSources). */
+  rows: CapacityRows | undefined;
+  /** Per bucket, the ordinals of the rows built from it. */
+  readers: WeakMap<Entry[], Set<number>>;
+}
+
+/** What the dense rows need beyond the index: the selector match, the parsed quantities and the in-flight bytes. */
+export interface RowSources {
+  /** Whether the capacity's nodeTopology matches the labels (nodeHasAccess). */
+  reaches(capacity: CSIStorageCapacity, labels: Readonly<Record<string, string>>): boolean;
+  bytes(capacity: CSIStorageCapacity): CapacityBytes;
+  /** Bytes provisions in flight owe the capacity object. */
+  owed(capacity: CSIStorageCapacity): number;
 }
 
 /**
@@ -106,10 +120,32 @@ function firstAccepted<C>(
   return undefined;
 }
 
+/** The capacities of the class that reach a node with these labels, in scan order, and the buckets read. */
+function rowContent(
+  cls: ClassIndex,
+  labels: Readonly<Record<string, string>>,
+  sources: RowSources,
+): { capacities: CSIStorageCapacity[]; buckets: Entry[][] } {
+  const { buckets } = nodeBuckets(cls, labels);
+  const reaching = new Set<Entry>();
+  for (const e of cls.unpinned) if (sources.reaches(e.capacity, labels)) reaching.add(e);
+  for (const bucket of buckets) {
+    for (const e of bucket) if (e.reachesBucketNodes || sources.reaches(e.capacity, labels)) reaching.add(e);
+  }
+  const capacities = [...reaching].sort((a, b) => a.seq - b.seq).map((e) => e.capacity);
+  return { capacities, buckets };
+}
+
 export class CapacityIndex {
   readonly #classes = new Map<string, ClassIndex>();
   readonly #entries = new Map<string, Entry>();
   #seq = 0;
+  readonly #rowSources: RowSources | undefined;
+
+  /** With `rows`, findForNode answers from dense per-node rows. */
+  constructor(rows?: RowSources) {
+    this.#rowSources = rows;
+  }
 
   /** Add or replace (by namespace/name); a replaced capacity moves to the end of the scan order. */
   upsert(capacity: CSIStorageCapacity): void {
@@ -143,12 +179,14 @@ export class CapacityIndex {
             bucket = [];
             byValue.set(value, bucket);
             cls.version++;
+            cls.rows?.staleAll();
           }
           entry.places.push({ bucket });
         }
       }
       // The newest seq: appending keeps every bucket sorted.
       for (const place of entry.places) place.bucket.push(entry);
+      this.#stale(cls, entry);
     }
     cls.size++;
     this.#entries.set(objectKeyOf(capacity), entry);
@@ -165,6 +203,7 @@ export class CapacityIndex {
     for (const { bucket } of entry.places) bucket.splice(bucket.indexOf(entry), 1);
     const className = entry.capacity.storageClassName;
     const cls = this.#classes.get(className)!;
+    this.#stale(cls, entry);
     if (--cls.size === 0) this.#classes.delete(className);
   }
 
@@ -191,10 +230,70 @@ export class CapacityIndex {
     return best?.capacity;
   }
 
+  /**
+   * The first capacity of `className` in scan order that reaches the node and has room for `size` bytes (see
+   * capacityFits: in flight owed, and in joint accounting what `pod`'s earlier claims took), read from the node's
+   * dense row; CAPACITY_ROW_UNDECIDED when there is no row to read (no RowSources, or too many capacities reach it).
+   */
+  findForNode(
+    className: string,
+    nodeLabels: Readonly<Record<string, string>>,
+    ordinal: number,
+    size: number,
+    joint: boolean,
+    pod: ReadonlyMap<CSIStorageCapacity, number>,
+  ): CSIStorageCapacity | undefined | typeof CAPACITY_ROW_UNDECIDED {
+    const cls = this.#classes.get(className);
+    if (!cls) return undefined;
+    if (!cls.rows) return CAPACITY_ROW_UNDECIDED;
+    return cls.rows.find(ordinal, nodeLabels, size, joint, pod);
+  }
+
+  /** What the capacity object is owed changed (provisions in flight): the rows reading it are rebuilt. */
+  owedChanged(capacityKey: string): void {
+    const entry = this.#entries.get(capacityKey);
+    const cls = entry && this.#classes.get(entry.capacity.storageClassName);
+    if (entry && cls) this.#stale(cls, entry);
+  }
+
+  /** The rows that read one of the entry's buckets are stale (all rows for an unpinned entry). */
+  #stale(cls: ClassIndex, entry: Entry): void {
+    if (!cls.rows) return;
+    for (const { bucket } of entry.places) {
+      if (bucket === cls.unpinned) cls.rows.staleAll();
+      else for (const o of cls.readers.get(bucket) ?? []) cls.rows.stale(o);
+    }
+  }
+
   #class(className: string): ClassIndex {
     let cls = this.#classes.get(className);
     if (!cls) {
-      cls = { pinned: new Map(), version: 0, byNode: new WeakMap(), unpinned: [], size: 0 };
+      const made: ClassIndex = {
+        pinned: new Map(),
+        version: 0,
+        byNode: new WeakMap(),
+        unpinned: [],
+        size: 0,
+        rows: undefined,
+        readers: new WeakMap(),
+      };
+      const sources = this.#rowSources;
+      if (sources) {
+        made.rows = new CapacityRows({
+          content: (labels) => rowContent(made, labels, sources),
+          bytes: sources.bytes,
+          owed: sources.owed,
+          readers: (bucket) => {
+            let set = made.readers.get(bucket as Entry[]);
+            if (!set) {
+              set = new Set();
+              made.readers.set(bucket as Entry[], set);
+            }
+            return set;
+          },
+        });
+      }
+      cls = made;
       this.#classes.set(className, cls);
     }
     return cls;

@@ -28,6 +28,8 @@ export interface InFlightSources {
   nodeLabels(nodeName: string): Readonly<Record<string, string>> | undefined | null;
   /** The capacity object of the class that reaches the node (the first, in the capacity index's scan order). */
   reachingCapacity(className: string, nodeLabels: Readonly<Record<string, string>>): CSIStorageCapacity | undefined;
+  /** What the capacity object is owed changed (the binder's dense capacity rows keep it). */
+  owedChanged?(capacityKey: string): void;
 }
 
 const keyOf = new WeakMap<CSIStorageCapacity, string>();
@@ -153,6 +155,11 @@ export class InFlightProvisions {
     return this.#claims.size;
   }
 
+  /** Whether the claim (namespace/name) is in flight. */
+  has(key: string): boolean {
+    return this.#claims.has(key);
+  }
+
   #attribute(claim: InFlightClaim): void {
     this.#detach(claim);
     const labels = this.#sources.nodeLabels(claim.nodeName);
@@ -170,6 +177,7 @@ export class InFlightProvisions {
     }
     owed.claims.add(claim);
     owed.bytes += claim.bytes;
+    this.#sources.owedChanged?.(claim.capacityKey);
   }
 
   #detach(claim: InFlightClaim): void {
@@ -180,6 +188,7 @@ export class InFlightProvisions {
     if (!owed?.claims.delete(claim)) return;
     owed.bytes -= claim.bytes;
     if (owed.claims.size === 0) this.#byCapacity.delete(key);
+    this.#sources.owedChanged?.(key);
   }
 
   #forget(claim: InFlightClaim): void {

@@ -7,6 +7,7 @@ import { parseValue } from '../cluster/quantity.ts';
 import type { CSIDriver, CSIStorageCapacity, PersistentVolumeClaim, StorageClass } from '../cluster/types.ts';
 import { hasProvisioner } from '../cluster/volume-annotations.ts';
 import type { CapacityAccept } from './capacity-index.ts';
+import { CAPACITY_ROW_UNDECIDED, capacityFits } from './capacity-rows.ts';
 import { matchTopologySelectorTerms } from './node-affinity.ts';
 import { claimClass, claimKey, claimMatchInput, ignore } from './pv-matching.ts';
 
@@ -29,6 +30,18 @@ export interface ProvisioningSources {
     accept: CapacityAccept<C>,
     context: C,
   ): CSIStorageCapacity | undefined;
+  /**
+   * The same answer for a claim of `size` bytes on the node of `ordinal` (NodeInfo.ordinal), read from its dense
+   * row (see CapacityIndex.findForNode), when the sources keep rows.
+   */
+  findCapacityForNode?(
+    className: string,
+    nodeLabels: Readonly<Record<string, string>>,
+    ordinal: number,
+    size: number,
+    joint: boolean,
+    pod: ReadonlyMap<CSIStorageCapacity, number>,
+  ): CSIStorageCapacity | undefined | typeof CAPACITY_ROW_UNDECIDED;
 }
 
 export class ProvisioningError extends Error {
@@ -57,6 +70,8 @@ export type CapacityAccountingMode = 'joint' | 'upstream';
 export interface JointAccounting {
   /** Bytes provisions in flight owe the capacity object (the pod's own claims left out). */
   inFlight(capacity: CSIStorageCapacity): number;
+  /** None of the pod's claims is in flight: inFlight is every provision in flight (what the dense rows keep). */
+  noOwnInFlight?: boolean;
 }
 
 /** A capacity object's quantities in bytes, null when unset: parsed once per object, read with one lookup. */
@@ -70,7 +85,7 @@ interface CapacityFacts {
 
 const factsOf = new WeakMap<CSIStorageCapacity, CapacityFacts>();
 
-function facts(capacity: CSIStorageCapacity): CapacityFacts {
+export function facts(capacity: CSIStorageCapacity): CapacityFacts {
   let f = factsOf.get(capacity);
   if (f === undefined) {
     const published = capacity.capacity === undefined ? null : parseValue(capacity.capacity);
@@ -89,7 +104,7 @@ export function capacityBytes(capacity: CSIStorageCapacity): number | null {
 /** capacitySufficient: maximumVolumeSize when set (more precise), else capacity; neither → not sufficient. */
 export function capacitySufficient(capacity: CSIStorageCapacity, sizeInBytes: number): boolean {
   const { limit } = facts(capacity);
-  return limit !== null && limit >= sizeInBytes;
+  return capacityFits(Number.NaN, limit ?? Number.NaN, false, sizeInBytes, 0, false);
 }
 
 /**
@@ -98,9 +113,7 @@ export function capacitySufficient(capacity: CSIStorageCapacity, sizeInBytes: nu
  */
 export function jointSufficient(capacity: CSIStorageCapacity, sizeInBytes: number, owedBytes: number): boolean {
   const { published, limit, hasMaximumVolumeSize } = facts(capacity);
-  if (hasMaximumVolumeSize && (limit === null || limit < sizeInBytes)) return false;
-  if (published === null) return hasMaximumVolumeSize;
-  return sizeInBytes + owedBytes <= published;
+  return capacityFits(published ?? Number.NaN, limit ?? Number.NaN, hasMaximumVolumeSize, sizeInBytes, owedBytes, true);
 }
 
 /** nodeHasAccess: a nil nodeTopology reaches no node; `{}` reaches all. */
@@ -135,6 +148,8 @@ interface CapacityCheck {
   joint: JointAccounting | undefined;
   /** Joint: what the pod's earlier claims took per capacity object. */
   pod: ReadonlyMap<CSIStorageCapacity, number>;
+  /** The node's NodeInfo.ordinal, -1 when unknown: with it the check may read the node's dense capacity row. */
+  ordinal: number;
 }
 
 function admits(c: CSIStorageCapacity, check: CapacityCheck, reached: boolean): boolean {
@@ -185,7 +200,13 @@ function hasEnoughCapacity(
   check.size = claimMatchInput(pvc).request; // the request parsed once per claim object
   const className = sc.metadata.name;
   const { nodeLabels, taken, joint } = check;
-  const capacity = sources.findCapacity(className, nodeLabels, admits, check);
+  let capacity: CSIStorageCapacity | undefined | typeof CAPACITY_ROW_UNDECIDED = CAPACITY_ROW_UNDECIDED;
+  // The row knows what is in flight, not what nominated pods hold nor which in-flight claims are the pod's own.
+  if (check.ordinal >= 0 && nodeLabels && !taken && !explain && (!joint || joint.noOwnInFlight === true)) {
+    const fromRow = sources.findCapacityForNode;
+    if (fromRow) capacity = fromRow.call(sources, className, nodeLabels, check.ordinal, check.size, !!joint, check.pod);
+  }
+  if (capacity === CAPACITY_ROW_UNDECIDED) capacity = sources.findCapacity(className, nodeLabels, admits, check);
   if (!explain) return capacity ? { ok: true, capacity } : INSUFFICIENT;
   const result: { ok: boolean; capacity?: CSIStorageCapacity; arithmetic?: CapacityArithmetic } = capacity
     ? { ok: true, capacity }
@@ -235,12 +256,13 @@ export function checkVolumeProvisions(
   taken?: ReadonlyMap<CSIStorageCapacity, number>,
   note: (verdict: ProvisionVerdict) => void = ignore,
   joint?: JointAccounting,
+  ordinal = -1,
 ): ProvisionCheck {
   const provisions: DynamicProvision[] = [];
   // What the pod's earlier claims took per capacity object (joint); made when a second claim needs it.
   let pod: Map<CSIStorageCapacity, number> | undefined;
   const explain = note !== ignore;
-  const check: CapacityCheck = { nodeLabels, size: 0, taken, joint, pod: NOTHING_TAKEN };
+  const check: CapacityCheck = { nodeLabels, size: 0, taken, joint, pod: NOTHING_TAKEN, ordinal };
   for (let index = 0; index < claims.length; index++) {
     const pvc = claims[index];
     const className = claimClass(pvc);
@@ -264,7 +286,9 @@ export function checkVolumeProvisions(
           : { pvc, storageClass: sc, verdict: 'InsufficientCapacity' },
       );
       // The claims before this one passed the stricter joint check; upstream's would judge only the rest.
-      const perClaim = joint ? checkVolumeProvisions(claims.slice(index), nodeLabels, sources, taken) : undefined;
+      const perClaim = joint
+        ? checkVolumeProvisions(claims.slice(index), nodeLabels, sources, taken, ignore, undefined, ordinal)
+        : undefined;
       const jointOnly = perClaim?.satisfied === true && perClaim.sufficientStorage;
       return { satisfied: true, sufficientStorage: false, provisions: [], jointOnly };
     }

@@ -6,7 +6,7 @@ import { it } from 'node:test';
 import fc from 'fast-check';
 import type { CSIStorageCapacity, LabelSelector } from '../../src/cluster/types.ts';
 import { CapacityIndex } from '../../src/volumes/capacity-index.ts';
-import { capacitySufficient, nodeHasAccess } from '../../src/volumes/provisioning.ts';
+import { capacitySufficient, facts, jointSufficient, nodeHasAccess } from '../../src/volumes/provisioning.ts';
 
 const KEYS = ['kubernetes.io/hostname', 'topology.kubernetes.io/zone', 'rack'];
 const VALUES = ['a', 'b'];
@@ -131,4 +131,88 @@ it('a node finds its own per-node capacity among thousands without looking at th
   );
   assert.equal(found?.metadata.name, 'topolvm-4321');
   assert.equal(looked, 1);
+});
+
+it("a node's dense capacity row decides as the scan, in flight included, through adds, updates, deletes and owed bytes", () => {
+  const owe = fc.record({ op: fc.constant('owe' as const), c: capacityArb, bytes: fc.integer({ min: 0, max: 4 }) });
+  const rowQuery = fc.record({ op: fc.constant('find' as const), q: query, joint: fc.boolean() });
+  const commands = fc.array(fc.oneof(command, owe, rowQuery), { maxLength: 40 });
+  fc.assert(
+    fc.property(commands, (cmds) => {
+      const owed = new Map<string, number>();
+      const keyOf = (c: CSIStorageCapacity) => `${c.metadata.namespace}/${c.metadata.name}`;
+      const index = new CapacityIndex({
+        reaches: (c, labels) => nodeHasAccess(labels, c),
+        bytes: facts,
+        owed: (c) => owed.get(keyOf(c)) ?? 0,
+      });
+      const all = new Map<string, CSIStorageCapacity>();
+      // One labels object and one ordinal per distinct node, so rows built by one query are reused by the next.
+      const nodes = new Map<string, { labels: Record<string, string>; ordinal: number }>();
+      for (const cmd of cmds) {
+        if (cmd.op === 'find') {
+          const { cls, size, labels } = cmd.q;
+          if (!labels) continue;
+          const id = JSON.stringify(labels);
+          if (!nodes.has(id)) nodes.set(id, { labels, ordinal: nodes.size });
+          const node = nodes.get(id)!;
+          const joint = 'joint' in cmd && cmd.joint;
+          const fits = (c: CSIStorageCapacity) =>
+            joint ? jointSufficient(c, size * GI, owed.get(keyOf(c)) ?? 0) : capacitySufficient(c, size * GI);
+          const scanned = [...all.values()].find(
+            (c) => c.storageClassName === cls && fits(c) && nodeHasAccess(node.labels, c),
+          );
+          assert.equal(index.findForNode(cls, node.labels, node.ordinal, size * GI, joint, new Map()), scanned);
+          continue;
+        }
+        const c = toCapacity(cmd.c);
+        const key = keyOf(c);
+        if (cmd.op === 'owe') {
+          owed.set(key, cmd.bytes * GI);
+          index.owedChanged(key);
+          continue;
+        }
+        all.delete(key);
+        if (cmd.op === 'upsert') {
+          all.set(key, c);
+          index.upsert(c);
+        } else {
+          index.delete(c);
+        }
+      }
+    }),
+    { numRuns: 2000 },
+  );
+});
+
+it("a node's dense capacity row follows what its capacities owe and capacities published for new topology values", () => {
+  const owed = new Map<string, number>();
+  const index = new CapacityIndex({
+    reaches: (c, labels) => nodeHasAccess(labels, c),
+    bytes: facts,
+    owed: (c) => owed.get(c.metadata.name) ?? 0,
+  });
+  const HOST = 'kubernetes.io/hostname';
+  const ZONE = 'topology.kubernetes.io/zone';
+  const node = { [HOST]: 'a', [ZONE]: 'z' };
+  const find = (size: number) => {
+    const found = index.findForNode('x', node, 0, size * GI, true, new Map());
+    return typeof found === 'object' ? found.metadata.name : found;
+  };
+  const capacity = (name: 'c0' | 'c1', key: string, value: string, gi: number) =>
+    toCapacity({
+      name,
+      namespace: 'storage',
+      cls: 'x',
+      nodeTopology: { matchLabels: { [key]: value } },
+      capacity: gi,
+      maximumVolumeSize: undefined,
+    });
+  index.upsert(capacity('c0', HOST, 'a', 4));
+  assert.equal(find(3), 'c0');
+  owed.set('c0', 2 * GI);
+  index.owedChanged('storage/c0');
+  assert.equal(find(3), undefined);
+  index.upsert(capacity('c1', ZONE, 'z', 10)); // the first capacity of that zone: a new bucket
+  assert.equal(find(3), 'c1');
 });
