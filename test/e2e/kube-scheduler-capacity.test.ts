@@ -89,7 +89,8 @@ if (found.skip) {
   for (const binary of found.binaries) {
     for (const mode of REGISTRATIONS) {
       const scheduler = schedulerName(binary.version, mode);
-      describe(`${binary.version} ${mode}`, () => {
+      // Every case at once: each has its own kube-scheduler, class and claims.
+      describe(`${binary.version} ${mode}`, { concurrency: true }, () => {
         test('a zone where each claim fits alone but not both together is never chosen', async () => {
           const name = `${scheduler}-joint`;
           cluster.server.add(pendingPod(name, scheduler, { claims: [`${name}-1`, `${name}-2`] }));
@@ -136,12 +137,16 @@ if (found.skip) {
         test('of two zones that fit, kube-scheduler picks the one with more free capacity, as our prioritize scores it', async () => {
           // Mirrored pair (zone a 100Gi and b 20Gi, then the other way round): whichever zone has the room wins, so
           // neither can pass by a tie broken the right way.
-          for (const [suffix, expected] of [
+          const pair = [
             ['a', 'node-0'],
             ['b', 'node-1'],
-          ] as const) {
+          ] as const;
+          for (const [suffix] of pair) {
             const name = `${scheduler}-score-${suffix}`;
             cluster.server.add(pendingPod(name, scheduler, { claims: [name] }));
+          }
+          for (const [suffix, expected] of pair) {
+            const name = `${scheduler}-score-${suffix}`;
             assert.equal(await cluster.boundNode(name), expected);
             const [prioritize] = cluster.recorder.callsFor(`default/${name}`, 'prioritize');
             const scores = Object.fromEntries((prioritize.answer as Priorities).map((p) => [p.Host, p.Score]));

@@ -135,6 +135,21 @@ if (found.skip) {
         const bound = cluster.server.get('PersistentVolumeClaim', claimName, 'default')!;
         assert.equal((bound.spec as { volumeName?: string }).volumeName, `${name}-pv`);
       });
+
+      test('a pod waiting for an unbound Immediate claim is bound where its PV is once the PV controller binds it', async () => {
+        const name = `${delegated}-immediate-late`;
+        cluster.server.add(claim(name, IMMEDIATE_CLASS), pendingPod(name, delegated, { claims: [name] }));
+        await cluster.unschedulable(name, 'pod has unbound immediate PersistentVolumeClaims');
+        // The PV controller binds Immediate claims without the scheduler: a PV pre-bound to the claim, on node-0.
+        const pv = localPV(`${name}-pv`, 'node-0', '10Gi', IMMEDIATE_CLASS);
+        (pv.spec as { claimRef?: object }).claimRef = { kind: 'PersistentVolumeClaim', namespace: 'default', name };
+        cluster.server.add(pv);
+        assert.equal(await cluster.boundNode(name), 'node-0');
+        assert.deepEqual(
+          (await cluster.recorder.answered(`default/${name}`)).filter((c) => c.verb === 'bind').map((c) => c.answer),
+          [{ Error: '' }],
+        );
+      });
     });
   }
 }
