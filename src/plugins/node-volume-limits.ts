@@ -149,6 +149,11 @@ export class NodeVolumeLimitsPlugin implements PreFilterPlugin, FilterPlugin, Ex
   #volumesGeneration = 0;
   /** Node name → its CSINode record; nodes without a CSINode have no limits. */
   readonly #nodes = new Map<string, NodeRecord>();
+  /**
+   * The same records by NodeInfo.ordinal, filled as nodes are filtered (null: the node has no CSINode): an array
+   * read instead of a map lookup by name per node. Emptied on every CSINode change (rare).
+   */
+  #byOrdinal: ({ name: string; record: NodeRecord | undefined } | undefined)[] = [];
   readonly #unsubscribe: (() => void)[] = [];
 
   constructor(store: ClusterStore) {
@@ -164,6 +169,7 @@ export class NodeVolumeLimitsPlugin implements PreFilterPlugin, FilterPlugin, Ex
       store.on('CSINode', (e) => {
         if (e.type === 'delete') this.#nodes.delete(e.obj.metadata.name);
         else this.#setCSINode(e.obj);
+        this.#byOrdinal = [];
       }),
     );
   }
@@ -201,7 +207,7 @@ export class NodeVolumeLimitsPlugin implements PreFilterPlugin, FilterPlugin, Ex
     if (cycle.error) return cycle.error;
     // Resolved without the node and none new: the predicate is always true (skips the per-node lookup).
     if (cycle.volumes?.size === 0) return SUCCESS;
-    const node = this.#nodes.get(nodeInfo.name);
+    const node = this.#record(nodeInfo);
     // If the node doesn't have volume limits (no CSINode), the predicate is always true.
     if (!node) return SUCCESS;
     const csiNode = node.csiNode;
@@ -244,6 +250,17 @@ export class NodeVolumeLimitsPlugin implements PreFilterPlugin, FilterPlugin, Ex
     }
     if (node.attached.error !== undefined) return status('Error', node.attached.error);
     return limited ? verdict(newVolumes, node.attached, limits) : SUCCESS;
+  }
+
+  /** The node's CSINode record, through the ordinal when the NodeInfo has one. */
+  #record(nodeInfo: NodeInfo): NodeRecord | undefined {
+    const ordinal = nodeInfo.ordinal ?? -1;
+    if (ordinal < 0) return this.#nodes.get(nodeInfo.name);
+    const slot = this.#byOrdinal[ordinal];
+    if (slot?.name === nodeInfo.name) return slot.record;
+    const record = this.#nodes.get(nodeInfo.name);
+    this.#byOrdinal[ordinal] = { name: nodeInfo.name, record };
+    return record;
   }
 
   /** Without memos: a NodeInfo that is not the cache's (a test's, a what-if copy from elsewhere). */

@@ -357,6 +357,7 @@ it('NodeVolumeLimits decides as upstream’s walk over every pod of the node, me
         const plugin = new NodeVolumeLimitsPlugin(cluster.store);
         const onNode = newPodOnNode ? [...pods, { ...pod, spec: { ...pod.spec, nodeName: 'n1' } }] : pods;
         const cached = newNodeInfo(node, onNode);
+        cached.ordinal = 7; // as the cache numbers its NodeInfos: the plugin finds the CSINode record by it
         const check = (label: string) => {
           const want = view(
             oracle(cluster.store, pod, { name: 'n1', pods: [...cached.pods.values()].map((p) => p.pod) }),
@@ -395,6 +396,9 @@ it('NodeVolumeLimits decides as upstream’s walk over every pod of the node, me
         if (csi.present) {
           cluster.add(csiNode({ ...csi, d1: (csi.d1 ?? 0) + 1, migrated: !csi.migrated }));
           check('after the CSINode changed');
+        } else {
+          cluster.add(csiNode({ ...csi, present: true }));
+          check('after the CSINode came');
         }
       },
     ),
