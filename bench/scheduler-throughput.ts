@@ -13,7 +13,8 @@
 // the API server's record of writes. Writes its section of bench/RESULTS.md.
 //
 // Run: ./node_modules/.bin/node bench/scheduler-throughput.ts [--nodes 500,5000] [--rounds 2] [--pods 300]
-//        [--claim-pods 150] [--alone-claim-pods 1] [--out bench/RESULTS.md]
+//        [--claim-pods 150] [--alone-claim-pods 1] [--out bench/RESULTS.md] [--configs delegated,...]
+//        [--profile DIR]   (a CPU profile of our extender, written when it exits)
 import { type ChildProcess, execSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -42,6 +43,10 @@ const { values: args } = parseArgs({
     'claim-pods': { type: 'string', default: '150' },
     'alone-claim-pods': { type: 'string', default: '1' },
     out: { type: 'string', default: fileURLToPath(new URL('./RESULTS.md', import.meta.url)) },
+    /** Only these configurations (comma-separated), e.g. `delegated` to profile ours quickly. */
+    configs: { type: 'string', default: 'alone,do-nothing,filter-only,delegated' },
+    /** Write a CPU profile of our extender into this directory. */
+    profile: { type: 'string' },
   },
 });
 const sizes = args.nodes.split(',').map(Number);
@@ -60,7 +65,8 @@ if (found.skip) {
 const binary = found.binaries[0];
 
 type ConfigId = 'alone' | 'do-nothing' | 'filter-only' | 'delegated';
-const CONFIGS: ConfigId[] = ['alone', 'do-nothing', 'filter-only', 'delegated'];
+const ALL_CONFIGS: ConfigId[] = ['alone', 'do-nothing', 'filter-only', 'delegated'];
+const CONFIGS = ALL_CONFIGS.filter((id) => args.configs.split(',').includes(id));
 /** Claims per pod each configuration is measured with; alone's claim pods run apart (seconds each). */
 const FLAVOURS: Record<ConfigId, number[]> = {
   alone: [0],
@@ -167,7 +173,11 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
   const apiOut = jsonLines(api);
   const { url, pods } = await apiOut<{ url: string; pods: number }>();
   const kubeconfig = await writeKubeconfig(url, dir);
-  const extender = await startExtender(kubeconfig, ['--bind-timeout-seconds', '600']);
+  const extender = await startExtender(
+    kubeconfig,
+    ['--bind-timeout-seconds', '600'],
+    args.profile ? ['--cpu-prof', `--cpu-prof-dir=${args.profile}`] : [],
+  );
   const floor = spawn(process.execPath, [join(ROOT, 'bench/floor-server.ts')], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -262,7 +272,7 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
   }
   // kube-scheduler alone with claims: tens of seconds per pod at 5,000 nodes, so only a few, once.
   const alone: Phase[] = [];
-  if (aloneClaimPods > 0) {
+  if (aloneClaimPods > 0 && CONFIGS.includes('alone')) {
     for (const claims of [1, 3]) alone.push(await phase('alone', claims, aloneClaimPods, 3_600_000));
   }
   for (const { ks } of schedulers.values()) await ks.stop();

@@ -20,10 +20,15 @@ export interface ExtenderProcess {
   stop(): Promise<number | null>;
 }
 
-export async function startExtender(kubeconfig: string, extraArgs: string[] = []): Promise<ExtenderProcess> {
+/** `nodeArgs` go to Node itself (a bench's `--cpu-prof`), `extraArgs` to `serve`. */
+export async function startExtender(
+  kubeconfig: string,
+  extraArgs: string[] = [],
+  nodeArgs: string[] = [],
+): Promise<ExtenderProcess> {
   const child = spawn(
     process.execPath,
-    ['src/main.ts', 'serve', '--kubeconfig', kubeconfig, '--port', '0', '--host', '127.0.0.1', ...extraArgs],
+    [...nodeArgs, 'src/main.ts', 'serve', '--kubeconfig', kubeconfig, '--port', '0', '--host', '127.0.0.1', ...extraArgs],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '' } },
   );
   const logs: LogLine[] = [];
