@@ -28,7 +28,18 @@ export async function startExtender(
 ): Promise<ExtenderProcess> {
   const child = spawn(
     process.execPath,
-    [...nodeArgs, 'src/main.ts', 'serve', '--kubeconfig', kubeconfig, '--port', '0', '--host', '127.0.0.1', ...extraArgs],
+    [
+      ...nodeArgs,
+      'src/main.ts',
+      'serve',
+      '--kubeconfig',
+      kubeconfig,
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      ...extraArgs,
+    ],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '' } },
   );
   const logs: LogLine[] = [];
