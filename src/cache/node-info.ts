@@ -37,6 +37,10 @@ export interface NodeInfo {
   readonly pvcRefCounts: ReadonlyMap<string, number>;
   /** CSI driver name → inline CSI volumes (by handle) of pods on this node. */
   readonly csiVolumes: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Pods with any pod affinity or anti-affinity term (upstream PodsWithAffinity), keyed by UID; kept by the cache. */
+  readonly podsWithAffinity?: ReadonlyMap<string, PodInfo>;
+  /** Pods with a required anti-affinity term (upstream PodsWithRequiredAntiAffinity), keyed by UID. */
+  readonly podsWithRequiredAntiAffinity?: ReadonlyMap<string, PodInfo>;
   /** Value of the global generation counter at this node's last change. */
   readonly generation: number;
   /**
@@ -88,6 +92,8 @@ export class MutableNodeInfo implements NodeInfo {
   #imageStates = new Map<string, number>();
   #pvcRefCounts = new Map<string, number>();
   #csiVolumes = new Map<string, Set<string>>();
+  #podsWithAffinity = new Map<string, CachedPodInfo>();
+  #podsWithRequiredAntiAffinity = new Map<string, CachedPodInfo>();
   /** driver → handle → number of pods using it; the public sets above are its key sets. */
   #csiRefs = new Map<string, Map<string, number>>();
   #generation: number;
@@ -124,6 +130,12 @@ export class MutableNodeInfo implements NodeInfo {
   }
   get csiVolumes(): ReadonlyMap<string, ReadonlySet<string>> {
     return this.#csiVolumes;
+  }
+  get podsWithAffinity(): ReadonlyMap<string, CachedPodInfo> {
+    return this.#podsWithAffinity;
+  }
+  get podsWithRequiredAntiAffinity(): ReadonlyMap<string, CachedPodInfo> {
+    return this.#podsWithRequiredAntiAffinity;
   }
   get generation(): number {
     return this.#generation;
@@ -184,6 +196,8 @@ export class MutableNodeInfo implements NodeInfo {
     c.#pvcRefCounts = new Map(this.#pvcRefCounts);
     for (const [driver, set] of this.#csiVolumes) c.#csiVolumes.set(driver, new Set(set));
     for (const [driver, refs] of this.#csiRefs) c.#csiRefs.set(driver, new Map(refs));
+    c.#podsWithAffinity = new Map(this.#podsWithAffinity);
+    c.#podsWithRequiredAntiAffinity = new Map(this.#podsWithRequiredAntiAffinity);
     c.#generation = this.#generation;
     c.ordinal = this.ordinal;
     return c;
@@ -200,6 +214,16 @@ export class MutableNodeInfo implements NodeInfo {
     for (const key of hostPorts) bump(this.#usedPorts, key, sign);
     for (const key of claims) bump(this.#pvcRefCounts, key, sign);
     for (const [driver, handle] of csiVolumes) this.#updateCSI(driver, handle, sign);
+    const affinity = info.pod.spec.affinity;
+    if (affinity?.podAffinity || affinity?.podAntiAffinity) {
+      const uid = info.pod.metadata.uid;
+      if (sign > 0) this.#podsWithAffinity.set(uid, info);
+      else this.#podsWithAffinity.delete(uid);
+      if (affinity.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length) {
+        if (sign > 0) this.#podsWithRequiredAntiAffinity.set(uid, info);
+        else this.#podsWithRequiredAntiAffinity.delete(uid);
+      }
+    }
     this.#generation = nextGeneration();
   }
 

@@ -11,6 +11,7 @@ import { ClusterStateSource } from '../cluster/state-file/source.ts';
 import { VolumeController } from '../cluster/state-file/volume-controller.ts';
 import { ClusterStateWriter } from '../cluster/state-file/writer.ts';
 import { ClusterStore } from '../cluster/store.ts';
+import type { Taint } from '../cluster/types.ts';
 import type { ClusterWriter } from '../cluster/writer.ts';
 import { defaultSettings } from '../config.ts';
 import { buildExtenderDeps } from '../extender/build.ts';
@@ -18,11 +19,15 @@ import type { ExtenderDeps } from '../extender/deps.ts';
 import type { WirePod } from '../extender/wire.ts';
 import { type ExplainAnswer, type ExplainRequest, explain } from '../ops/explain.ts';
 import { type SimulateAnswer, type StatefulSetTemplate, simulate } from '../ops/simulate.ts';
+import type { InsufficientResource } from '../plugins/node-resources-fit.ts';
 import type { ClaimExplanation } from '../volumes/explain.ts';
 
 export const ANALYZE_USAGE = `Usage:
-  topology-extender explain  (-f POD.yaml | NAMESPACE/NAME) [--nodes a,b] [--limit N] [--max-volumes N] [source] [-o table|json|yaml]
-  topology-extender simulate (-f POD_OR_STATEFULSET.yaml | NAMESPACE/NAME) [--replicas N] [--nodes a,b] [source] [-o ...]
+  topology-extender explain  (-f POD.yaml | NAMESPACE/NAME) [--nodes a,b] [--limit N] [--max-volumes N] [--disabled-plugins P,Q] [source] [-o table|json|yaml]
+  topology-extender simulate (-f POD_OR_STATEFULSET.yaml | NAMESPACE/NAME) [--replicas N] [--nodes a,b] [--disabled-plugins P,Q] [source] [-o ...]
+
+Both run kube-scheduler's default profile (v1.35); --disabled-plugins leaves plugins out by its names
+(e.g. NodeResourcesFit,PodTopologySpread).
 
 Source: --cluster-state FILE (a \`kubectl get -o yaml\` dump, taken exactly as written unless
 --simulate-volume-controller), or a live cluster: --kubeconfig FILE, --in-cluster, or kubectl's default.
@@ -41,6 +46,7 @@ const OPTIONS = {
   limit: { type: 'string' },
   'max-volumes': { type: 'string' },
   replicas: { type: 'string' },
+  'disabled-plugins': { type: 'string' },
 } as const;
 
 function count(name: string, value: string | undefined): number | undefined {
@@ -146,10 +152,24 @@ function claimLine(c: ClaimExplanation): string {
 }
 
 export function explainTable(a: ExplainAnswer): string {
-  const rows = [['NODE', 'VERDICT', 'PLUGIN', 'REASON', 'VOLUMES']];
+  const rows = [['NODE', 'VERDICT', 'PLUGIN', 'REASON', 'DETAIL']];
   for (const n of a.nodes) {
     const claims = (n.detail.VolumeBinding as { claims?: ClaimExplanation[] } | undefined)?.claims ?? [];
     const extra: string[] = [];
+    for (const r of (n.detail.NodeResourcesFit as { insufficient?: InsufficientResource[] } | undefined)
+      ?.insufficient ?? []) {
+      const unit = r.resourceName === 'cpu' ? 'm' : '';
+      extra.push(`${r.resourceName}: ${r.requested}${unit} requested, ${r.used}${unit} of ${r.capacity}${unit} used`);
+    }
+    const taint = (n.detail.TaintToleration as { untoleratedTaint?: Taint } | undefined)?.untoleratedTaint;
+    if (taint) extra.push(`taint ${taint.key}${taint.value ? `=${taint.value}` : ''}:${taint.effect}`);
+    for (const c of (
+      n.detail.PodTopologySpread as { violatedConstraints?: { topologyKey: string; skew?: number; maxSkew: number }[] }
+    )?.violatedConstraints ?? []) {
+      extra.push(
+        c.skew === undefined ? `no ${c.topologyKey} label` : `${c.topologyKey}: skew ${c.skew} > maxSkew ${c.maxSkew}`,
+      );
+    }
     for (const r of (n.detail.VolumeRestrictions as { readWriteOncePod?: { claim: string; heldBy: string[] }[] })
       ?.readWriteOncePod ?? []) {
       if (r.heldBy.length > 0) extra.push(`${r.claim} (ReadWriteOncePod) held by ${r.heldBy.join(', ')}`);
@@ -163,16 +183,19 @@ export function explainTable(a: ExplainAnswer): string {
         `${l.driver}: ${l.attached}+${l.adding} of ${l.limit} attached${l.heldBy.length ? ` (${l.heldBy.join(', ')})` : ''}`,
       );
     }
+    // Every rejecting plugin: the deciding one first, then what else stands in the way.
+    const others = n.failures.filter((f) => f.plugin !== n.plugin).map((f) => `${f.plugin}: ${f.reasons.join(', ')}`);
     rows.push([
       n.name,
       n.verdict,
       n.plugin ?? '-',
-      n.reasons.join(', ') || '-',
+      [n.reasons.join(', '), ...others].filter(Boolean).join('; ') || '-',
       [...claims.map(claimLine), ...extra].join(' | ') || '-',
     ]);
   }
   const more = a.nodesOmitted > 0 ? `\n(${a.nodesOmitted} more nodes; --limit to list them)` : '';
-  return `${a.summary}\n\n${table(rows)}${more}\n`;
+  const notes = (a.notes ?? []).map((n) => `Note: ${n}\n`).join('');
+  return `${a.summary}\n${notes}\n${table(rows)}${more}\n`;
 }
 
 export function simulateTable(a: SimulateAnswer): string {
@@ -222,6 +245,7 @@ export async function analyze(command: 'explain' | 'simulate', argv: string[]): 
     Object.assign(req, { namespace, name });
   }
   if (values.nodes) req.nodes = values.nodes.split(',').filter(Boolean);
+  if (values['disabled-plugins']) req.disabledPlugins = values['disabled-plugins'].split(',').filter(Boolean);
   const { deps, close } = await load(values);
   try {
     if (command === 'explain') {

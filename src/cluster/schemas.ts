@@ -99,6 +99,16 @@ export const Pod = Type.Object(
           overhead: maybe(ResourceList),
           volumes: maybe(Type.Array(Volume)),
           nodeSelector: maybe(StringMap),
+          tolerations: maybe(Type.Array(Type.Object({ key: text, operator: text, value: text, effect: text }, open))),
+          affinity: maybe(Type.Object({}, open)),
+          topologySpreadConstraints: maybe(
+            Type.Array(
+              Type.Object(
+                { maxSkew: Type.Integer({ minimum: 1 }), topologyKey: Type.String(), whenUnsatisfiable: Type.String() },
+                open,
+              ),
+            ),
+          ),
         },
         open,
       ),

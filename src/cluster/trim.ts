@@ -136,6 +136,10 @@ function trimPod(pod: Pod): Pod {
   const volumes = s.volumes?.filter((v) => !v.configMap && !v.secret && !v.emptyDir && !v.projected && !v.downwardAPI);
   if (volumes?.length) spec.volumes = volumes.map(trimVolume);
   if (s.nodeSelector) spec.nodeSelector = s.nodeSelector;
+  // What the default profile's other plugins read (explain and simulate run them); shared across a workload's pods.
+  if (s.tolerations?.length) spec.tolerations = shared(s.tolerations);
+  if (s.affinity) spec.affinity = shared(s.affinity);
+  if (s.topologySpreadConstraints?.length) spec.topologySpreadConstraints = shared(s.topologySpreadConstraints);
   const out: Pod = { metadata: trimPodMeta(pod.metadata), spec };
   const st = pod.status;
   if (st) {

@@ -103,6 +103,58 @@ export interface Volume {
   [inTree: string]: unknown; // in-tree sources (awsElasticBlockStore, gcePersistentDisk, ...) kept as given
 }
 
+export interface Toleration {
+  key?: string;
+  operator?: string; // Equal (default) | Exists
+  value?: string;
+  effect?: string; // empty matches every effect
+  tolerationSeconds?: number;
+}
+
+export interface PreferredSchedulingTerm {
+  weight: number;
+  preference: NodeSelectorTerm;
+}
+
+export interface PodAffinityTerm {
+  labelSelector?: LabelSelector | null;
+  namespaces?: string[];
+  namespaceSelector?: LabelSelector | null;
+  topologyKey: string;
+  matchLabelKeys?: string[];
+  mismatchLabelKeys?: string[];
+}
+
+export interface WeightedPodAffinityTerm {
+  weight: number;
+  podAffinityTerm: PodAffinityTerm;
+}
+
+export interface PodAffinity {
+  requiredDuringSchedulingIgnoredDuringExecution?: PodAffinityTerm[];
+  preferredDuringSchedulingIgnoredDuringExecution?: WeightedPodAffinityTerm[];
+}
+
+export interface Affinity {
+  nodeAffinity?: {
+    requiredDuringSchedulingIgnoredDuringExecution?: NodeSelector | null;
+    preferredDuringSchedulingIgnoredDuringExecution?: PreferredSchedulingTerm[];
+  } | null;
+  podAffinity?: PodAffinity | null;
+  podAntiAffinity?: PodAffinity | null;
+}
+
+export interface TopologySpreadConstraint {
+  maxSkew: number;
+  topologyKey: string;
+  whenUnsatisfiable: string; // DoNotSchedule | ScheduleAnyway
+  labelSelector?: LabelSelector | null;
+  minDomains?: number | null;
+  nodeAffinityPolicy?: string | null; // Honor (default) | Ignore
+  nodeTaintsPolicy?: string | null; // Ignore (default) | Honor
+  matchLabelKeys?: string[] | null;
+}
+
 export interface Pod {
   apiVersion?: string;
   kind?: 'Pod';
@@ -118,6 +170,9 @@ export interface Pod {
     overhead?: ResourceList;
     volumes?: Volume[];
     nodeSelector?: Record<string, string>;
+    tolerations?: Toleration[];
+    affinity?: Affinity;
+    topologySpreadConstraints?: TopologySpreadConstraint[];
   };
   status?: {
     phase?: string;

@@ -59,6 +59,33 @@ export interface ScorePlugin extends Plugin {
   score(state: CycleState, pod: Pod, nodeInfo: NodeInfo): number;
 }
 
+/** A node's score as upstream's framework.NodeScore: the plugin's raw score, then its normalized one. */
+export interface NodeScore {
+  name: string;
+  score: number;
+}
+
+/**
+ * Upstream PreScore and ScoreExtensions, for the default profile's scoring (explain and simulate; the verbs'
+ * prioritize averages plain scores). preScore sees the feasible nodes once; Skip leaves the plugin out of this
+ * cycle's scoring. normalizeScore rewrites every raw score in place to 0..100.
+ */
+export interface PreScorePlugin extends Plugin {
+  preScore(state: CycleState, pod: Pod, nodes: readonly NodeInfo[]): Status;
+}
+
+export interface NormalizeScorePlugin extends Plugin {
+  normalizeScore(state: CycleState, pod: Pod, scores: NodeScore[]): void;
+}
+
+/**
+ * Upstream PreFilterResult: the only nodes worth filtering, when preFilter could tell (NodeAffinity on metadata.name);
+ * undefined: all of them. Read after preFilter ran.
+ */
+export interface PreFilterResultPlugin extends Plugin {
+  preFilterResult(state: CycleState): ReadonlySet<string> | undefined;
+}
+
 export interface ReservePlugin extends Plugin {
   /** Claims in-memory what binding will write (assume). Must be undone by unreserve on any later failure. */
   reserve(state: CycleState, pod: Pod, nodeName: string): Status;
@@ -91,6 +118,9 @@ export type AnyPlugin = Plugin &
   Partial<PreFilterExtensions> &
   Partial<FilterPlugin> &
   Partial<ScorePlugin> &
+  Partial<PreScorePlugin> &
+  Partial<NormalizeScorePlugin> &
+  Partial<PreFilterResultPlugin> &
   Partial<ReservePlugin> &
   Partial<PreBindPlugin> &
   Partial<ExplainPlugin>;

@@ -8,6 +8,7 @@ import {
   type ExplainLimits,
   type FilterPlugin,
   isSuccess,
+  type NodeScore,
   type PreBindPlugin,
   type PreFilterExtensions,
   type PreFilterPlugin,
@@ -51,6 +52,18 @@ export interface FrameworkOptions {
   nominator?: NominatedPods;
   /** The pod's priority (src/cache/priority.ts); default spec.priority or 0. */
   priorityOf?: (pod: Pod) => number;
+  /**
+   * A profile's score weights by plugin name (kube-scheduler's default profile: src/plugins/default-profile.ts);
+   * only plugins named here take part in scoreWithWeights.
+   */
+  weights?: Readonly<Record<string, number>>;
+}
+
+/** A node's weighted total (upstream's sum of normalized score × weight) and each plugin's part of it. */
+export interface WeightedNodeScore {
+  name: string;
+  total: number;
+  plugins: Record<string, number>;
 }
 
 function has<K extends keyof AnyPlugin>(plugin: AnyPlugin, method: K): boolean {
@@ -67,9 +80,11 @@ export class Framework {
   readonly #extensions: PreFilterExtensions[];
   readonly #nominator: NominatedPods | undefined;
   readonly priorityOf: (pod: Pod) => number;
+  readonly weights: Readonly<Record<string, number>>;
 
   constructor(plugins: readonly AnyPlugin[], options: FrameworkOptions = {}) {
     this.plugins = plugins;
+    this.weights = options.weights ?? {};
     this.#nominator = options.nominator;
     this.priorityOf = options.priorityOf ?? ((pod) => pod.spec.priority ?? 0);
     this.#extensions = plugins.filter((p) => has(p, 'addPod') && has(p, 'removePod')) as PreFilterExtensions[];
@@ -93,6 +108,66 @@ export class Framework {
       else if (!isSuccess(s)) return { ...s, plugin: plugin.name };
     }
     return SUCCESS;
+  }
+
+  /**
+   * After runPreFilter: the only nodes worth filtering when some preFilter could tell (upstream PreFilterResult,
+   * the plugins' sets intersected) and the plugins that narrowed them; undefined: every node.
+   */
+  preFilterResult(state: CycleState): { nodeNames: ReadonlySet<string>; plugins: string[] } | undefined {
+    let out: { nodeNames: ReadonlySet<string>; plugins: string[] } | undefined;
+    const skipped = state.read<Set<string>>(SKIPPED);
+    for (const plugin of this.plugins) {
+      if (typeof plugin.preFilterResult !== 'function' || skipped?.has(plugin.name)) continue;
+      const names = plugin.preFilterResult(state);
+      if (!names) continue;
+      out = out
+        ? { nodeNames: new Set([...out.nodeNames].filter((n) => names.has(n))), plugins: [...out.plugins, plugin.name] }
+        : { nodeNames: names, plugins: [plugin.name] };
+    }
+    return out;
+  }
+
+  /**
+   * Every filter plugin's verdict on the node, not only the first rejection (explain: what else would stand in the
+   * way), with nominated pods present as runFilterWithNominatedPods's first pass sees them.
+   */
+  runAllFilters(state: CycleState, pod: Pod, nodeInfo: NodeInfo): Status[] {
+    const skipped = state.read<Set<string>>(SKIPPED);
+    const added = this.#addNominatedPods(state, pod, nodeInfo);
+    const [s, info] = added && !('code' in added) ? [added.state, added.nodeInfo] : [state, nodeInfo];
+    const out: Status[] = [];
+    for (const plugin of this.#filter) {
+      if (skipped?.has(plugin.name)) continue;
+      const st = plugin.filter(s, pod, info);
+      if (!isSuccess(st)) out.push({ ...st, plugin: plugin.name });
+    }
+    return out;
+  }
+
+  /**
+   * Upstream RunPreScorePlugins, RunScorePlugins with NormalizeScore and the profile's weights, over the feasible
+   * nodes (after runPreFilter on `state`). Plugins without a weight, or whose preScore answers Skip, do not score.
+   */
+  scoreWithWeights(state: CycleState, pod: Pod, nodes: readonly NodeInfo[]): WeightedNodeScore[] {
+    const out: WeightedNodeScore[] = nodes.map((n) => ({ name: n.name, total: 0, plugins: {} }));
+    for (const scorer of this.#score) {
+      const plugin = scorer as AnyPlugin;
+      const weight = this.weights[plugin.name];
+      if (!weight) continue;
+      if (typeof plugin.preScore === 'function') {
+        const s = plugin.preScore(state, pod, nodes);
+        if (s.code === 'Skip') continue;
+        if (!isSuccess(s)) throw new FrameworkError(plugin.name, s.reasons);
+      }
+      const scores: NodeScore[] = nodes.map((n) => ({ name: n.name, score: scorer.score(state, pod, n) }));
+      if (typeof plugin.normalizeScore === 'function') plugin.normalizeScore(state, pod, scores);
+      scores.forEach((s, i) => {
+        out[i].plugins[plugin.name] = s.score * weight;
+        out[i].total += s.score * weight;
+      });
+    }
+    return out;
   }
 
   /** After runPreFilter: whether every filter plugin has nothing to check for this pod. */

@@ -1,5 +1,6 @@
-// Explain: why a pod fits or does not fit each node, from the same framework run as the filter verb (preFilter once,
-// then every filter plugin per node until one rejects), with upstream's FitError line and each volume plugin's detail.
+// Explain: why a pod fits or does not fit each node, from a run of kube-scheduler's default profile (preFilter once,
+// then the filter plugins per node until one rejects, the volume plugins being the verbs' own), with the PodScheduled
+// message kube-scheduler writes, every plugin that rejects each node and each plugin's detail.
 import { DEFAULT_NAMESPACE, objectKey, type Pod } from '../cluster/types.ts';
 import { unknownNodeReason } from '../extender/candidates.ts';
 import { BadRequestError, type ExtenderDeps } from '../extender/deps.ts';
@@ -8,6 +9,12 @@ import type { WirePod } from '../extender/wire.ts';
 import { CycleState } from '../framework/cycle-state.ts';
 import { fitErrorMessage } from '../framework/fit-error.ts';
 import { isSuccess, type Status } from '../framework/interfaces.ts';
+import { postFilter } from './post-filter.ts';
+import { defaultProfileFramework } from './profile.ts';
+
+/** Reason strings and default profile as of this kube-scheduler minor (v1.32 named the untolerated taint). */
+export const MATCHED_VERSION = 'v1.35';
+export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
 
 export const DEFAULT_NODE_LIMIT = 100;
 export const DEFAULT_MAX_VOLUMES = 10;
@@ -23,6 +30,8 @@ export interface ExplainRequest {
   limit?: number;
   /** How many refused PVs to list per claim and node (default 10). */
   maxVolumes?: number;
+  /** Default-profile plugins to leave out, by kube-scheduler's names (as a profile's `disabled` list). */
+  disabledPlugins?: string[];
 }
 
 export type Verdict = 'Fits' | 'Unschedulable' | 'UnschedulableAndUnresolvable' | 'Error';
@@ -32,16 +41,25 @@ export interface NodeExplanation {
   verdict: Verdict;
   /** The plugin that rejected the node (null when it fits, or when the cache does not know the node). */
   plugin: string | null;
-  /** Upstream's reason strings, as the filter verb reports them. */
+  /** Upstream's reason strings of the rejecting plugin. */
   reasons: string[];
-  /** What each volume plugin found on this node, by plugin name. */
+  /** Every filter plugin that rejects the node, not only the first (kube-scheduler stops at the first). */
+  failures: { plugin: string; code: string; reasons: string[] }[];
+  /** What each plugin found on this node (the numbers behind a verdict), by plugin name. */
   detail: Record<string, object>;
 }
 
 export interface ExplainAnswer {
   pod: string;
-  /** kube-scheduler's FitError line when no node fits ("0/N nodes are available: ..."), else "M/N nodes fit". */
+  /**
+   * When no node fits, the PodScheduled message kube-scheduler writes (its FitError: "0/N nodes are available:
+   * ..." with what preemption found), else "M/N nodes are available".
+   */
   summary: string;
+  /** Said when the pod belongs to another scheduler, or preemption would make room. */
+  notes?: string[];
+  /** The kube-scheduler release whose reason strings and default profile the answer follows. */
+  kubeSchedulerVersion: string;
   feasibleNodes: number;
   totalNodes: number;
   nodes: NodeExplanation[];
@@ -76,40 +94,85 @@ function verdictOf(s: Status): Verdict {
   return isSuccess(s) ? 'Fits' : (s.code as Verdict);
 }
 
+/** Where a preFilter narrowed the cycle to named nodes: what kube-scheduler records for every other node. */
+export function notInPreFilterResult(plugins: readonly string[]): string {
+  return `node(s) didn't satisfy plugin(s) [${plugins.join(' ')}]`;
+}
+
+/** The note for a pod another scheduler handles: explained all the same, with the default profile. */
+function schedulerNote(pod: Pod): string | undefined {
+  const name = pod.spec.schedulerName;
+  if (!name || name === DEFAULT_SCHEDULER_NAME) return undefined;
+  return `the pod's schedulerName is "${name}": explained with kube-scheduler's default profile, which that scheduler may not run`;
+}
+
 export function explain(deps: ExtenderDeps, req: ExplainRequest): ExplainAnswer {
   const pod = resolvePod(deps, req);
   const names = req.nodes ?? deps.cache.nodeNames();
   const limit = req.limit ?? DEFAULT_NODE_LIMIT;
   const limits = { maxVolumes: req.maxVolumes ?? DEFAULT_MAX_VOLUMES };
-  const { framework, cache } = deps;
+  const { cache } = deps;
+  const framework = defaultProfileFramework(deps, req.disabledPlugins);
   const state = new CycleState();
   const pre = framework.runPreFilter(state, pod);
-  const failed: Status[] = [];
+  const narrowed = isSuccess(pre) ? framework.preFilterResult(state) : undefined;
+  const statuses = new Map<string, Status>();
   const nodes: NodeExplanation[] = [];
   let feasible = 0;
+  let filtered = 0;
   for (const name of names) {
     const info = cache.nodeInfo(name);
     let s: Status;
+    let all: Status[] = [];
+    let judged = true;
     if (!info?.node) s = { code: 'Unschedulable', reasons: [unknownNodeReason(name)] };
-    else s = isSuccess(pre) ? framework.runFilterWithNominatedPods(state, pod, info) : pre;
+    else if (!isSuccess(pre)) s = pre;
+    else if (narrowed && !narrowed.nodeNames.has(name)) {
+      s = { code: 'UnschedulableAndUnresolvable', reasons: [notInPreFilterResult(narrowed.plugins)] };
+      judged = false;
+    } else {
+      s = framework.runFilterWithNominatedPods(state, pod, info);
+      if (!isSuccess(s)) all = framework.runAllFilters(state, pod, info);
+    }
+    if (judged) filtered++;
     if (isSuccess(s)) feasible++;
-    else failed.push(s);
+    else if (judged) statuses.set(name, s);
     if (nodes.length >= limit) continue;
     nodes.push({
       name,
       verdict: verdictOf(s),
       plugin: isSuccess(s) ? null : (s.plugin ?? null),
       reasons: [...s.reasons],
-      detail: info?.node && isSuccess(pre) ? framework.explainNode(state, pod, info, limits) : {},
+      failures: all.map((f) => ({ plugin: f.plugin ?? '', code: f.code, reasons: [...f.reasons] })),
+      detail: info?.node && isSuccess(pre) && judged ? framework.explainNode(state, pod, info, limits) : {},
     });
   }
-  const preFilterMsg = isSuccess(pre) ? '' : pre.reasons.join(', ');
+  let summary = `${feasible}/${names.length} nodes are available`;
+  const notes: string[] = [];
+  const note = schedulerNote(pod);
+  if (note) notes.push(note);
+  if (feasible === 0) {
+    // Upstream counts the nodes a preFilter excluded by the absent nodes' status, not one by one.
+    const failed = [...statuses.values()];
+    if (narrowed)
+      for (let i = filtered; i < names.length; i++)
+        failed.push({ code: 'UnschedulableAndUnresolvable', reasons: [notInPreFilterResult(narrowed.plugins)] });
+    const preFilterMsg = isSuccess(pre) ? '' : pre.reasons.join(', ');
+    summary = fitErrorMessage(names.length, preFilterMsg, failed);
+    const post = postFilter(framework, state, pod, names.length, isSuccess(pre) ? statuses : new Map(), (n) =>
+      cache.nodeInfo(n),
+    );
+    if (post.message) summary += ` ${post.message}.`;
+    if (post.preemptionCandidate)
+      notes.push(
+        `evicting lower-priority pods would make room on ${post.preemptionCandidate}: kube-scheduler would preempt`,
+      );
+  }
   return {
     pod: objectKey('Pod', pod),
-    summary:
-      feasible === 0
-        ? fitErrorMessage(names.length, preFilterMsg, failed)
-        : `${feasible}/${names.length} nodes are available`,
+    summary,
+    ...(notes.length > 0 ? { notes } : {}),
+    kubeSchedulerVersion: MATCHED_VERSION,
     feasibleNodes: feasible,
     totalNodes: names.length,
     nodes,

@@ -1,8 +1,10 @@
-// Simulate: place N replicas of a pod template one after another as kube-scheduler would (filter every node, then the
-// highest prioritize score), each placement assumed on a private copy of the state: its static PVs bound, its claims
+// Simulate: place N replicas of a pod template one after another as kube-scheduler would (its default profile's
+// filters on every node, then the highest weighted score), each placement assumed on a private copy of the state: its static PVs bound, its claims
 // provisioned by the cluster-state mode's simulated provisioner, the pod added to its node. Nothing reaches the cluster or
 // the verbs. Deterministic: among equal scores the first node in the cache's order wins (kube-scheduler picks one at
-// random).
+// random), and every node is judged (kube-scheduler stops at a share of a large cluster's nodes).
+
+import type { NodeInfo } from '../cache/node-info.ts';
 import { bindClaim, bindVolume } from '../cluster/state-file/bind.ts';
 import { type ProvisioningView, planProvisioning } from '../cluster/state-file/provision.ts';
 import type { ClusterStore } from '../cluster/store.ts';
@@ -16,14 +18,17 @@ import {
   type Pod,
 } from '../cluster/types.ts';
 import { ANN_SELECTED_NODE } from '../cluster/volume-annotations.ts';
-import { unknownNodeReason } from '../extender/candidates.ts';
 import { BadRequestError, type ExtenderDeps } from '../extender/deps.ts';
 import { podFromRequest } from '../extender/pod.ts';
 import type { WirePod } from '../extender/wire.ts';
+import { CycleState } from '../framework/cycle-state.ts';
+import { isSuccess } from '../framework/interfaces.ts';
+import { FrameworkError, MAX_EXTENDER_PRIORITY, MAX_NODE_SCORE } from '../framework/runner.ts';
 import { VOLUME_BINDING, type VolumeBindingPlugin, type VolumePluginsSettings } from '../plugins/index.ts';
 import type { PodVolumes } from '../volumes/binder.ts';
 import { hasClaims } from '../volumes/claims.ts';
 import { type ExplainAnswer, explain, resolvePod } from './explain.ts';
+import { defaultProfileFramework } from './profile.ts';
 import { copyOf } from './what-if.ts';
 
 export const MAX_REPLICAS = 1000;
@@ -50,6 +55,8 @@ export interface SimulateRequest {
   replicas?: number;
   /** Nodes to consider (default: every node in the cache). */
   nodes?: string[];
+  /** Default-profile plugins to leave out, by kube-scheduler's names. */
+  disabledPlugins?: string[];
 }
 
 export interface Placement {
@@ -57,6 +64,11 @@ export interface Placement {
   node: string;
   /** The extender's prioritize score on that node (0..10). */
   score: number;
+  /**
+   * The default profile's weighted score there plus the extender's at weight 1 (×10), as kube-scheduler sums them;
+   * 0 when only one node fit (upstream does not score then).
+   */
+  totalScore: number;
   /** Claims bound to existing PVs. */
   boundVolumes: { claim: string; volume: string }[];
   /** Claims to provision, with the CSIStorageCapacity that admitted each (if one applied). */
@@ -165,6 +177,7 @@ function assume(store: ClusterStore, writer: PrivateWriter, pod: Pod, node: stri
     pod: objectKey('Pod', pod),
     node,
     score: 0,
+    totalScore: 0,
     boundVolumes: [],
     provisionedClaims: [],
   };
@@ -214,6 +227,9 @@ function decision(binding: VolumeBindingPlugin | undefined, pod: Pod, node: stri
   return binder.findPodVolumes(pod, binder.getPodVolumeClaims(pod), nodeObj).podVolumes;
 }
 
+/** The weight simulate gives the extender's own prioritize score, as a registration with `weight: 1` would. */
+export const EXTENDER_WEIGHT = 1;
+
 export function simulate(deps: ExtenderDeps, settings: VolumePluginsSettings, req: SimulateRequest): SimulateAnswer {
   const { pods, claims } = replicaPods(deps, req);
   if (pods.length > MAX_REPLICAS) throw new BadRequestError(`replicas must be at most ${MAX_REPLICAS}`);
@@ -221,6 +237,7 @@ export function simulate(deps: ExtenderDeps, settings: VolumePluginsSettings, re
   const { store, deps: own } = copy;
   const writer = new PrivateWriter(store);
   const binding = own.framework.plugins.find((p) => p.name === VOLUME_BINDING) as VolumeBindingPlugin | undefined;
+  const framework = defaultProfileFramework(own, req.disabledPlugins);
   const lookup = (name: string) => {
     const info = own.cache.nodeInfo(name);
     return info?.node ? info : undefined;
@@ -234,20 +251,55 @@ export function simulate(deps: ExtenderDeps, settings: VolumePluginsSettings, re
     }
     writer.write('Pod', pod);
     const names = req.nodes ?? own.cache.nodeNames();
-    const outcome = own.framework.filterNodes(pod, names, lookup, unknownNodeReason);
-    if (outcome.feasible.length === 0) {
+    const state = new CycleState();
+    const pre = framework.runPreFilter(state, pod);
+    if (pre.code === 'Error') throw new FrameworkError(pre.plugin ?? 'preFilter', pre.reasons);
+    const narrowed = isSuccess(pre) ? framework.preFilterResult(state) : undefined;
+    const feasible: NodeInfo[] = [];
+    if (isSuccess(pre)) {
+      for (const name of names) {
+        const info = lookup(name);
+        if (!info || (narrowed && !narrowed.nodeNames.has(name))) continue;
+        const s = framework.runFilterWithNominatedPods(state, pod, info);
+        if (s.code === 'Error') throw new FrameworkError(s.plugin ?? 'filter', s.reasons);
+        if (isSuccess(s)) feasible.push(info);
+      }
+    }
+    if (feasible.length === 0) {
       answer.unplaced = {
         pod: objectKey('Pod', pod),
-        explanation: explain(own, { pod: pod as unknown as WirePod, nodes: names, limit: 20 }),
+        explanation: explain(own, {
+          pod: pod as unknown as WirePod,
+          nodes: names,
+          limit: 20,
+          disabledPlugins: req.disabledPlugins,
+        }),
       };
       break;
     }
-    const scores = own.framework.scoreNodes(pod, outcome.feasible, lookup);
-    let best = scores[0];
-    for (const s of scores) if (s.score > best.score) best = s;
-    const volumes = decision(binding, pod, best.host);
-    const placement = assume(store, writer, pod, best.host, volumes);
-    placement.score = best.score;
+    // Upstream scores only when more than one node fits; the extender's prioritize is added as kube-scheduler adds
+    // an extender's (score × weight × 100/10). Ties go to the first node in the cache's order.
+    const extender = own.framework.scoreNodes(
+      pod,
+      feasible.map((n) => n.name),
+      lookup,
+    );
+    let best = { name: feasible[0].name, total: 0, extender: extender[0].score };
+    if (feasible.length > 1) {
+      const scores = framework.scoreWithWeights(state, pod, feasible);
+      let bestTotal = Number.NEGATIVE_INFINITY;
+      scores.forEach((s, k) => {
+        const total = s.total + extender[k].score * EXTENDER_WEIGHT * (MAX_NODE_SCORE / MAX_EXTENDER_PRIORITY);
+        if (total > bestTotal) {
+          bestTotal = total;
+          best = { name: s.name, total, extender: extender[k].score };
+        }
+      });
+    }
+    const volumes = decision(binding, pod, best.name);
+    const placement = assume(store, writer, pod, best.name, volumes);
+    placement.score = best.extender;
+    placement.totalScore = best.total;
     answer.placements.push(placement);
     answer.placed++;
   }

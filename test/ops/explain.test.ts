@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import type { AnyObject, PersistentVolume, PersistentVolumeClaim } from '../../src/cluster/types.ts';
 import { filter } from '../../src/extender/filter.ts';
 import { explain, type NodeExplanation } from '../../src/ops/explain.ts';
+import { DEFAULT_PROFILE_PLUGINS } from '../../src/plugins/default-profile.ts';
 import { VOLUME_BINDING, type VolumeBindingPlugin } from '../../src/plugins/index.ts';
 import type { ClaimExplanation } from '../../src/volumes/explain.ts';
 import { bindVolumeToClaim } from '../../src/volumes/pv-matching.ts';
@@ -228,7 +229,10 @@ describe('explain: bound claims', () => {
     assert.deepEqual(p.n2.reasons, ["node(s) didn't match PersistentVolume's node affinity"]);
     // preFilter rejected the pod: its message alone, as upstream's FitError, and no per-node detail.
     const q = explain(deps, { namespace: 'default', name: 'q' });
-    assert.equal(q.summary, '0/2 nodes are available: persistentvolume "pv-gone" not found.');
+    assert.equal(
+      q.summary,
+      '0/2 nodes are available: persistentvolume "pv-gone" not found. no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.',
+    );
     assert.deepEqual(
       q.nodes.map((n) => [n.plugin, n.verdict, n.detail]),
       [
@@ -283,7 +287,7 @@ describe('explain: provisioning', () => {
     assert.equal(by.n3?.allowedTopologies, false);
     assert.equal(
       explain(deps, { namespace: 'default', name: 'p', nodes: ['n2', 'n3'] }).summary,
-      "0/2 nodes are available: 1 node(s) did not have enough free storage, 1 node(s) didn't find available persistent volumes to bind.",
+      "0/2 nodes are available: 1 node(s) did not have enough free storage, 1 node(s) didn't find available persistent volumes to bind. no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
     );
     // A class without a provisioner cannot provision the claim no static PV satisfied.
     const [s1] = explain(deps, { namespace: 'default', name: 's', nodes: ['n1'] }).nodes;
@@ -347,10 +351,22 @@ describe('explain: neighbouring volume plugins', () => {
 describe('explain on the example cluster', () => {
   const objects = exampleObjects();
 
-  it("db-0: zone eu-west-1b's capacity is too small, and the summary is kube-scheduler's line", () => {
+  it("db-0: zone eu-west-1b's capacity is too small, node-b2 lacks the CPU too, and the summary is kube-scheduler's message", () => {
     const { deps } = cluster(objects);
     const answer = explain(deps, { namespace: 'default', name: 'db-0', nodes: ['node-b1', 'node-b2', 'node-b3'] });
-    assert.equal(answer.summary, '0/3 nodes are available: 3 node(s) did not have enough free storage.');
+    assert.equal(
+      answer.summary,
+      '0/3 nodes are available: 1 Insufficient cpu, 2 node(s) did not have enough free storage. no new claims to deallocate, preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.',
+    );
+    const b2 = answer.nodes.find((n) => n.name === 'node-b2')!;
+    assert.deepEqual(
+      b2.failures.map((f) => [f.plugin, f.reasons]),
+      [
+        ['NodeResourcesFit', ['Insufficient cpu']],
+        ['VolumeBinding', ['node(s) did not have enough free storage']],
+      ],
+      'every rejecting plugin, the deciding one first',
+    );
     for (const n of answer.nodes) {
       const p = claims(n)[0].provisioning;
       assert.equal(p?.verdict, 'InsufficientCapacity');
@@ -359,8 +375,10 @@ describe('explain on the example cluster', () => {
         ['csisc-fast-ssd-eu-west-1b'],
       );
     }
-    const all = explain(deps, { namespace: 'default', name: 'db-0' });
+    // The verbs run the volume plugins only: so does explain with the rest of the profile disabled.
+    const all = explain(deps, { namespace: 'default', name: 'db-0', disabledPlugins: [...DEFAULT_PROFILE_PLUGINS] });
     assert.equal(all.summary, '6/9 nodes are available');
+    assert.equal(explain(deps, { namespace: 'default', name: 'db-0' }).summary, '3/9 nodes are available');
     const verdicts = filter(
       { Pod: deps.store.get('Pod', 'default/db-0') as never, Nodes: null, NodeNames: deps.cache.nodeNames() },
       deps,

@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { Pod } from '../../cluster/schemas.ts';
 import { DEFAULT_MAX_VOLUMES, DEFAULT_NODE_LIMIT, explain } from '../../ops/explain.ts';
 import { MAX_REPLICAS, simulate } from '../../ops/simulate.ts';
+import { DEFAULT_PROFILE_PLUGINS } from '../../plugins/default-profile.ts';
 import { PLUGIN_NAMES } from '../../plugins/names.ts';
 import type { AppDeps } from '../app.ts';
 
@@ -24,9 +25,16 @@ const PodSelection = {
   name: Type.Optional(Type.String({ minLength: 1 })),
 };
 
+const DisabledPlugins = Type.Optional(
+  Type.Array(Type.String({ minLength: 1 }), {
+    description: "Default-profile plugins to leave out, by kube-scheduler's names (e.g. NodeResourcesFit)",
+  }),
+);
+
 const ExplainBody = Type.Object(
   {
     ...PodSelection,
+    disabledPlugins: DisabledPlugins,
     nodes: Type.Optional(
       Type.Array(Type.String({ minLength: 1 }), { description: 'Nodes to judge (default: every node in the cache)' }),
     ),
@@ -58,12 +66,18 @@ const NodeExplanation = Type.Object({
     Type.Literal('Error'),
   ]),
   plugin: Type.Union([Type.String(), Type.Null()], {
-    description: `The plugin that rejected the node, by kube-scheduler's name: ${PLUGIN_NAMES.join(', ')}`,
+    description: `The plugin that rejected the node, by kube-scheduler's name: ${[...DEFAULT_PROFILE_PLUGINS, ...PLUGIN_NAMES].join(', ')}`,
   }),
-  reasons: Type.Array(Type.String(), { description: "Upstream's reason strings, as filter reports them" }),
+  reasons: Type.Array(Type.String(), { description: "Upstream's reason strings of the rejecting plugin" }),
+  failures: Type.Array(
+    Type.Object({ plugin: Type.String(), code: Type.String(), reasons: Type.Array(Type.String()) }),
+    { description: 'Every filter plugin rejecting the node (kube-scheduler stops at the first)' },
+  ),
   detail: Type.Record(Type.String(), Type.Object({}, open), {
     description:
-      'Per volume plugin: VolumeBinding.claims (per claim the bound PV, or the PVs refused with why, the PV chosen, ' +
+      'Per plugin: NodeResourcesFit.insufficient (requested, used, capacity per resource), ' +
+      'TaintToleration.untoleratedTaint, NodePorts.portsInUse, PodTopologySpread.violatedConstraints (skew, maxSkew, ' +
+      'global minimum), InterPodAffinity (matching pods per domain), VolumeBinding.claims (per claim the bound PV, or the PVs refused with why, the PV chosen, ' +
       'the provisioning verdict with allowedTopologies and the CSIStorageCapacity consulted, and its ' +
       "capacityArithmetic: published, nominated, in flight (with the claims), the pod's earlier claims, free, requested), " +
       'VolumeRestrictions.readWriteOncePod (the pods holding each RWOP claim), ' +
@@ -75,7 +89,12 @@ const ExplainAnswer = Type.Object({
   pod: Type.String(),
   summary: Type.String({
     description:
-      "kube-scheduler's FitError line when no node fits (`0/N nodes are available: ...`), else `M/N nodes are available`",
+      'When no node fits, the PodScheduled message kube-scheduler writes (`0/N nodes are available: ...`, with ' +
+      "preemption's verdict), else `M/N nodes are available`",
+  }),
+  notes: Type.Optional(Type.Array(Type.String())),
+  kubeSchedulerVersion: Type.String({
+    description: 'The kube-scheduler minor whose default profile and reasons apply',
   }),
   feasibleNodes: Type.Integer(),
   totalNodes: Type.Integer(),
@@ -114,6 +133,7 @@ const SimulateBody = Type.Object(
   {
     statefulSet: Type.Optional(StatefulSet),
     ...PodSelection,
+    disabledPlugins: DisabledPlugins,
     replicas: Type.Optional(
       Type.Integer({ minimum: 0, maximum: MAX_REPLICAS, description: "Default: the StatefulSet's replicas, else 1" }),
     ),
@@ -155,6 +175,9 @@ const Placement = Type.Object({
   pod: Type.String(),
   node: Type.String(),
   score: Type.Integer({ description: "The extender's prioritize score there (0..10)" }),
+  totalScore: Type.Number({
+    description: "The default profile's weighted score plus the extender's at weight 1 (0 when one node fit)",
+  }),
   boundVolumes: Type.Array(Type.Object({ claim: Type.String(), volume: Type.String() })),
   provisionedClaims: Type.Array(
     Type.Object({

@@ -1,0 +1,70 @@
+// What kube-scheduler's PostFilter plugins add to a Pending pod's message (FitError.Diagnosis.PostFilterMsg), in
+// the default profile's order: DynamicResources (nothing to deallocate for a pod without resource claims), then
+// DefaultPreemption's verdict per node (upstream pkg/scheduler/framework/preemption).
+import { copyNodeInfo, type NodeInfo } from '../cache/node-info.ts';
+import type { Pod } from '../cluster/types.ts';
+import type { CycleState } from '../framework/cycle-state.ts';
+import { fitErrorMessage } from '../framework/fit-error.ts';
+import { isSuccess, type Status, status } from '../framework/interfaces.ts';
+import type { Framework } from '../framework/runner.ts';
+
+export const NO_CLAIMS_TO_DEALLOCATE = 'no new claims to deallocate';
+export const PREEMPTION_NOT_HELPFUL = 'Preemption is not helpful for scheduling';
+export const NO_PREEMPTION_VICTIMS = 'No preemption victims found for incoming pod';
+
+export interface PostFilterOutcome {
+  /** The message part ('' when preemption would succeed: kube-scheduler then writes none). */
+  message: string;
+  /** A node where evicting lower-priority pods makes room (kube-scheduler would nominate one such node). */
+  preemptionCandidate?: string;
+}
+
+/**
+ * DefaultPreemption's dry run reduced to its verdict: a node failed as Unschedulable is tried without every pod of
+ * lower priority (upstream SelectVictimsOnNode's first step); other nodes are not helped by preemption.
+ */
+export function postFilter(
+  framework: Framework,
+  state: CycleState,
+  pod: Pod,
+  numAllNodes: number,
+  statuses: ReadonlyMap<string, Status>,
+  lookup: (name: string) => NodeInfo | undefined,
+): PostFilterOutcome {
+  const parts = [NO_CLAIMS_TO_DEALLOCATE];
+  if (pod.spec.preemptionPolicy === 'Never') {
+    parts.push('preemption: not eligible due to preemptionPolicy=Never');
+    return { message: parts.join(', ') };
+  }
+  const priority = framework.priorityOf(pod);
+  const verdicts: Status[] = [];
+  for (const [name, s] of statuses) {
+    const info = s.code === 'Unschedulable' ? lookup(name) : undefined;
+    if (!info) {
+      verdicts.push(status('UnschedulableAndUnresolvable', PREEMPTION_NOT_HELPFUL));
+      continue;
+    }
+    const node = copyNodeInfo(info);
+    const cycle = state.clone();
+    let victims = 0;
+    for (const { pod: p } of info.pods.values()) {
+      if (framework.priorityOf(p) >= priority) continue;
+      node.removePod(p.metadata.uid);
+      framework.runPreFilterRemovePod(cycle, pod, p, node);
+      victims++;
+    }
+    if (victims === 0) {
+      verdicts.push(status('UnschedulableAndUnresolvable', NO_PREEMPTION_VICTIMS));
+      continue;
+    }
+    const after = framework.runFilterWithNominatedPods(cycle, pod, node);
+    if (isSuccess(after)) return { message: '', preemptionCandidate: name };
+    verdicts.push(after);
+  }
+  // Nodes never filtered (a preFilter narrowed the cycle) count as not helped.
+  for (let i = statuses.size; i < numAllNodes; i++)
+    verdicts.push(status('UnschedulableAndUnresolvable', PREEMPTION_NOT_HELPFUL));
+  const preemption = fitErrorMessage(numAllNodes, '', verdicts);
+  parts.push(`preemption: ${preemption.slice(0, -1)}`);
+  return { message: parts.join(', ') };
+}

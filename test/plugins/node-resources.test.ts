@@ -1,0 +1,213 @@
+// NodeResourcesFit (filter and LeastAllocated), NodeResourcesBalancedAllocation and ImageLocality: upstream's tables
+// (plugins/noderesources fit_test.go TestEnoughRequests, least_allocated_test.go, balanced_allocation_test.go),
+// with upstream's tiny units (milli-CPU, bytes) kept.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { newNodeInfo } from '../../src/cache/node-info.ts';
+import type { Container, Pod, ResourceList } from '../../src/cluster/types.ts';
+import { CycleState } from '../../src/framework/cycle-state.ts';
+import { ImageLocalityPlugin } from '../../src/plugins/image-locality.ts';
+import { NodeResourcesBalancedAllocationPlugin } from '../../src/plugins/node-resources-balanced-allocation.ts';
+import { NodeResourcesFitPlugin } from '../../src/plugins/node-resources-fit.ts';
+import { makeNode, makePod } from '../helpers/objects.ts';
+import { view } from './helpers.ts';
+
+// makeResources(10, 20, 32, 5, 20, 5): 10m CPU, 20 bytes, 32 pods, 20 bytes ephemeral, 5 of an extended resource.
+const ALLOCATABLE: ResourceList = {
+  cpu: '10m',
+  memory: '20',
+  pods: '32',
+  'ephemeral-storage': '20',
+  'example.com/aaa': '5',
+};
+const res = (cpu: number, memory: number, more: ResourceList = {}): ResourceList => ({
+  cpu: `${cpu}m`,
+  memory: String(memory),
+  ...more,
+});
+const c = (name: string, requests: ResourceList, restartPolicy?: string): Container => ({
+  name,
+  resources: { requests },
+  ...(restartPolicy ? { restartPolicy } : {}),
+});
+const pod = (name: string, containers: Container[], init: Container[] = [], overhead?: ResourceList): Pod =>
+  makePod(name, { containers, initContainers: init.length ? init : undefined, overhead });
+
+function fit(p: Pod, existing: Pod[], allocatable = ALLOCATABLE): string[] {
+  const plugin = new NodeResourcesFitPlugin();
+  const state = new CycleState();
+  plugin.preFilter(state, p);
+  return view(plugin.filter(state, p, newNodeInfo(makeNode('n', { allocatable }), existing)));
+}
+
+describe('NodeResourcesFit filter (TestEnoughRequests)', () => {
+  const cases: { name: string; pod: Pod; existing: Pod; want: string[] }[] = [
+    {
+      name: 'no resources requested always fits',
+      pod: makePod('p'),
+      existing: pod('e', [c('c', res(10, 20))]),
+      want: ['Success'],
+    },
+    {
+      name: 'too many resources fails',
+      pod: pod('p', [c('c', res(1, 1))]),
+      existing: pod('e', [c('c', res(10, 20))]),
+      want: ['Unschedulable', 'Insufficient cpu', 'Insufficient memory'],
+    },
+    {
+      name: 'too many resources fails due to init container cpu',
+      pod: pod('p', [c('c', res(1, 1))], [c('i', res(3, 1))]),
+      existing: pod('e', [c('c', res(8, 19))]),
+      want: ['Unschedulable', 'Insufficient cpu'],
+    },
+    {
+      name: 'too many resources fails due to highest init container cpu',
+      pod: pod('p', [c('c', res(1, 1))], [c('i1', res(3, 1)), c('i2', res(2, 1))]),
+      existing: pod('e', [c('c', res(8, 19))]),
+      want: ['Unschedulable', 'Insufficient cpu'],
+    },
+    {
+      name: 'too many resources fails due to init container memory',
+      pod: pod('p', [c('c', res(1, 1))], [c('i', res(1, 3))]),
+      existing: pod('e', [c('c', res(9, 19))]),
+      want: ['Unschedulable', 'Insufficient memory'],
+    },
+    {
+      name: "init container fits because it's the max, not sum, of containers and init containers",
+      pod: pod('p', [c('c', res(1, 1))], [c('i1', res(1, 1)), c('i2', res(1, 1))]),
+      existing: pod('e', [c('c', res(9, 19))]),
+      want: ['Success'],
+    },
+    {
+      name: 'both resources fit',
+      pod: pod('p', [c('c', res(1, 1))]),
+      existing: pod('e', [c('c', res(5, 5))]),
+      want: ['Success'],
+    },
+    {
+      name: 'one resource memory fits',
+      pod: pod('p', [c('c', res(2, 1))]),
+      existing: pod('e', [c('c', res(9, 5))]),
+      want: ['Unschedulable', 'Insufficient cpu'],
+    },
+    {
+      name: 'one resource cpu fits',
+      pod: pod('p', [c('c', res(1, 2))]),
+      existing: pod('e', [c('c', res(5, 19))]),
+      want: ['Unschedulable', 'Insufficient memory'],
+    },
+    {
+      name: 'equal edge case',
+      pod: pod('p', [c('c', res(5, 1))]),
+      existing: pod('e', [c('c', res(5, 19))]),
+      want: ['Success'],
+    },
+    {
+      name: 'extended resource fits',
+      pod: pod('p', [c('c', { 'example.com/aaa': '1' })]),
+      existing: pod('e', [c('c', res(0, 0))]),
+      want: ['Success'],
+    },
+    {
+      name: 'extended resource capacity enforced',
+      pod: pod('p', [c('c', { 'example.com/aaa': '10' })]),
+      existing: pod('e', [c('c', res(0, 0))]),
+      want: ['UnschedulableAndUnresolvable', 'Insufficient example.com/aaa'],
+    },
+    {
+      name: 'extended resource allocatable enforced for init container',
+      pod: pod('p', [c('c', {})], [c('i', { 'example.com/aaa': '3' })]),
+      existing: pod('e', [c('c', { 'example.com/aaa': '3' })]),
+      want: ['Unschedulable', 'Insufficient example.com/aaa'],
+    },
+    {
+      name: 'extended resource not in allocatable',
+      pod: pod('p', [c('c', { 'example.com/bbb': '1' })]),
+      existing: pod('e', [c('c', res(0, 0))]),
+      want: ['UnschedulableAndUnresolvable', 'Insufficient example.com/bbb'],
+    },
+    {
+      name: 'resources + pod overhead fits',
+      pod: pod('p', [c('c', res(1, 1))], [], res(3, 13)),
+      existing: pod('e', [c('c', res(5, 5))]),
+      want: ['Success'],
+    },
+    {
+      name: 'requests + overhead does not fit for memory',
+      pod: pod('p', [c('c', res(1, 1))], [], res(1, 15)),
+      existing: pod('e', [c('c', res(5, 5))]),
+      want: ['Unschedulable', 'Insufficient memory'],
+    },
+    {
+      name: 'sidecar (restartable init container) requests add to the containers',
+      pod: pod('p', [c('c', res(1, 1))], [c('s', res(3, 1), 'Always')]),
+      existing: pod('e', [c('c', res(7, 5))]),
+      want: ['Unschedulable', 'Insufficient cpu'],
+    },
+  ];
+  for (const t of cases) it(t.name, () => assert.deepEqual(fit(t.pod, [t.existing]), t.want));
+
+  it("even without specified resources, predicate fails when there's no space for additional pod", () => {
+    assert.deepEqual(fit(makePod('p'), [makePod('e')], { ...ALLOCATABLE, pods: '1' }), [
+      'Unschedulable',
+      'Too many pods',
+    ]);
+  });
+  it('too many pods and too little cpu: both reasons, unresolvable when the node has less cpu in all', () => {
+    assert.deepEqual(fit(pod('p', [c('c', res(11, 1))]), [], { ...ALLOCATABLE, pods: '0' }), [
+      'UnschedulableAndUnresolvable',
+      'Too many pods',
+      'Insufficient cpu',
+    ]);
+  });
+});
+
+describe('NodeResourcesFit LeastAllocated and BalancedAllocation scores', () => {
+  const nodes = [
+    makeNode('node1', { allocatable: { cpu: '4000m', memory: '10000', pods: '110' } }),
+    makeNode('node2', { allocatable: { cpu: '6000m', memory: '10000', pods: '110' } }),
+  ];
+  const requested = pod('p', [c('c1', res(1000, 2000)), c('c2', res(2000, 3000))]);
+  const score = (plugin: NodeResourcesFitPlugin | NodeResourcesBalancedAllocationPlugin, p: Pod) => {
+    const state = new CycleState();
+    const infos = nodes.map((n) => newNodeInfo(n));
+    if (plugin.preScore(state, p).code === 'Skip') return 'Skip';
+    return infos.map((i) => plugin.score(state, p, i));
+  };
+  it('nothing scheduled, resources requested, differently sized nodes (LeastAllocated)', () => {
+    // node1: cpu (4000-3000)/4000 = 25, memory (10000-5000)/10000 = 50 → 37; node2: 50, 50 → 50.
+    assert.deepEqual(score(new NodeResourcesFitPlugin(), requested), [37, 50]);
+  });
+  it('nothing scheduled, resources requested, differently sized nodes (BalancedAllocation)', () => {
+    // node1: fractions 0.75 and 0.5 → 1 - 0.125 → 87; node2: 0.5 and 0.5 → 100.
+    assert.deepEqual(score(new NodeResourcesBalancedAllocationPlugin(), requested), [87, 100]);
+  });
+  it('a best-effort pod is not scored by BalancedAllocation', () => {
+    assert.equal(score(new NodeResourcesBalancedAllocationPlugin(), makePod('p')), 'Skip');
+  });
+});
+
+describe('ImageLocality', () => {
+  const MB = 1024 * 1024;
+  it('the node holding the larger image scores higher, each image scaled by the share of nodes holding it', () => {
+    const nodes = [
+      makeNode('node1', { images: [{ names: ['gcr.io/40:latest'], sizeBytes: 40 * MB }] }),
+      makeNode('node2', { images: [{ names: ['gcr.io/300:latest'], sizeBytes: 300 * MB }] }),
+    ];
+    const p = makePod('p', {
+      containers: [
+        { name: 'a', image: 'gcr.io/40' },
+        { name: 'b', image: 'gcr.io/300' },
+      ],
+    });
+    const plugin = new ImageLocalityPlugin({ list: () => infos });
+    const infos = nodes.map((n) => newNodeInfo(n));
+    const state = new CycleState();
+    plugin.preScore(state, p);
+    // node1: 40 MB × 1/2 = 20 MB, under the 23 MB floor → 0; node2: 150 MB → 100 × (150-23)/(2000-23) = 6.
+    assert.deepEqual(
+      infos.map((i) => plugin.score(state, p, i)),
+      [0, 6],
+    );
+  });
+});
