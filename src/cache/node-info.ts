@@ -74,6 +74,8 @@ export class CachedPodInfo implements PodInfo {
   }
 }
 
+const NO_PODS: ReadonlyMap<string, CachedPodInfo> = new Map();
+
 function bump(counts: Map<string, number>, key: string, sign: 1 | -1): void {
   const next = (counts.get(key) ?? 0) + sign;
   if (next <= 0) counts.delete(key);
@@ -92,8 +94,9 @@ export class MutableNodeInfo implements NodeInfo {
   #imageStates = new Map<string, number>();
   #pvcRefCounts = new Map<string, number>();
   #csiVolumes = new Map<string, Set<string>>();
-  #podsWithAffinity = new Map<string, CachedPodInfo>();
-  #podsWithRequiredAntiAffinity = new Map<string, CachedPodInfo>();
+  // Created with the first pod that has (anti-)affinity: most nodes never hold one, and the verbs never read them.
+  #podsWithAffinity: Map<string, CachedPodInfo> | undefined;
+  #podsWithRequiredAntiAffinity: Map<string, CachedPodInfo> | undefined;
   /** driver → handle → number of pods using it; the public sets above are its key sets. */
   #csiRefs = new Map<string, Map<string, number>>();
   #generation: number;
@@ -132,10 +135,10 @@ export class MutableNodeInfo implements NodeInfo {
     return this.#csiVolumes;
   }
   get podsWithAffinity(): ReadonlyMap<string, CachedPodInfo> {
-    return this.#podsWithAffinity;
+    return this.#podsWithAffinity ?? NO_PODS;
   }
   get podsWithRequiredAntiAffinity(): ReadonlyMap<string, CachedPodInfo> {
-    return this.#podsWithRequiredAntiAffinity;
+    return this.#podsWithRequiredAntiAffinity ?? NO_PODS;
   }
   get generation(): number {
     return this.#generation;
@@ -196,8 +199,9 @@ export class MutableNodeInfo implements NodeInfo {
     c.#pvcRefCounts = new Map(this.#pvcRefCounts);
     for (const [driver, set] of this.#csiVolumes) c.#csiVolumes.set(driver, new Set(set));
     for (const [driver, refs] of this.#csiRefs) c.#csiRefs.set(driver, new Map(refs));
-    c.#podsWithAffinity = new Map(this.#podsWithAffinity);
-    c.#podsWithRequiredAntiAffinity = new Map(this.#podsWithRequiredAntiAffinity);
+    if (this.#podsWithAffinity) c.#podsWithAffinity = new Map(this.#podsWithAffinity);
+    if (this.#podsWithRequiredAntiAffinity)
+      c.#podsWithRequiredAntiAffinity = new Map(this.#podsWithRequiredAntiAffinity);
     c.#generation = this.#generation;
     c.ordinal = this.ordinal;
     return c;
@@ -217,11 +221,11 @@ export class MutableNodeInfo implements NodeInfo {
     const affinity = info.pod.spec.affinity;
     if (affinity?.podAffinity || affinity?.podAntiAffinity) {
       const uid = info.pod.metadata.uid;
-      if (sign > 0) this.#podsWithAffinity.set(uid, info);
-      else this.#podsWithAffinity.delete(uid);
+      if (sign > 0) (this.#podsWithAffinity ??= new Map()).set(uid, info);
+      else this.#podsWithAffinity?.delete(uid);
       if (affinity.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length) {
-        if (sign > 0) this.#podsWithRequiredAntiAffinity.set(uid, info);
-        else this.#podsWithRequiredAntiAffinity.delete(uid);
+        if (sign > 0) (this.#podsWithRequiredAntiAffinity ??= new Map()).set(uid, info);
+        else this.#podsWithRequiredAntiAffinity?.delete(uid);
       }
     }
     this.#generation = nextGeneration();
