@@ -221,11 +221,13 @@ export class MutableNodeInfo implements NodeInfo {
     const affinity = info.pod.spec.affinity;
     if (affinity?.podAffinity || affinity?.podAntiAffinity) {
       const uid = info.pod.metadata.uid;
-      if (sign > 0) (this.#podsWithAffinity ??= new Map()).set(uid, info);
-      else this.#podsWithAffinity?.delete(uid);
+      this.#podsWithAffinity ??= new Map();
+      if (sign > 0) this.#podsWithAffinity.set(uid, info);
+      else this.#podsWithAffinity.delete(uid);
       if (affinity.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length) {
-        if (sign > 0) (this.#podsWithRequiredAntiAffinity ??= new Map()).set(uid, info);
-        else this.#podsWithRequiredAntiAffinity?.delete(uid);
+        this.#podsWithRequiredAntiAffinity ??= new Map();
+        if (sign > 0) this.#podsWithRequiredAntiAffinity.set(uid, info);
+        else this.#podsWithRequiredAntiAffinity.delete(uid);
       }
     }
     this.#generation = nextGeneration();
