@@ -26,22 +26,24 @@ export const LOCAL_CLASS = 'local';
 export const CSI_CLASS = 'csi-wffc';
 const ALLOCATABLE = { cpu: '8', memory: '32Gi', pods: '110' };
 
-/** `count` nodes over zones a, b, c, each with the CSI driver's topology key and room for 110 pods. */
+/** A Ready node in `zone` with 8 CPUs and room for 110 pods, and its CSINode with the CSI driver's topology key. */
+export function clusterNode(name: string, zone: string, labels: Record<string, string> = {}): FakeObject[] {
+  return [
+    created(
+      build.makeNode(name, {
+        zone,
+        labels,
+        allocatable: ALLOCATABLE,
+        status: { capacity: ALLOCATABLE, conditions: [{ type: 'Ready', status: 'True' }] },
+      }),
+    ),
+    created(build.makeCSINode(name, { drivers: [{ name: CSI_DRIVER, nodeID: name, topologyKeys: [ZONE] }] })),
+  ];
+}
+
+/** `count` nodes over zones a, b, c (clusterNode), with the storage classes, the CSI driver and its capacity. */
 export function clusterObjects(count = 3): FakeObject[] {
-  const nodes = Array.from({ length: count }, (_, i) => {
-    const name = `node-${i}`;
-    const zone = `zone-${'abc'[i % 3]}`;
-    return [
-      created(
-        build.makeNode(name, {
-          zone,
-          allocatable: ALLOCATABLE,
-          status: { capacity: ALLOCATABLE, conditions: [{ type: 'Ready', status: 'True' }] },
-        }),
-      ),
-      created(build.makeCSINode(name, { drivers: [{ name: CSI_DRIVER, nodeID: name, topologyKeys: [ZONE] }] })),
-    ];
-  }).flat();
+  const nodes = Array.from({ length: count }, (_, i) => clusterNode(`node-${i}`, `zone-${'abc'[i % 3]}`)).flat();
   return [
     ...nodes,
     created(build.makeStorageClass(LOCAL_CLASS)),
@@ -82,21 +84,39 @@ export function claim(name: string, className: string, size = '5Gi'): FakeObject
   return created(build.makePVC(name, { className, size, phase: 'Pending', spec: { accessModes: ['ReadWriteOnce'] } }));
 }
 
-/** A pending pod for `schedulerName` using `claims`. */
+interface PodOptions {
+  claims?: string[];
+  priority?: number;
+  cpu?: string;
+  labels?: Record<string, string>;
+}
+
+function podOf(name: string, o: PodOptions & { schedulerName?: string; nodeName?: string; startTime?: string }) {
+  return build.makePod(name, {
+    schedulerName: o.schedulerName,
+    nodeName: o.nodeName,
+    startTime: o.startTime,
+    labels: o.labels ?? { app: name },
+    claims: o.claims,
+    priority: o.priority,
+    containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu: o.cpu ?? '100m', memory: '64Mi' } } }],
+  });
+}
+
+/** A pending pod for `schedulerName` using `claims`; `nodeSelector` confines it (and its preemption) to some nodes. */
 export function pendingPod(
   name: string,
   schedulerName: string,
-  o: { claims?: string[]; priority?: number; cpu?: string; labels?: Record<string, string> } = {},
+  o: PodOptions & { nodeSelector?: Record<string, string> } = {},
 ): FakeObject {
-  return created(
-    build.makePod(name, {
-      schedulerName,
-      labels: o.labels ?? { app: name },
-      claims: o.claims,
-      priority: o.priority,
-      containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu: o.cpu ?? '100m', memory: '64Mi' } } }],
-    }),
-  );
+  const pod = podOf(name, { ...o, schedulerName });
+  if (o.nodeSelector) pod.spec!.nodeSelector = o.nodeSelector;
+  return created(pod);
+}
+
+/** A pod already running on `node` (no scheduler involved), started at `startTime` (a preemption victim's order). */
+export function runningPod(name: string, node: string, o: PodOptions & { startTime?: string } = {}): FakeObject {
+  return created(podOf(name, { ...o, nodeName: node, startTime: o.startTime ?? '2026-01-01T00:00:00Z' }));
 }
 
 export interface SchedulerCluster {
@@ -111,9 +131,14 @@ export interface SchedulerCluster {
     binary: KubeSchedulerBinary,
     schedulerName: string,
     registration: Omit<ExtenderRegistration, 'url'> | undefined,
+    extraArgs?: string[],
   ): Promise<KubeSchedulerProcess>;
   /** Restarts the extender process on another port; the recorder keeps kube-scheduler's URL. */
   restartExtender(): Promise<void>;
+  /** Stops the extender: kube-scheduler's calls through the recorder are refused until startExtender(). */
+  stopExtender(): Promise<void>;
+  /** Starts a stopped extender again (another port; the recorder follows). */
+  startExtender(): Promise<void>;
   /** The pod's node once bound (waits for it). */
   boundNode(name: string, timeoutMs?: number): Promise<string>;
   /** The pod's PodScheduled condition once kube-scheduler wrote it False, with a message containing `text` if given. */
@@ -166,17 +191,24 @@ export async function startSchedulerCluster(
     controllers,
     kubeconfig,
     dir,
-    async scheduler(binary, schedulerName, registration) {
-      const ks = await startKubeScheduler(binary, dir, {
-        kubeconfig,
-        schedulerName,
-        extender: registration ? { ...registration, url: recorder.url } : undefined,
-      });
+    async scheduler(binary, schedulerName, registration, extraArgs = []) {
+      const ks = await startKubeScheduler(
+        binary,
+        dir,
+        { kubeconfig, schedulerName, extender: registration ? { ...registration, url: recorder.url } : undefined },
+        extraArgs,
+      );
       schedulers.push(ks);
       return ks;
     },
     async restartExtender() {
+      await cluster.stopExtender();
+      await cluster.startExtender();
+    },
+    async stopExtender() {
       await extender.stop();
+    },
+    async startExtender() {
       extender = await startExtender(kubeconfig, EXTENDER_ARGS);
       recorder.target = extender.url;
     },

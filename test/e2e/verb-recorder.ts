@@ -13,6 +13,8 @@ export interface VerbCall {
   nodes: number;
   /** Full Node objects were sent (nodeCacheCapable: false). */
   fullNodes: boolean;
+  /** preempt: the candidates sent, node → victim UIDs (from NodeNameToMetaVictims or the pods of NodeNameToVictims). */
+  victims?: Record<string, string[]>;
   status: number;
   /** The extender's answer, parsed (undefined when it did not answer). */
   answer: unknown;
@@ -35,13 +37,24 @@ interface ExtenderArgs {
   Pod?: { metadata?: { name?: string; namespace?: string } };
   NodeNames?: string[] | null;
   Nodes?: { items?: unknown[] } | null;
-  NodeNameToMetaVictims?: Record<string, unknown> | null;
-  NodeNameToVictims?: Record<string, unknown> | null;
+  NodeNameToMetaVictims?: Record<string, { Pods?: { UID: string }[] | null }> | null;
+  NodeNameToVictims?: Record<string, { Pods?: { metadata?: { uid?: string } }[] | null }> | null;
   PodName?: string;
   PodNamespace?: string;
 }
 
-function describeRequest(verb: string, raw: string): Pick<VerbCall, 'pod' | 'nodes' | 'fullNodes'> {
+/** node → victim UIDs of a preempt request, whichever form it came in. */
+function victimsOf(args: ExtenderArgs): Record<string, string[]> | undefined {
+  if (args.NodeNameToMetaVictims) {
+    const meta = Object.entries(args.NodeNameToMetaVictims);
+    return Object.fromEntries(meta.map(([node, v]) => [node, (v.Pods ?? []).map((p) => p.UID)]));
+  }
+  if (!args.NodeNameToVictims) return undefined;
+  const full = Object.entries(args.NodeNameToVictims);
+  return Object.fromEntries(full.map(([node, v]) => [node, (v.Pods ?? []).map((p) => p.metadata?.uid ?? '')]));
+}
+
+function describeRequest(verb: string, raw: string): Pick<VerbCall, 'pod' | 'nodes' | 'fullNodes' | 'victims'> {
   let args: ExtenderArgs = {};
   try {
     args = JSON.parse(raw) as ExtenderArgs;
@@ -50,7 +63,12 @@ function describeRequest(verb: string, raw: string): Pick<VerbCall, 'pod' | 'nod
   const meta = args.Pod?.metadata ?? {};
   const victims = args.NodeNameToMetaVictims ?? args.NodeNameToVictims;
   const nodes = victims ? Object.keys(victims).length : (args.NodeNames?.length ?? args.Nodes?.items?.length ?? 0);
-  return { pod: `${meta.namespace ?? 'default'}/${meta.name}`, nodes, fullNodes: !!args.Nodes?.items };
+  return {
+    pod: `${meta.namespace ?? 'default'}/${meta.name}`,
+    nodes,
+    fullNodes: !!args.Nodes?.items,
+    ...(verb === 'preempt' ? { victims: victimsOf(args) } : {}),
+  };
 }
 
 export async function startVerbRecorder(target: string): Promise<VerbRecorder> {
