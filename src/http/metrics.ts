@@ -62,7 +62,7 @@ export function createMetrics(deps: {
     name: 'topology_extender_verb_dropped_total',
     help:
       'Verb requests answered without being computed, by reason (client_gone: the client closed the connection ' +
-      'first; deadline: waited longer than verbDeadlineSeconds)',
+      'first; deadline: waited longer than verbDeadlineSeconds; not_synced: the cluster not listed yet)',
     labelNames: ['verb', 'reason'],
     registers: [registry],
   });

@@ -29,6 +29,8 @@ export interface TestExtender {
 export interface TestExtenderOptions {
   /** Run the simulated volume controller (completes bindings, provisions for selected-node claims). Default true. */
   volumeController?: boolean;
+  /** Start the source (list the cluster) before returning. Default true; false leaves `extender.start()` to the test. */
+  start?: boolean;
 }
 
 export async function createTestExtender(
@@ -52,7 +54,7 @@ export async function createTestExtender(
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     onStore: options.volumeController === false ? undefined : (store) => new VolumeController(store, source).start(),
   });
-  await extender.start();
+  if (options.start !== false) await extender.start();
   await extender.app.ready();
   const request = supertest.agent(extender.app.server);
   // Generous: CI machines are shared, and a deadline here only bounds a hang, it measures nothing.

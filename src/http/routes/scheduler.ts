@@ -25,11 +25,18 @@ declare module 'fastify' {
   }
 }
 
-/** The answer to a verb dropped uncomputed (VerbQueue): its deadline passed, or its client had gone. */
+/** The answer to a verb not computed: the cluster is not listed yet, its deadline passed, or its client had gone. */
 const Dropped = Type.Object(
   { statusCode: Type.Literal(503), error: Type.String(), message: Type.String() },
-  { description: 'Not computed: the request waited past verbDeadlineSeconds (the extender is overloaded)' },
+  {
+    description:
+      'Not computed: the extender has not listed every kind yet (just started), or the request waited past ' +
+      'verbDeadlineSeconds (the extender is overloaded)',
+  },
 );
+
+const NOT_SYNCED =
+  'the extender has not listed the cluster yet (just started): no verdict from a partial view; retry after backoff';
 
 /** Whether the client closed the connection (HTTP/1.1) or cancelled the stream (HTTP/2). */
 function clientGone(raw: IncomingMessage | Http2ServerRequest): boolean {
@@ -78,6 +85,18 @@ export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
       if (path === undefined) return done();
       const shown = path.split('/').slice(0, 6).join('/');
       done(new BadRequestError(`body${shown}/… is nested deeper than ${wire.MAX_NESTING} levels`));
+    });
+
+    // Until every kind has been listed once, our view is empty or partial: a verdict from it ("not in the extender's
+    // cache", a claim not found) would mark the pod unschedulable until some cluster event requeues it, and a bind
+    // could miss what is already taken. An error fails kube-scheduler's attempt instead (ignorable: false), and it
+    // retries the pod after its backoff. Seen with a real kube-scheduler retrying pods across our restart.
+    app.addHook('preHandler', (request, reply, done) => {
+      if (deps.started()) return done();
+      const verb = request.routeOptions.config.verb ?? request.url;
+      request.verbDropped = true;
+      deps.metrics.verbDropped.inc({ verb, reason: 'not_synced' });
+      reply.code(503).send({ statusCode: 503, error: 'Service Unavailable', message: NOT_SYNCED });
     });
 
     app.addHook('onResponse', (request, reply, done) => {
