@@ -200,6 +200,7 @@ export class FakeApiServer {
   readonly #watchers = new Set<Watcher>();
   readonly #lists = new Map<string, ListSnapshot>();
   readonly #fail: FailRule[] = [];
+  readonly #holds = new Set<{ match: (r: RecordedRequest) => boolean; released: Promise<void> }>();
   readonly #conflicts = new Map<string, number>();
   readonly #bookmarkIntervalMs: number;
   readonly #historyLimit: number;
@@ -245,9 +246,10 @@ export class FakeApiServer {
   }
 
   async stop(): Promise<void> {
-    // Requests still held by delay() are dropped with their sockets.
+    // Requests still held by delay() or hold() are dropped with their sockets.
     for (const timer of this.#delays) clearTimeout(timer);
     this.#delays.clear();
+    this.#holds.clear();
     for (const w of this.#watchers) this.#closeWatcher(w, true);
     for (const s of this.#sockets) s.destroy();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
@@ -342,6 +344,20 @@ export class FakeApiServer {
   /** Forgets every pending failNext rule. */
   clearFailures(): void {
     this.#fail.length = 0;
+  }
+
+  /**
+   * Holds every request that `match` selects (e.g. one client's lists, by its User-Agent) until the returned release
+   * is called: a test decides when the client gets its answer, by state rather than by time.
+   */
+  hold(match: (request: RecordedRequest) => boolean): () => void {
+    let release!: () => void;
+    const hold = { match, released: new Promise<void>((resolve) => (release = resolve)) };
+    this.#holds.add(hold);
+    return () => {
+      this.#holds.delete(hold);
+      release();
+    };
   }
 
   /** Delays every response by `ms` (0 turns it off). */
@@ -503,7 +519,9 @@ export class FakeApiServer {
     const query = Object.fromEntries(url.searchParams);
     const watch = query.watch === 'true' || query.watch === '1';
     const { authorization, 'user-agent': userAgent } = req.headers;
-    this.requests.push({ method, path: url.pathname, query, watch, authorization, userAgent });
+    const request = { method, path: url.pathname, query, watch, authorization, userAgent };
+    this.requests.push(request);
+    for (const hold of this.#holds) if (hold.match(request)) await hold.released;
     const discovery = method === 'GET' ? this.#discovery(url.pathname) : undefined;
     if (discovery) {
       this.#send(res, 200, discovery);
