@@ -112,7 +112,7 @@ if (found.skip) {
       // retried a pod against it, and every verb it answered meanwhile must be an error, not a verdict.
       const release = server.hold((r) => !!r.userAgent?.startsWith('topology-extender/') && !r.watch);
       const restarted = recorder.calls.length;
-      await cluster.startExtender();
+      await cluster.startExtender({ ready: false });
       await waitFor('kube-scheduler retried a pod against the unsynced extender', () =>
         recorder.calls.slice(restarted).some((call) => call.status === 503),
       );

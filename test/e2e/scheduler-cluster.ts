@@ -137,8 +137,11 @@ export interface SchedulerCluster {
   restartExtender(): Promise<void>;
   /** Stops the extender: kube-scheduler's calls through the recorder are refused until startExtender(). */
   stopExtender(): Promise<void>;
-  /** Starts a stopped extender again (another port; the recorder follows). */
-  startExtender(): Promise<void>;
+  /**
+   * Starts a stopped extender again (another port; the recorder follows), by default waiting until it has listed the
+   * cluster (/readyz); `{ ready: false }` returns once it listens (it answers 503 until then).
+   */
+  startExtender(o?: { ready?: boolean }): Promise<void>;
   /** The pod's node once bound (waits for it). */
   boundNode(name: string, timeoutMs?: number): Promise<string>;
   /** The pod's PodScheduled condition once kube-scheduler wrote it False, with a message containing `text` if given. */
@@ -155,6 +158,11 @@ export interface PodCondition {
   status: string;
   reason?: string;
   message?: string;
+}
+
+/** Until it has listed the cluster the extender answers every verb 503: kube-scheduler would see errors. */
+function extenderReady(extender: ExtenderProcess): Promise<boolean> {
+  return waitFor('the extender has listed the cluster', async () => (await fetch(`${extender.url}/readyz`)).ok);
 }
 
 export interface SchedulingEvent {
@@ -180,6 +188,7 @@ export async function startSchedulerCluster(
   const controllers = startVolumeControllers(server);
   const kubeconfig = await writeKubeconfig(server.url, dir);
   let extender = await startExtender(kubeconfig, EXTENDER_ARGS);
+  await extenderReady(extender);
   const recorder = await startVerbRecorder(extender.url);
   const schedulers: KubeSchedulerProcess[] = [];
   const cluster: SchedulerCluster = {
@@ -208,9 +217,10 @@ export async function startSchedulerCluster(
     async stopExtender() {
       await extender.stop();
     },
-    async startExtender() {
+    async startExtender({ ready = true } = {}) {
       extender = await startExtender(kubeconfig, EXTENDER_ARGS);
       recorder.target = extender.url;
+      if (ready) await extenderReady(extender);
     },
     boundNode(name, timeoutMs = 60_000) {
       return waitFor(
