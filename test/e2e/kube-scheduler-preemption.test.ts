@@ -121,7 +121,12 @@ if (found.skip) {
             pendingPod(names.pod, `e2e-preemption-${c.id}`, { ...preemptor(c.id), claims: [names.claim] }),
           );
           await waitFor(`${names.onY} evicted`, () => !cluster.server.get('Pod', names.onY, 'default'), 60_000);
-          assert.equal(nominations(cluster.server.writes, names.pod)[0], names.y, 'nominated to Y');
+          // The nomination is written beside the eviction (asynchronous preemption): it may come after it.
+          const [first] = await waitFor(`${names.pod} nominated`, () => {
+            const written = nominations(cluster.server.writes, names.pod);
+            return written.length > 0 ? written : undefined;
+          });
+          assert.equal(first, names.y, 'nominated to Y');
           assert.deepEqual(cluster.recorder.callsFor(`default/${names.pod}`, 'preempt'), []);
         });
         continue;
