@@ -10,6 +10,8 @@ import { access, chmod, mkdir, readdir, rename, writeFile } from 'node:fs/promis
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+// Full delegation disables in kube-scheduler exactly the volume plugins the extender runs.
+import { PLUGIN_NAMES } from '../../src/plugins/names.ts';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -108,9 +110,6 @@ export interface ExtenderRegistration {
   verbs?: { filter: string; prioritize: string; preempt?: string; bind?: string };
 }
 
-/** The in-tree plugins that full delegation disables: the extender takes every volume decision. */
-export const VOLUME_PLUGINS = ['VolumeBinding', 'VolumeZone', 'VolumeRestrictions', 'NodeVolumeLimits'];
-
 export interface SchedulerConfigOptions {
   kubeconfig: string;
   extender?: ExtenderRegistration;
@@ -125,7 +124,7 @@ export function schedulerConfig(o: SchedulerConfigOptions): string {
   const ext = o.extender;
   const delegated = ext?.mode === 'delegated';
   const profile: Record<string, unknown> = { schedulerName: o.schedulerName ?? 'default-scheduler' };
-  if (delegated) profile.plugins = { multiPoint: { disabled: VOLUME_PLUGINS.map((name) => ({ name })) } };
+  if (delegated) profile.plugins = { multiPoint: { disabled: PLUGIN_NAMES.map((name) => ({ name })) } };
   const verbs = ext?.verbs ?? {
     filter: 'filter',
     prioritize: 'prioritize',
