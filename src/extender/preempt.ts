@@ -4,6 +4,7 @@
 // holder, CSI attach slots) are added when they are of lower priority, and the scheduler's own victims always stay.
 // The answer always uses NodeNameToMetaVictims (UIDs), whatever the request's mode.
 import { preemptionPolicy } from '../cache/priority.ts';
+import type { PodDisruptionBudget } from '../cluster/types.ts';
 import { CycleState } from '../framework/cycle-state.ts';
 import { isSuccess } from '../framework/interfaces.ts';
 import { FrameworkError } from '../framework/runner.ts';
@@ -11,6 +12,7 @@ import { ERR_REASON_MAX_VOLUME_COUNT } from '../plugins/node-volume-limits.ts';
 import { ERR_REASON_UNBOUND_IMMEDIATE } from '../plugins/volume-binding.ts';
 import { ERR_REASON_DISK_CONFLICT, ERR_REASON_RWOP_CONFLICT } from '../plugins/volume-restrictions.ts';
 import { ERR_REASON_VOLUME_ZONE_CONFLICT } from '../plugins/volume-zone.ts';
+import { countPDBViolations } from '../preemption/pdb.ts';
 import { type NodeVerdict, selectVictimsOnNode, type Victim } from '../preemption/select-victims.ts';
 import {
   ERR_REASON_BIND_CONFLICT,
@@ -30,22 +32,22 @@ export interface PreemptOutcome {
   victimsAdded: number;
 }
 
-interface Candidate {
-  victims: Victim[];
-  /** As sent, for candidates we pass through unchanged. */
-  numPDBViolations: number;
-}
-
-function candidatesOf(args: ExtenderPreemptionArgs): Map<string, Candidate> {
-  const out = new Map<string, Candidate>();
+/** The victims kube-scheduler chose per candidate node (its NumPDBViolations is counted again, see passThrough). */
+function candidatesOf(args: ExtenderPreemptionArgs): Map<string, Victim[]> {
+  const out = new Map<string, Victim[]>();
   if (args.NodeNameToMetaVictims) {
     for (const [node, v] of Object.entries(args.NodeNameToMetaVictims)) {
-      out.set(node, { victims: (v.Pods ?? []).map((p) => ({ uid: p.UID })), numPDBViolations: v.NumPDBViolations });
+      out.set(
+        node,
+        (v.Pods ?? []).map((p) => ({ uid: p.UID })),
+      );
     }
   } else if (args.NodeNameToVictims) {
     for (const [node, v] of Object.entries(args.NodeNameToVictims)) {
-      const victims = (v.Pods ?? []).map((p) => ({ uid: p.metadata.uid, pod: podFromRequest(p) }));
-      out.set(node, { victims, numPDBViolations: v.NumPDBViolations });
+      out.set(
+        node,
+        (v.Pods ?? []).map((p) => ({ uid: p.metadata.uid, pod: podFromRequest(p) })),
+      );
     }
   }
   return out;
@@ -99,9 +101,18 @@ export function preempt(
     return answer({});
   }
   const out: Record<string, MetaVictims> = {};
-  const passThrough = (node: string, c: Candidate) => {
+  let pdbs: PodDisruptionBudget[] | undefined;
+  const pdbList = () => (pdbs ??= [...deps.store.list('PodDisruptionBudget')]);
+  // The scheduler's victims stand as sent, but NumPDBViolations is counted as for every other answer (over the
+  // victims the cache knows), so the same victims on the same node never get two counts depending on the preemptor.
+  const passThrough = (node: string, victims: Victim[]) => {
     outcome.kept++;
-    out[node] = meta(c.victims, c.numPDBViolations);
+    const onNode = deps.cache.nodeInfo(node)?.pods;
+    const known = victims.flatMap((v) => {
+      const victim = v.pod ?? onNode?.get(v.uid)?.pod;
+      return victim ? [victim] : [];
+    });
+    out[node] = meta(victims, countPDBViolations(known, pdbList()));
   };
 
   const { framework } = deps;
@@ -110,27 +121,27 @@ export function preempt(
   if (pre.code === 'Error') throw new FrameworkError(pre.plugin ?? 'preFilter', pre.reasons);
   // No volume plugin has anything to check for this pod: the scheduler's choice stands as sent.
   if (isSuccess(pre) && framework.allFiltersSkipped(state)) {
-    for (const [node, c] of candidates) passThrough(node, c);
+    for (const [node, victims] of candidates) passThrough(node, victims);
     return answer(out);
   }
-  const ctx = { framework, state, pod, pdbs: [...deps.store.list('PodDisruptionBudget')], now: Date.now() };
-  for (const [node, c] of candidates) {
+  const ctx = { framework, state, pod, pdbs: pdbList(), now: Date.now() };
+  for (const [node, victims] of candidates) {
     const nodeInfo = deps.cache.nodeInfo(node);
     if (!nodeInfo?.node) {
       // A node the scheduler knows and we do not (yet): nothing to judge it by.
-      passThrough(node, c);
+      passThrough(node, victims);
       continue;
     }
     let verdict: NodeVerdict;
     try {
       verdict = isSuccess(pre)
-        ? selectVictimsOnNode(ctx, nodeInfo, c.victims)
+        ? selectVictimsOnNode(ctx, nodeInfo, victims)
         : { kept: false, reason: pre.reasons.join(', ') };
     } catch (err) {
       // An internal failure is no verdict on the node: the scheduler's own choice stands.
       if (!(err instanceof FrameworkError)) throw err;
       deps.logger.error({ err, node }, 'preempt: evaluating the candidate failed; passing it through');
-      passThrough(node, c);
+      passThrough(node, victims);
       continue;
     }
     if (!verdict.kept) {

@@ -263,12 +263,17 @@ describe("preempt: the scheduler's victims and PDB violations (default_preemptio
     assert.deepEqual(await preempt(p, { p1: ['unlabelled'] }), {});
   });
 
-  it('a pod without volume claims passes through unchanged, victims and NumPDBViolations as sent', async () => {
+  it('a pod without volume claims keeps the victims as sent, with NumPDBViolations counted as for any preemptor', async () => {
     const answer = await preempt(preemptor([]), { p1: ['unlabelled', 'important'], 'node-b': ['low-b'] }, 3);
     assert.deepEqual(answer, {
-      p1: { Pods: uids('unlabelled', 'important'), NumPDBViolations: 3 },
-      'node-b': { Pods: uids('low-b'), NumPDBViolations: 3 },
+      p1: { Pods: uids('unlabelled', 'important'), NumPDBViolations: 0 },
+      'node-b': { Pods: uids('low-b'), NumPDBViolations: 0 },
     });
+    // The same victims under a budget of one: one violation, whether the preemptor has claims or not.
+    const withoutClaims = await preempt(preemptor([]), { p1: ['db1-0', 'db1-1'] }, 0);
+    const withClaims = await preempt(preemptor(['net']), { p1: ['db1-0', 'db1-1'] }, 0);
+    assert.equal(withoutClaims.p1.NumPDBViolations, 1);
+    assert.equal(withClaims.p1.NumPDBViolations, 1);
   });
 
   it('full victim pods (nodeCacheCapable: false) are answered by UID', async () => {
