@@ -316,12 +316,25 @@ export class VolumeBinder implements ProvisioningSources {
   }
 
   // ProvisioningSources
+  // The provisioning check asks for the same class and driver on every node; the last answer stands until the
+  // generation moves (every StorageClass and CSIDriver event bumps it).
+  #classMemo: { name: string; at: number; sc: StorageClass | undefined } = { name: '', at: -1, sc: undefined };
+  #driverMemo: { name: string; at: number; driver: CSIDriver | undefined } = { name: '', at: -1, driver: undefined };
+
   storageClass(name: string): StorageClass | undefined {
-    return this.#store.get('StorageClass', name);
+    const memo = this.#classMemo;
+    if (memo.at === this.#generation && memo.name === name) return memo.sc;
+    const sc = this.#store.get('StorageClass', name);
+    this.#classMemo = { name, at: this.#generation, sc };
+    return sc;
   }
 
   csiDriver(name: string): CSIDriver | undefined {
-    return this.#store.get('CSIDriver', name);
+    const memo = this.#driverMemo;
+    if (memo.at === this.#generation && memo.name === name) return memo.driver;
+    const driver = this.#store.get('CSIDriver', name);
+    this.#driverMemo = { name, at: this.#generation, driver };
+    return driver;
   }
 
   findCapacity<C>(
