@@ -3,9 +3,12 @@
 // CSIStorageCapacity, a 165 MiB JSON List), alone: no traffic, so a change to loading can be measured in a minute
 // instead of a whole bench/results.ts run. --root runs another checkout's src/main.ts (e.g. `git worktree add` of the
 // commit before) on the same file, alternating runs with this one, so both see the same machine load.
-// Not run by run.ts.
+// --format yaml loads the same cluster written as `kubectl get -o yaml` prints it (bench/kubectl-yaml.ts, 185 MiB);
+// --format both alternates JSON and YAML runs and prints YAML's time and RSS against JSON's (issue 19: at most 2×
+// the time, at most 1 GiB). Not run by run.ts.
 //
-// Run: ./node_modules/.bin/node bench/ready-memory.ts [--runs 2] [--nodes 5000] [--root ../other-checkout]
+// Run: ./node_modules/.bin/node bench/ready-memory.ts [--runs 2] [--nodes 5000] [--format json|yaml|both]
+//      [--root ../other-checkout]
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -15,6 +18,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { kubectlYamlList } from './kubectl-yaml.ts';
 import { generateCluster, LOCAL_STORAGE_SHAPE } from './synthetic.ts';
 
 const { values: args } = parseArgs({
@@ -22,18 +26,28 @@ const { values: args } = parseArgs({
     runs: { type: 'string', default: '2' },
     nodes: { type: 'string', default: '5000' },
     root: { type: 'string' },
+    format: { type: 'string', default: 'json' },
   },
 });
+const formats = args.format === 'both' ? ['json', 'yaml'] : [args.format];
+if (!formats.every((f) => f === 'json' || f === 'yaml')) throw new Error('--format is json, yaml or both');
 const here = fileURLToPath(new URL('..', import.meta.url));
 const roots = args.root ? [here, args.root] : [here];
 
 const dir = await mkdtemp(join(tmpdir(), 'topology-extender-ready-'));
-const file = join(dir, 'cluster.json');
+const files: Record<string, string> = {};
 {
   const cluster = generateCluster({ ...LOCAL_STORAGE_SHAPE, nodes: Number(args.nodes), pendingPerKind: 400, seed: 1 });
-  const text = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: cluster.objects });
-  await writeFile(file, text);
-  console.log(`cluster-state file: ${Math.round(text.length / 2 ** 20)} MiB, ${JSON.stringify(cluster.counts)}`);
+  console.log(`cluster: ${JSON.stringify(cluster.counts)}`);
+  for (const format of formats) {
+    const text =
+      format === 'json'
+        ? JSON.stringify({ apiVersion: 'v1', kind: 'List', items: cluster.objects })
+        : kubectlYamlList(cluster.objects);
+    files[format] = join(dir, `cluster.${format}`);
+    await writeFile(files[format], text);
+    console.log(`cluster-state file ${format}: ${Math.round(Buffer.byteLength(text) / 2 ** 20)} MiB`);
+  }
 }
 
 /** VmRSS and the CPU seconds (user + system) the process has used, from /proc. */
@@ -56,7 +70,7 @@ const status = (port: number, path: string) =>
     req.end();
   });
 
-async function measure(root: string) {
+async function measure(root: string, file: string) {
   const t0 = performance.now();
   const argv = ['src/main.ts', 'serve', '--cluster-state', file, '--port', '0', '--log-level', 'info'];
   const child = spawn(process.execPath, argv, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -76,13 +90,33 @@ async function measure(root: string) {
   return { readyMs, cpuSeconds, rssMiB };
 }
 
+const results: Record<string, { readyMs: number; cpuSeconds: number; rssMiB: number }[]> = {};
 for (let run = 1; run <= Number(args.runs); run++) {
   for (const root of roots) {
-    const { readyMs, cpuSeconds, rssMiB } = await measure(root);
-    console.log(
-      `run ${run} ${root}: ready ${(readyMs / 1000).toFixed(1)} s, CPU ${cpuSeconds.toFixed(1)} s, ` +
-        `RSS at ready ${rssMiB} MiB (load ${loadavg()[0].toFixed(1)})`,
-    );
+    for (const format of formats) {
+      const { readyMs, cpuSeconds, rssMiB } = await measure(root, files[format]);
+      results[format] = [...(results[format] ?? []), { readyMs, cpuSeconds, rssMiB }];
+      console.log(
+        `run ${run} ${root} ${format}: ready ${(readyMs / 1000).toFixed(1)} s, CPU ${cpuSeconds.toFixed(1)} s, ` +
+          `RSS at ready ${rssMiB} MiB (load ${loadavg()[0].toFixed(1)})`,
+      );
+    }
   }
 }
+if (results.json && results.yaml) {
+  const median = (xs: number[]) => {
+    const s = xs.sort((a, b) => a - b);
+    return (s[Math.floor((s.length - 1) / 2)] + s[Math.ceil((s.length - 1) / 2)]) / 2;
+  };
+  const ready = (f: string) => median(results[f].map((r) => r.readyMs));
+  const rss = Math.max(...results.yaml.map((r) => r.rssMiB));
+  const ratio = ready('yaml') / ready('json');
+  const cpu = (f: string) => median(results[f].map((r) => r.cpuSeconds));
+  console.log(
+    `YAML against JSON: ready ${ratio.toFixed(2)}× (bound 2×: ${ratio <= 2 ? 'met' : 'MISSED'}), ` +
+      `CPU to ready ${(cpu('yaml') / cpu('json')).toFixed(2)}×, ` +
+      `YAML RSS at ready up to ${rss} MiB (bound 1 GiB: ${rss <= 1024 ? 'met' : 'MISSED'})`,
+  );
+}
+
 await rm(dir, { recursive: true, force: true });

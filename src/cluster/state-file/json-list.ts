@@ -39,6 +39,7 @@ export async function streamJsonList(
   file: string,
   onItem: (item: unknown, index: number) => void,
   chunkBytes = 1 << 20,
+  onBytes?: (bytes: number) => void,
 ): Promise<StreamedList> {
   const hash = createHash('sha256');
   const head: Buffer[] = [];
@@ -63,8 +64,10 @@ export async function streamJsonList(
     onItem(JSON.parse(text), index++);
   };
 
+  let bytes = 0;
   for await (const chunk of createReadStream(file, { highWaterMark: chunkBytes }) as AsyncIterable<Buffer>) {
     hash.update(chunk);
+    bytes += chunk.length;
     let headFrom = inItems ? -1 : 0;
     if (keyStart >= 0) keyStart = 0;
     // Most bytes are inside strings: skip to the closing quote with indexOf rather than byte by byte.
@@ -140,6 +143,7 @@ export async function streamJsonList(
       itemStart = 0;
     }
     if (headFrom >= 0) head.push(chunk.subarray(headFrom));
+    onBytes?.(bytes);
   }
   if (itemStart >= 0 || item.length > 0) throw new SyntaxError('Unexpected end of JSON input');
   return { head: JSON.parse(Buffer.concat(head).toString('utf8')), items: foundItems, digest: hash.digest('hex') };

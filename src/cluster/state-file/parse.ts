@@ -2,7 +2,7 @@
 // prints (a `List`, a typed `XList` whose items carry no kind, a single object) and multi-document YAML.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { type FileHandle, open, readFile } from 'node:fs/promises';
+import { type FileHandle, open, readFile, stat } from 'node:fs/promises';
 import { parseAllDocuments } from 'yaml';
 import { trimObject } from '../trim.ts';
 import { type AnyObject, KINDS, type Kind, objectKey } from '../types.ts';
@@ -10,6 +10,7 @@ import { ClusterStateError } from './error.ts';
 import { type StreamedList, streamJsonList } from './json-list.ts';
 import { normalizeObject } from './normalize.ts';
 import { FieldError, isRecord, type Json, validateObject } from './validate.ts';
+import { countYamlDocuments, detachStrings, streamYamlDocuments, YamlSyntaxError } from './yaml-list.ts';
 
 export interface ParsedClusterState {
   /** Validated, normalised and trimmed: the objects as the store keeps them. */
@@ -53,10 +54,11 @@ function label(kind: string, value: Json, where: string): string {
 }
 
 /** Validates, normalises and trims objects one at a time into per-kind lists. */
-function collector(file: string, documentCount: number) {
+function collector(file: string, documentCount: number, detach = false) {
   const objects = new Map<Kind, AnyObject[]>(KINDS.map((k) => [k, []]));
   const skipped = new Map<string, number>();
   const seen = new Map<string, string>();
+  let count = 0;
 
   // Recursive over lists rather than a queue: a cluster-sized List holds 100,000+ items.
   const visit = ({ value, where, listItemKind }: Located): void => {
@@ -78,6 +80,7 @@ function collector(file: string, documentCount: number) {
       }
       return;
     }
+    count++;
     if (!KNOWN.has(kind)) {
       skipped.set(kind, (skipped.get(kind) ?? 0) + 1);
       return;
@@ -90,6 +93,7 @@ function collector(file: string, documentCount: number) {
       throw err;
     }
     const obj = trimObject(k, normalizeObject(k, value));
+    if (detach) detachStrings(obj);
     const id = `${kind} ${objectKey(k, obj)}`;
     const first = seen.get(id);
     if (first) throw new ClusterStateError(file, `${label(kind, value, where)}: duplicate of the object at ${first}`);
@@ -98,7 +102,16 @@ function collector(file: string, documentCount: number) {
   };
   const itemWhere = (where: string, i: number) =>
     documentCount === 1 && where === 'document 1' ? `items[${i}]` : `${where}, items[${i}]`;
-  return { visit, itemWhere, result: (): ParsedClusterState => ({ objects, skipped }) };
+  const result = (): ParsedClusterState => {
+    // An empty file is a mistake (a failed `kubectl get > dump.yaml`), not a cluster without nodes.
+    if (count === 0)
+      throw new ClusterStateError(
+        file,
+        'holds no Kubernetes objects (it is empty, or every document or List in it is)',
+      );
+    return { objects, skipped };
+  };
+  return { visit, itemWhere, result, count: () => count };
 }
 
 /** `NodeList` → `Node`: the kind of a typed list's items, which omit theirs. */
@@ -113,8 +126,15 @@ export function parseClusterState(text: string, file: string): ParsedClusterStat
   return result();
 }
 
-const unreadable = (file: string, err: unknown) =>
-  new ClusterStateError(file, `cannot read the file: ${(err as Error).message}`);
+const REASONS: Record<string, string> = {
+  ENOENT: 'no such file',
+  EACCES: 'permission denied',
+  EISDIR: 'it is a directory',
+};
+const unreadable = (file: string, err: unknown) => {
+  const reason = REASONS[(err as NodeJS.ErrnoException).code ?? ''] ?? (err as Error).message;
+  return new ClusterStateError(file, `cannot read the file: ${reason}`);
+};
 
 /** SHA-256 of the file's bytes: whether it changed since it was last applied. */
 export async function fileDigest(file: string): Promise<string> {
@@ -125,16 +145,6 @@ export async function fileDigest(file: string): Promise<string> {
     throw unreadable(file, err);
   }
   return hash.digest('hex');
-}
-
-async function readText(file: string): Promise<{ text: string; digest: string }> {
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(file);
-  } catch (err) {
-    throw unreadable(file, err);
-  }
-  return { text: bytes.toString('utf8'), digest: createHash('sha256').update(bytes).digest('hex') };
 }
 
 async function startsWithBrace(file: string): Promise<boolean> {
@@ -150,39 +160,81 @@ async function startsWithBrace(file: string): Promise<boolean> {
   }
 }
 
+/** How far a read has come: bytes of the file read and objects handed to the collector so far. */
+export interface ReadProgress {
+  bytes: number;
+  totalBytes: number;
+  objects: number;
+}
+
 /**
- * Reads and parses a cluster-state file, with a SHA-256 digest of its bytes. A JSON List is parsed one item at a
- * time (see json-list.ts); YAML, a single object and anything unusual go through parseClusterState whole, which also
- * gives a malformed file its error message.
+ * Reads and parses a cluster-state file item by item, with a SHA-256 digest of its bytes: a JSON List through
+ * json-list.ts, YAML through yaml-list.ts, so a cluster-sized file never exists as one string plus one parsed tree.
+ * A JSON document that is not a List (or is malformed) is parsed whole, which also gives it its error message.
  */
-export async function readClusterState(file: string): Promise<{ parsed: ParsedClusterState; digest: string }> {
-  if (await startsWithBrace(file)) {
-    const { visit, itemWhere, result } = collector(file, 1);
-    const deferred: { item: unknown; where: string }[] = [];
-    let streamed: StreamedList | undefined;
+export async function readClusterState(
+  file: string,
+  onProgress?: (progress: ReadProgress) => void,
+): Promise<{ parsed: ParsedClusterState; digest: string }> {
+  let totalBytes: number;
+  try {
+    totalBytes = (await stat(file)).size;
+  } catch (err) {
+    throw unreadable(file, err);
+  }
+  const json = await startsWithBrace(file);
+  const documentCount = json ? 1 : await countYamlDocuments(file);
+  const { visit, itemWhere, result, count } = collector(file, documentCount, !json);
+  const onBytes = (bytes: number) => onProgress?.({ bytes, totalBytes, objects: count() });
+  // A typed list's items carry no kind: they wait for the list's own, which may come after them (kubectl sorts keys).
+  const deferred: { item: unknown; where: string }[] = [];
+  const onItem = (item: unknown, where: string) => {
+    if (isRecord(item) && !item.kind) deferred.push({ item, where });
+    else visit({ value: item, where });
+  };
+  const listHead = (head: unknown, where: string) => {
+    if (!isRecord(head) || typeof head.kind !== 'string' || !head.kind.endsWith('List'))
+      throw new ClusterStateError(file, `${where}: top-level items outside a List`);
+    for (const { item, where } of deferred.splice(0))
+      visit({ value: item, where, listItemKind: listItemKindOf(head.kind) });
+  };
+  if (!json) {
     try {
-      streamed = await streamJsonList(file, (item, i) => {
-        // A typed list's items carry no kind: they wait for the list's own, which may come after them.
-        if (isRecord(item) && !item.kind) deferred.push({ item, where: itemWhere('document 1', i) });
-        else visit({ value: item, where: itemWhere('document 1', i) });
+      const digest = await streamYamlDocuments(file, {
+        onItem: (item, d, i) => onItem(item, itemWhere(`document ${d}`, i)),
+        onDocument: (head, d, items) => {
+          if (items) listHead(head, `document ${d}`);
+          else visit({ value: head, where: `document ${d}` });
+        },
+        onBytes,
       });
+      return { parsed: result(), digest };
     } catch (err) {
       if (err instanceof ClusterStateError) throw err;
-      // A syntax error is reported by the whole-file parse below, with JSON.parse's message for the whole text.
-      if (!(err instanceof SyntaxError)) throw unreadable(file, err);
-    }
-    const head = streamed?.head;
-    if (streamed?.items && isRecord(head) && typeof head.kind === 'string' && head.kind.endsWith('List')) {
-      for (const { item, where } of deferred.splice(0)) {
-        visit({ value: item, where, listItemKind: listItemKindOf(head.kind) });
-      }
-      return { parsed: result(), digest: streamed.digest };
-    }
-    if (streamed && !streamed.items) {
-      visit({ value: head, where: 'document 1' });
-      return { parsed: result(), digest: streamed.digest };
+      if (err instanceof YamlSyntaxError)
+        throw new ClusterStateError(file, `invalid YAML at line ${err.line}: ${err.message}`);
+      throw unreadable(file, err);
     }
   }
-  const { text, digest } = await readText(file);
-  return { parsed: parseClusterState(text, file), digest };
+  let streamed: StreamedList | undefined;
+  try {
+    streamed = await streamJsonList(file, (item, i) => onItem(item, itemWhere('document 1', i)), undefined, onBytes);
+  } catch (err) {
+    if (err instanceof ClusterStateError) throw err;
+    // A syntax error is reported by the whole-file parse below, with JSON.parse's message for the whole text.
+    if (!(err instanceof SyntaxError)) throw unreadable(file, err);
+  }
+  if (streamed?.items) {
+    listHead(streamed.head, 'document 1');
+    return { parsed: result(), digest: streamed.digest };
+  }
+  if (streamed) {
+    visit({ value: streamed.head, where: 'document 1' });
+    return { parsed: result(), digest: streamed.digest };
+  }
+  const bytes = await readFile(file).catch((err) => {
+    throw unreadable(file, err);
+  });
+  const digest = createHash('sha256').update(bytes).digest('hex');
+  return { parsed: parseClusterState(bytes.toString('utf8'), file), digest };
 }

@@ -9,10 +9,13 @@ import type { Log } from '../../log.ts';
 import type { KindStatus, Source } from '../source.ts';
 import type { ClusterStore } from '../store.ts';
 import { KINDS } from '../types.ts';
-import { fileDigest, type ParsedClusterState, readClusterState } from './parse.ts';
+import { fileDigest, type ParsedClusterState, type ReadProgress, readClusterState } from './parse.ts';
 import { ClusterState } from './state.ts';
 
 export { ClusterStateError } from './error.ts';
+
+const PROGRESS_EVERY_MS = 2000;
+const mib = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
 
 export interface ClusterStateSourceOptions {
   file: string;
@@ -102,7 +105,37 @@ export class ClusterStateSource implements Source {
   }
 
   async #read(): Promise<{ parsed: ParsedClusterState; digest: string }> {
-    const read = await readClusterState(this.#file);
+    const started = performance.now();
+    let logged = started;
+    const figures = ({ bytes, totalBytes, objects }: ReadProgress, now: number) => {
+      const seconds = Math.max((now - started) / 1000, 0.001);
+      return {
+        file: this.#file,
+        objects,
+        readMiB: mib(bytes),
+        totalMiB: mib(totalBytes),
+        seconds: Math.round(seconds * 10) / 10,
+        mibPerSecond: Math.round((bytes / 2 ** 20 / seconds) * 10) / 10,
+        objectsPerSecond: Math.round(objects / seconds),
+      };
+    };
+    let last: ReadProgress | undefined;
+    // A cluster-sized file takes seconds to read: say how far it is, every few seconds, rather than stay silent.
+    const read = await readClusterState(this.#file, (progress) => {
+      last = progress;
+      const now = performance.now();
+      if (now - logged < PROGRESS_EVERY_MS) return;
+      logged = now;
+      const f = figures(progress, now);
+      this.#logger.info(
+        f,
+        `cluster-state: read ${f.readMiB} of ${f.totalMiB} MiB, ${f.objects} objects (${f.mibPerSecond} MiB/s)`,
+      );
+    });
+    if (last) {
+      const f = figures(last, performance.now());
+      this.#logger.info(f, `cluster-state: read ${f.objects} objects, ${f.totalMiB} MiB in ${f.seconds} s`);
+    }
     for (const [kind, count] of read.parsed.skipped) {
       this.#logger.warn(
         { file: this.#file, kind, count },
