@@ -7,6 +7,7 @@ import { type Static, type TSchema, Type } from 'typebox';
 import { Value } from 'typebox/value';
 import { parse as parseYaml } from 'yaml';
 import { parseValue } from './cluster/quantity.ts';
+import { LOG_FORMATS } from './log.ts';
 import { canonicalPluginName, PLUGIN_NAMES } from './plugins/names.ts';
 import { shapeSchema } from './volumes/scorer.ts';
 
@@ -42,7 +43,16 @@ const SETTINGS = Type.Object({
     description:
       'with --cluster-state: run the simulated PV controller and provisioner; --no-simulate-volume-controller serves the file exactly as written (pre-bound and selected-node claims stay as they are)',
   }),
-  logLevel: Type.Enum(LOG_LEVELS, { default: 'info', description: 'log level' }),
+  logLevel: Type.Enum(LOG_LEVELS, {
+    default: 'info',
+    description: 'log level; debug and trace also print the stack of an error',
+  }),
+  logFormat: Type.Optional(
+    Type.Enum(LOG_FORMATS, {
+      description:
+        'text: one readable line per event; json: one JSON object per line (default: text when stdout is a terminal, json otherwise and in a pod)',
+    }),
+  ),
   bodyLimit: Type.Integer({
     minimum: 1024,
     default: 32 * 2 ** 20,

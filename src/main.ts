@@ -1,8 +1,10 @@
 // CLI entry: `serve` with flags, environment and a config file; picks the cluster state source (cluster-state file or API
-// server), wires the extender, listens, and shuts down gracefully on SIGTERM/SIGINT.
+// server), wires the extender, listens, and shuts down gracefully on SIGTERM/SIGINT. A failure an operator can fix
+// (a port in use, a missing file, a bad kubeconfig) ends the process with one sentence on stderr and status 1; its
+// stack is logged only at debug.
 import closeWithGrace from 'close-with-grace';
-import { pino } from 'pino';
-import { ANALYZE_USAGE, analyze } from './cli/analyze.ts';
+import type { pino } from 'pino';
+import { ANALYZE_USAGE, analyze, COMMAND_USAGE } from './cli/analyze.ts';
 import { makeApiListers } from './cluster/kube/listers.ts';
 import { KubeSource } from './cluster/kube/source.ts';
 import { KubeWriter } from './cluster/kube/writer.ts';
@@ -11,12 +13,16 @@ import { ClusterStateSource } from './cluster/state-file/source.ts';
 import { VolumeController } from './cluster/state-file/volume-controller.ts';
 import { ClusterStateWriter } from './cluster/state-file/writer.ts';
 import { loadSettings, type Settings, SettingsError, settingsHelp } from './config.ts';
+import { createLogger, defaultLogFormat } from './log.ts';
 import { createExtender, type ExtenderParts, VERSION } from './wiring.ts';
 
 const USAGE = `topology-extender ${VERSION}: kube-scheduler extender for topology-aware volume binding
 
-Usage: topology-extender serve [settings]
-${ANALYZE_USAGE}
+Usage:
+  topology-extender serve [settings]   (the default command)
+${ANALYZE_USAGE}  topology-extender COMMAND --help      a command's own help, with its flags
+  topology-extender --version
+
 Cluster state comes from --cluster-state FILE (YAML or JSON as kubectl prints it, watched for edits), or from an
 API server: --kubeconfig FILE, --in-cluster, or kubectl's default (KUBECONFIG, ~/.kube/config).
 
@@ -48,6 +54,25 @@ function sourceParts(settings: Settings, logger: pino.Logger): Omit<ExtenderPart
   };
 }
 
+/** The sentence an operator needs for a failure they can fix, or undefined for one that is a bug. */
+function plainReason(err: unknown, settings: Settings): string | undefined {
+  const e = err as NodeJS.ErrnoException & { hostname?: string };
+  const where = `${settings.host}:${settings.port}`;
+  switch (e?.code) {
+    case 'EADDRINUSE':
+      return `cannot listen on ${where}: the port is already in use (choose another with --port)`;
+    case 'EADDRNOTAVAIL':
+      return `cannot listen on ${where}: ${settings.host} is not an address of this machine (see --host)`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_NONAME':
+      return `cannot listen on ${where}: no such host "${settings.host}" (see --host)`;
+    case 'EACCES':
+      return `cannot listen on ${where}: permission denied (ports below 1024 need privileges)`;
+  }
+  return undefined;
+}
+
 async function serve(argv: string[]): Promise<void> {
   let settings: Settings;
   try {
@@ -57,13 +82,19 @@ async function serve(argv: string[]): Promise<void> {
     process.stderr.write(`topology-extender: ${err.message}\n`);
     process.exit(1);
   }
-  const logger = pino({ level: settings.logLevel, base: { service: 'topology-extender' } });
+  const logger = createLogger({ level: settings.logLevel, format: settings.logFormat ?? defaultLogFormat() });
+  const fail = (err: unknown, sentence = (err as Error).message): never => {
+    logger.debug({ err }, sentence);
+    logger.flush?.();
+    process.stderr.write(`topology-extender: ${sentence}\n`);
+    process.exit(1);
+  };
   let extender: Awaited<ReturnType<typeof createExtender>>;
   try {
+    // Loading a kubeconfig (sourceParts) fails on a missing or malformed file: an operator's mistake, said plainly.
     extender = await createExtender({ settings, logger, ...sourceParts(settings, logger) });
   } catch (err) {
-    process.stderr.write(`topology-extender: ${(err as Error).message}\n`);
-    process.exit(1);
+    return fail(err);
   }
 
   closeWithGrace({ delay: settings.shutdownGraceSeconds * 1000, logger }, async ({ signal, err }) => {
@@ -76,36 +107,50 @@ async function serve(argv: string[]): Promise<void> {
     try {
       await extender.start();
     } catch (err) {
-      logger.fatal({ err }, 'cannot load the cluster state');
-      process.stderr.write(`topology-extender: ${(err as Error).message}\n`);
       await extender.app.close();
-      process.exit(1);
+      return fail(err);
     }
   };
   // A cluster-state file loads in moments and a bad one ends the process: load it before listening, so that such a
   // failure is never preceded by "listening". A live cluster's first lists may take long: /healthz answers meanwhile.
   const loadFirst = Boolean(settings.clusterState);
   if (loadFirst) await start();
-  const address = await extender.app.listen({ host: settings.host, port: settings.port });
+  let address: string;
+  try {
+    address = await extender.app.listen({ host: settings.host, port: settings.port });
+  } catch (err) {
+    const reason = plainReason(err, settings);
+    if (!reason) throw err;
+    await extender.close().catch(() => {});
+    return fail(err, reason);
+  }
   logger.info({ address }, 'listening');
   if (!loadFirst) await start();
 }
 
+const HELP = new Set(['--help', '-h', 'help']);
 const [command = 'serve', ...rest] = process.argv.slice(2);
-if (command === '--help' || command === '-h' || command === 'help' || rest.includes('--help')) {
+if (HELP.has(command)) {
   process.stdout.write(USAGE);
+} else if (command === '--version' || command === 'version') {
+  process.stdout.write(`topology-extender ${VERSION}\n`);
 } else if (command === 'explain' || command === 'simulate') {
-  try {
-    process.stdout.write(await analyze(command, rest));
-  } catch (err) {
-    // Bad arguments, an unreadable file, a pod that is not there: one line naming it, exit status 1.
-    process.stderr.write(`topology-extender ${command}: ${(err as Error).message}\n`);
-    process.exit(1);
+  if (rest.some((a) => a === '--help' || a === '-h')) {
+    process.stdout.write(COMMAND_USAGE[command]);
+  } else {
+    try {
+      process.stdout.write(await analyze(command, rest));
+    } catch (err) {
+      // Bad arguments, an unreadable file, a pod that is not there: one line naming it, exit status 1.
+      process.stderr.write(`topology-extender ${command}: ${(err as Error).message}\n`);
+      process.exit(1);
+    }
   }
-} else if (command === 'serve') {
-  await serve(rest);
-} else if (command.startsWith('--')) {
-  await serve(process.argv.slice(2));
+} else if (command === 'serve' || command.startsWith('--')) {
+  const args = command === 'serve' ? rest : process.argv.slice(2);
+  if (args.some((a) => a === '--help' || a === '-h')) process.stdout.write(USAGE);
+  else if (args.includes('--version')) process.stdout.write(`topology-extender ${VERSION}\n`);
+  else await serve(args);
 } else {
   process.stderr.write(`topology-extender: unknown command "${command}"\n\n${USAGE}`);
   process.exit(1);

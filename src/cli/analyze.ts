@@ -22,16 +22,52 @@ import { type SimulateAnswer, type StatefulSetTemplate, simulate } from '../ops/
 import type { InsufficientResource } from '../plugins/node-resources-fit.ts';
 import type { ClaimExplanation } from '../volumes/explain.ts';
 
-export const ANALYZE_USAGE = `Usage:
-  topology-extender explain  (-f POD.yaml | NAMESPACE/NAME) [--nodes a,b] [--limit N] [--max-volumes N] [--disabled-plugins P,Q] [source] [-o table|json|yaml]
+export const ANALYZE_USAGE = `  topology-extender explain  (-f POD.yaml | NAMESPACE/NAME) [--nodes a,b] [--limit N] [--max-volumes N] [--disabled-plugins P,Q] [source] [-o table|json|yaml]
   topology-extender simulate (-f POD_OR_STATEFULSET.yaml | NAMESPACE/NAME) [--replicas N] [--nodes a,b] [--disabled-plugins P,Q] [source] [-o ...]
-
-Both run kube-scheduler's default profile (v1.35); --disabled-plugins leaves plugins out by its names
-(e.g. NodeResourcesFit,PodTopologySpread).
-
-Source: --cluster-state FILE (a \`kubectl get -o yaml\` dump, taken exactly as written unless
---simulate-volume-controller), or a live cluster: --kubeconfig FILE, --in-cluster, or kubectl's default.
 `;
+
+const SOURCE_HELP = `Cluster state (one of):
+  --cluster-state FILE           a \`kubectl get -o yaml|json\` dump, judged exactly as written
+  --simulate-volume-controller   with --cluster-state: first bind pre-bound claims and provision selected-node ones,
+                                 as \`serve\` does
+  --kubeconfig FILE              a live cluster, listed once
+  --in-cluster                   the pod's service account
+  (none)                         kubectl's default: KUBECONFIG, ~/.kube/config`;
+
+const COMMON_HELP = `  --nodes a,b,c        judge only these nodes (default: every node)
+  --disabled-plugins P,Q  leave these plugins of kube-scheduler's default profile (v1.35) out, by its names
+                       (e.g. NodeResourcesFit,PodTopologySpread)
+  -o, --output FORMAT  table (default), json or yaml (the HTTP route's full answer)
+  -h, --help           this help`;
+
+/** Each analysis command's own help: what it answers and every flag it takes. */
+export const COMMAND_USAGE: Record<'explain' | 'simulate', string> = {
+  explain: `Usage: topology-extender explain (-f POD.yaml | NAMESPACE/NAME) [flags]
+
+Why a pod is Pending, node by node: the verdict and reason of each volume plugin, the PVs looked at on each node
+and why each was refused, the CSIStorageCapacity consulted, ReadWriteOncePod holders and CSI attach slots. The same
+answer as POST /api/v1/explain.
+
+  -f, --filename FILE  the pod from a YAML/JSON file (the first Pod in it); or NAMESPACE/NAME of a pod in the cluster
+  --limit N            list at most N nodes (default 100; the summary line always counts every judged node)
+  --max-volumes N      list at most N refused PVs per claim and node (default 10)
+${COMMON_HELP}
+
+${SOURCE_HELP}
+`,
+  simulate: `Usage: topology-extender simulate (-f POD_OR_STATEFULSET.yaml | NAMESPACE/NAME) [flags]
+
+How many more replicas fit: places them one after another as kube-scheduler would (filter, best score, then the
+placement assumed: PVs bound, claims provisioned, the pod on its node), on a private copy of the state; nothing is
+written. A StatefulSet's volumeClaimTemplates become one claim per replica. The same answer as POST /api/v1/simulate.
+
+  -f, --filename FILE  a StatefulSet or a Pod from a YAML/JSON file; or NAMESPACE/NAME of a pod in the cluster
+  --replicas N         how many to place (default: the StatefulSet's spec.replicas, else 1)
+${COMMON_HELP}
+
+${SOURCE_HELP}
+`,
+};
 
 export class UsageError extends Error {}
 

@@ -37,7 +37,8 @@ function loadFile(kc: KubeConfig, file: string): void {
   try {
     one.loadFromString(text);
   } catch (err) {
-    throw new KubeConfigError(`invalid kubeconfig ${file}: ${(err as Error).message}`);
+    // The YAML parser's message goes on with a snippet of the file: its first line says what is wrong and where.
+    throw new KubeConfigError(`invalid kubeconfig ${file}: ${(err as Error).message.split('\n')[0]}`);
   }
   // Relative certificate/key paths are relative to the file, as kubectl resolves them.
   one.makePathsAbsolute(dirname(file));

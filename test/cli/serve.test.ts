@@ -182,6 +182,82 @@ describe('serve', () => {
   });
 });
 
+describe('what an operator reads', () => {
+  const run = (...args: string[]) => start(process.execPath, ['src/main.ts', ...args]).exited;
+  /** One line on stderr, a sentence without a stack trace or a JSON log line. */
+  const oneSentence = (stderr: string) => {
+    assert.equal(stderr.trimEnd().split('\n').length, 1, stderr);
+    assert.doesNotMatch(stderr, /\n\s+at |^\{/, stderr);
+  };
+
+  it('a port in use: one plain sentence naming it, exit 1, "listening" never logged', async () => {
+    const first = serve('--cluster-state', 'examples/cluster.yaml', '--port', '0');
+    const port = new URL(await first.address).port;
+    const { code, stderr, stdout } = await serve('--cluster-state', 'examples/cluster.yaml', '--port', port).exited;
+    first.proc.kill('SIGTERM');
+    await first.exited;
+    assert.equal(code, 1);
+    assert.equal(
+      stderr,
+      `topology-extender: cannot listen on 127.0.0.1:${port}: the port is already in use (choose another with --port)\n`,
+    );
+    assert.doesNotMatch(stdout, /listening|"err"/);
+  });
+
+  it('a host that does not resolve, a missing file, a bad kubeconfig: one sentence each, exit 1', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cli-'));
+    const kubeconfig = join(dir, 'kubeconfig');
+    await writeFile(kubeconfig, 'clusters: [');
+    for (const args of [
+      ['--cluster-state', 'examples/cluster.yaml', '--port', '0', '--host', 'no-such-host.invalid'],
+      ['--cluster-state', join(dir, 'missing.yaml')],
+      ['--kubeconfig', join(dir, 'missing')],
+      ['--kubeconfig', kubeconfig],
+    ]) {
+      const { code, stderr } = await run('serve', ...args);
+      assert.equal(code, 1, args.join(' '));
+      oneSentence(stderr);
+    }
+  });
+
+  it('logs one readable line per event with --log-format text, and "listening" once', async () => {
+    const cli = start(process.execPath, [
+      'src/main.ts',
+      '--cluster-state',
+      'examples/cluster.yaml',
+      '--port',
+      '0',
+      '--log-format',
+      'text',
+    ]);
+    let out = '';
+    cli.proc.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk;
+      if (/ INFO {2}listening /.test(out)) cli.proc.kill('SIGTERM');
+    });
+    const { code } = await cli.exited;
+    assert.equal(code, 0);
+    const lines = out.trimEnd().split('\n');
+    for (const line of lines) assert.match(line, /^\d\d:\d\d:\d\d\.\d{3} (INFO |WARN |ERROR) \S/, line);
+    assert.equal(lines.filter((l) => /listening/i.test(l)).length, 1, out);
+    assert.ok(
+      lines.some((l) => /\[cluster-state\] cluster-state: read 57 objects/.test(l)),
+      out,
+    );
+  });
+
+  it('--version, and -h on every command, each command with its own flags', async () => {
+    assert.match((await run('--version')).stdout, /^topology-extender \d+\.\d+\.\d+\n$/);
+    assert.match((await run('serve', '-h')).stdout, /--bind-timeout-seconds/);
+    const explain = await run('explain', '--help');
+    assert.equal(explain.code, 0);
+    for (const flag of ['-o, --output', '--limit N', '--max-volumes N', '--nodes', '-f, --filename', '--cluster-state'])
+      assert.ok(explain.stdout.includes(flag), `explain --help explains ${flag}`);
+    const simulate = await run('simulate', '-h');
+    assert.match(simulate.stdout, /--replicas N\s+how many/);
+  });
+});
+
 describe('the topology-extender command (package.json bin)', () => {
   // PATH as a shell has it, without npm's node_modules/.bin: `#!/usr/bin/env node` finds the machine's own node
   // (Node 20 on this project's machines, which cannot run src/main.ts itself).
