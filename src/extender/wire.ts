@@ -96,20 +96,6 @@ export const ExtenderBindingResult = Type.Object(
   { title: 'ExtenderBindingResult' },
 );
 
-/** The answer to a request refused before any verb ran: it names what is wrong. */
-const HttpError = (description: string) =>
-  Type.Object(
-    { statusCode: Type.Integer(), code: Type.Optional(Type.String()), error: Type.String(), message: Type.String() },
-    { description },
-  );
-
-/** The 4xx answers every verb may give, for the OpenAPI document. */
-export const RequestErrors = {
-  400: HttpError('Invalid JSON, or a field of the wrong type (the message names it)'),
-  413: HttpError('The body is larger than --body-limit'),
-  415: HttpError('The Content-Type is not application/json'),
-};
-
 export type ExtenderArgs = Static<typeof ExtenderArgs>;
 export type ExtenderFilterResult = Static<typeof ExtenderFilterResult>;
 export type HostPriorityList = Static<typeof HostPriorityList>;

@@ -6,13 +6,14 @@ import type { Server as TlsServer } from 'node:tls';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyError, LogController } from 'fastify';
+import Fastify, { type FastifyError, LogController, type RouteOptions } from 'fastify';
 import type { Logger } from 'pino';
 import type { Source } from '../cluster/source.ts';
 import type { PodBinder } from '../extender/bind.ts';
 import type { ExtenderDeps } from '../extender/deps.ts';
 import type { VolumePluginsSettings } from '../plugins/index.ts';
 import { answerClientError } from './client-error.ts';
+import { BODY_ERRORS, documentResponses, UNAUTHORIZED } from './errors.ts';
 import type { Metrics } from './metrics.ts';
 import { analysisRoutes } from './routes/analysis.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -54,7 +55,14 @@ export async function buildApp(deps: AppDeps) {
     logController: new LogController({ disableRequestLogging: true }),
     ajv: {
       // Wrong types are errors, not something to coerce; unknown fields pass through untouched.
-      customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false },
+      // `x-examples`: named request examples for the OpenAPI document (src/http/examples.ts), not a rule.
+      customOptions: {
+        coerceTypes: false,
+        removeAdditional: false,
+        useDefaults: false,
+        allErrors: false,
+        keywords: ['x-examples'],
+      },
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
   if (deps.tls) {
@@ -104,9 +112,16 @@ export async function buildApp(deps: AppDeps) {
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   const clientCa = Boolean(deps.tls?.clientCaFile);
+  const hasBody = (route: RouteOptions) => [route.method].flat().includes('POST');
+  app.addHook('onRoute', documentResponses(BODY_ERRORS, hasBody));
   await app.register(async (protectedRoutes) => {
     // With a client CA, only the scheduler (and operators holding a certificate) may call the verbs and the ops API.
     if (clientCa) protectedRoutes.addHook('onRequest', requireClientCertificate);
+    // Documented whether or not this server has a client CA: the document is the same for every configuration.
+    protectedRoutes.addHook(
+      'onRoute',
+      documentResponses(UNAUTHORIZED, () => true),
+    );
     await protectedRoutes.register(schedulerRoutes(deps), { prefix: '/scheduler' });
     await protectedRoutes.register(opsRoutes(deps), { prefix: '/api/v1' });
     await protectedRoutes.register(analysisRoutes(deps), { prefix: '/api/v1' });

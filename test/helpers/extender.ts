@@ -40,7 +40,9 @@ export async function createTestExtender(
 ): Promise<TestExtender> {
   const dir = await mkdtemp(join(tmpdir(), 'topology-extender-test-'));
   const file = join(dir, 'cluster.json');
-  await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
+  // A file without objects is refused as a mistake: an empty cluster is a file with only a Namespace (not stored).
+  const items = objects.length > 0 ? objects : [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } }];
+  await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
   const source = new ClusterStateSource({ file, watch: false });
   const writer = new ClusterStateWriter(source);
   const extender = await createExtender({

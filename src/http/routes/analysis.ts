@@ -8,6 +8,8 @@ import { MAX_REPLICAS, simulate } from '../../ops/simulate.ts';
 import { DEFAULT_PROFILE_PLUGINS } from '../../plugins/default-profile.ts';
 import { PLUGIN_NAMES } from '../../plugins/names.ts';
 import type { AppDeps } from '../app.ts';
+import { HttpError } from '../errors.ts';
+import { EXPLAIN_EXAMPLES, SIMULATE_EXAMPLES, withExamples } from '../examples.ts';
 
 const open = { additionalProperties: true } as const;
 
@@ -197,6 +199,8 @@ const SimulateAnswer = Type.Object({
   }),
 });
 
+const NOT_FOUND = HttpError('namespace/name names a pod that is not in the cache');
+
 export function analysisRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
     // The answers are built in their final shape; the schemas document them and JSON.stringify writes them.
@@ -209,8 +213,8 @@ export function analysisRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           tags: ['analysis'],
           summary:
             'Why a pod fits each node or not: the FitError line, per node the deciding plugin and the volume detail',
-          body: ExplainBody,
-          response: { 200: ExplainAnswer },
+          body: withExamples(ExplainBody, EXPLAIN_EXAMPLES),
+          response: { 200: ExplainAnswer, 404: NOT_FOUND },
         },
       },
       async (request) => explain(deps.extender, request.body as Parameters<typeof explain>[1]),
@@ -223,8 +227,8 @@ export function analysisRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           tags: ['analysis'],
           summary:
             'Place N replicas one after another as kube-scheduler would, each assumed on a private copy of the state (never written)',
-          body: SimulateBody,
-          response: { 200: SimulateAnswer },
+          body: withExamples(SimulateBody, SIMULATE_EXAMPLES),
+          response: { 200: SimulateAnswer, 404: NOT_FOUND },
         },
       },
       async (request) => simulate(deps.extender, deps.pluginSettings, request.body as Parameters<typeof simulate>[2]),

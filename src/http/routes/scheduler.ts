@@ -10,6 +10,7 @@ import { preempt } from '../../extender/preempt.ts';
 import { prioritize } from '../../extender/prioritize.ts';
 import * as wire from '../../extender/wire.ts';
 import type { AppDeps } from '../app.ts';
+import { BINDING_ARGS_EXAMPLES, EXTENDER_ARGS_EXAMPLES, PREEMPTION_ARGS_EXAMPLES, withExamples } from '../examples.ts';
 import type { Verb } from '../metrics.ts';
 import { VerbDropped, VerbQueue } from '../verb-queue.ts';
 
@@ -126,8 +127,8 @@ export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           tags: ['scheduler'],
           summary:
             "Filter candidate nodes by the pod's volumes (binding, zone, RWOP, attach limits), counting pods nominated there",
-          body: wire.ExtenderArgs,
-          response: { 200: wire.ExtenderFilterResult, ...wire.RequestErrors, 503: Dropped },
+          body: withExamples(wire.ExtenderArgs, EXTENDER_ARGS_EXAMPLES),
+          response: { 200: wire.ExtenderFilterResult, 503: Dropped },
         },
       },
       (request, reply) =>
@@ -145,8 +146,8 @@ export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
         schema: {
           tags: ['scheduler'],
           summary: 'Score candidate nodes (integers 0..10)',
-          body: wire.ExtenderArgs,
-          response: { 200: wire.HostPriorityList, ...wire.RequestErrors, 503: Dropped },
+          body: withExamples(wire.ExtenderArgs, EXTENDER_ARGS_EXAMPLES),
+          response: { 200: wire.HostPriorityList, 503: Dropped },
         },
       },
       (request, reply) => inTurn(request, reply, () => prioritize(request.body, deps.extender)),
@@ -160,8 +161,8 @@ export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           tags: ['scheduler'],
           summary:
             "Keep the candidates where evicting makes room for the pod's volumes; add the RWOP and attach-slot holders it needs",
-          body: wire.ExtenderPreemptionArgs,
-          response: { 200: wire.ExtenderPreemptionResult, ...wire.RequestErrors, 503: Dropped },
+          body: withExamples(wire.ExtenderPreemptionArgs, PREEMPTION_ARGS_EXAMPLES),
+          response: { 200: wire.ExtenderPreemptionResult, 503: Dropped },
         },
       },
       async (request) =>
@@ -179,8 +180,8 @@ export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
         schema: {
           tags: ['scheduler'],
           summary: "Bind the pod's delegated volumes, then the pod, to a node",
-          body: wire.ExtenderBindingArgs,
-          response: { 200: wire.ExtenderBindingResult, ...wire.RequestErrors, 503: Dropped },
+          body: withExamples(wire.ExtenderBindingArgs, BINDING_ARGS_EXAMPLES),
+          response: { 200: wire.ExtenderBindingResult, 503: Dropped },
         },
       },
       (request, reply) =>

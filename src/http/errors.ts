@@ -1,0 +1,32 @@
+// The error answers the routes give, as OpenAPI documents them: one schema, and which routes give which status.
+// test/http/openapi.test.ts provokes every status on every route and checks that the route documents it.
+import type { RouteOptions } from 'fastify';
+import { Type } from 'typebox';
+
+/** The body of every error answer: what is wrong, in a sentence. */
+export const HttpError = (description: string) =>
+  Type.Object(
+    { statusCode: Type.Integer(), code: Type.Optional(Type.String()), error: Type.String(), message: Type.String() },
+    { description },
+  );
+
+/** What any route taking a JSON body may answer before its handler runs. */
+export const BODY_ERRORS = {
+  400: HttpError('Invalid JSON, or a field of the wrong type (the message names it)'),
+  413: HttpError('The body is larger than --body-limit'),
+  415: HttpError('The Content-Type is not application/json'),
+};
+
+export const UNAUTHORIZED = {
+  401: HttpError(
+    'Only with --client-ca-file: the connection presented no client certificate signed by that CA (the scheduler verbs and /api/v1)',
+  ),
+};
+
+/** onRoute hook: adds `responses` to a route's documented answers, keeping what the route says itself. */
+export function documentResponses(responses: Record<number, unknown>, when: (route: RouteOptions) => boolean) {
+  return (route: RouteOptions): void => {
+    if (!route.schema || route.schema.hide || !when(route)) return;
+    route.schema.response = { ...responses, ...(route.schema.response as object) };
+  };
+}

@@ -1,0 +1,138 @@
+// Every status a route answers is documented on that route: each route of the served OpenAPI document is sent its
+// named examples (each must get 200, as "Try it out" sends them against `npm start`'s example cluster), bad JSON, a
+// wrong Content-Type, a body over --body-limit, unknown names, and (with --client-ca-file) no client certificate.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, it } from 'node:test';
+import { pino } from 'pino';
+import { ClusterStateSource } from '../../src/cluster/state-file/source.ts';
+import { VolumeController } from '../../src/cluster/state-file/volume-controller.ts';
+import { ClusterStateWriter } from '../../src/cluster/state-file/writer.ts';
+import { defaultSettings } from '../../src/config.ts';
+import { createExtender } from '../../src/wiring.ts';
+import { TestCa } from '../helpers/certs.ts';
+import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
+
+type Doc = { paths: Record<string, Record<string, Operation>> };
+type Operation = {
+  responses: Record<string, unknown>;
+  requestBody?: { content: { 'application/json': { examples?: Record<string, { value: unknown }> } } };
+};
+
+// Path parameters: a name the example cluster has, and one it does not. A new route with parameters goes here.
+const PARAMS: Record<string, [string, string]> = {
+  '/api/v1/nodes/{name}': ['/api/v1/nodes/node-a1', '/api/v1/nodes/no-such-node'],
+  '/api/v1/persistentvolumeclaims/{namespace}/{name}': [
+    '/api/v1/persistentvolumeclaims/default/data-db-0',
+    '/api/v1/persistentvolumeclaims/default/no-such-claim',
+  ],
+};
+const BODY_LIMIT = 64 * 1024;
+
+let app: Awaited<ReturnType<typeof createExtender>>;
+let doc: Doc;
+const ca = new TestCa('openapi-ca');
+let dir: string;
+let tls: TestExtender;
+let tlsPort: number;
+
+before(async () => {
+  const source = new ClusterStateSource({ file: 'examples/cluster.yaml', watch: false });
+  app = await createExtender({
+    settings: { ...defaultSettings(), bodyLimit: BODY_LIMIT },
+    source,
+    writer: new ClusterStateWriter(source),
+    logger: pino({ level: 'silent' }),
+    onStore: (store) => new VolumeController(store, source).start(),
+  });
+  await app.start();
+  await app.app.ready();
+  doc = (await app.app.inject({ url: '/openapi.json' })).json();
+  dir = await mkdtemp(join(tmpdir(), 'openapi-routes-'));
+  const files = {
+    tlsCertFile: join(dir, 'tls.crt'),
+    tlsKeyFile: join(dir, 'tls.key'),
+    clientCaFile: join(dir, 'ca.crt'),
+  };
+  const server = ca.server('extender');
+  writeFileSync(files.tlsCertFile, server.cert);
+  writeFileSync(files.tlsKeyFile, server.key);
+  writeFileSync(files.clientCaFile, ca.pem);
+  tls = await createTestExtender([], files);
+  await tls.extender.app.listen({ host: '127.0.0.1', port: 0 });
+  tlsPort = (tls.extender.app.server.address() as { port: number }).port;
+});
+after(async () => {
+  await app.close();
+  await tls.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A request without a client certificate to the server that requires one. */
+function withoutClientCertificate(method: string, path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      { host: '127.0.0.1', servername: 'localhost', port: tlsPort, method, path, ca: ca.pem, agent: false },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      },
+    );
+    req.on('error', reject);
+    req.end(method === 'POST' ? '{}' : undefined);
+  });
+}
+
+it('every route documents each status it answers, and its named examples get 200', async () => {
+  const routes = Object.entries(doc.paths).flatMap(([path, ops]) =>
+    Object.entries(ops).map(([m, op]) => ({ path, method: m.toUpperCase(), op })),
+  );
+  // Binding changes the cluster: after everything that reads db-0 as pending.
+  routes.sort((a, b) => Number(a.path === '/scheduler/bind') - Number(b.path === '/scheduler/bind'));
+  for (const { path, method, op } of routes) {
+    const seen = new Map<number, string>();
+    const send = async (what: string, opts: { url?: string; payload?: string; type?: string }) => {
+      const res = await app.app.inject({
+        method: method as 'GET' | 'POST',
+        url: opts.url ?? path,
+        payload: opts.payload,
+        headers: opts.payload === undefined ? {} : { 'content-type': opts.type ?? 'application/json' },
+      });
+      seen.set(res.statusCode, what);
+      return res;
+    };
+    const [known, unknown] = path.includes('{')
+      ? (PARAMS[path] ?? assert.fail(`${path}: add its parameters to PARAMS`))
+      : [path, path];
+    if (method === 'GET') {
+      await send('a known name', { url: known });
+      await send('an unknown name', { url: unknown });
+    } else {
+      const examples = op.requestBody?.content['application/json'].examples ?? {};
+      if (path.startsWith('/scheduler/') || path.startsWith('/api/v1/'))
+        assert.ok(Object.keys(examples).length > 0, `${method} ${path} has a named example`);
+      for (const [name, { value }] of Object.entries(examples)) {
+        const res = await send(`example ${name}`, { payload: JSON.stringify(value) });
+        assert.equal(res.statusCode, 200, `${method} ${path} example "${name}": ${res.body}`);
+        assert.doesNotMatch(res.body, /"Error":"[^"]/, `${method} ${path} example "${name}" answers without an Error`);
+      }
+      await send('invalid JSON', { payload: '{"Pod":' });
+      await send('a wrong field type', { payload: '{"Pod":3,"PodName":3,"namespace":3}' });
+      await send('text/plain', { payload: '{}', type: 'text/plain' });
+      await send('a body over --body-limit', { payload: JSON.stringify({ pad: 'x'.repeat(BODY_LIMIT) }) });
+      await send('a pod not in the cache', { payload: '{"namespace":"default","name":"no-such-pod"}' });
+    }
+    if (path.startsWith('/scheduler/') || path.startsWith('/api/v1/'))
+      seen.set(await withoutClientCertificate(method, known), 'no client certificate, with --client-ca-file');
+    for (const [status, what] of seen) {
+      assert.ok(
+        op.responses[String(status)],
+        `${method} ${path} answers ${status} (to ${what}) but does not document it`,
+      );
+    }
+  }
+});
