@@ -30,7 +30,10 @@ const noWrites: ClusterWriter = {
   bindPod: async () => {},
   updatePersistentVolume: async (pv) => pv,
   updatePersistentVolumeClaim: async (pvc) => pvc,
+  unbindPersistentVolume: async (pv) => pv,
   getPod: async () => undefined,
+  getPersistentVolume: async () => undefined,
+  getPersistentVolumeClaim: async () => undefined,
 };
 
 function node(i: number): Node {

@@ -1,6 +1,7 @@
 // The writer carries the extender's decisions to the cluster. Writes never touch the cache directly:
 // the source brings the result back as an event, as a watch would.
 import type { PersistentVolume, PersistentVolumeClaim, Pod } from './types.ts';
+import { ANN_BOUND_BY_CONTROLLER } from './volume-annotations.ts';
 
 /** A write that the API refused; `reason` follows the API's Status reasons (Conflict, NotFound, ...). */
 export class WriteError extends Error {
@@ -21,6 +22,27 @@ export interface ClusterWriter {
   updatePersistentVolume(pv: PersistentVolume): Promise<PersistentVolume>;
   /** Replaces a PVC, with the same resourceVersion precondition. Returns the stored object. */
   updatePersistentVolumeClaim(pvc: PersistentVolumeClaim): Promise<PersistentVolumeClaim>;
+  /**
+   * The PV controller's unbindVolume: a PV bound by a controller loses its claimRef and `bound-by-controller`, one
+   * pre-bound by a user keeps its claimRef without the UID. Same resourceVersion precondition.
+   */
+  unbindPersistentVolume(pv: PersistentVolume): Promise<PersistentVolume>;
   /** Reads a pod from the source of truth (reconciling an assumed pod that the watch never confirmed). */
   getPod(namespace: string, name: string): Promise<Pod | undefined>;
+  /** Reads a PV from the source of truth (what a bind checks before its Binding), undefined when it does not exist. */
+  getPersistentVolume(name: string): Promise<PersistentVolume | undefined>;
+  /** Reads a claim from the source of truth, undefined when it does not exist. */
+  getPersistentVolumeClaim(namespace: string, name: string): Promise<PersistentVolumeClaim | undefined>;
+}
+
+/** unbindVolume's result, for writers that store whole objects. */
+export function unboundVolume(pv: PersistentVolume): PersistentVolume {
+  const annotations = { ...pv.metadata.annotations };
+  if (!Object.hasOwn(annotations, ANN_BOUND_BY_CONTROLLER)) {
+    const claimRef = pv.spec.claimRef && { ...pv.spec.claimRef, uid: undefined };
+    return { ...pv, spec: { ...pv.spec, claimRef } };
+  }
+  delete annotations[ANN_BOUND_BY_CONTROLLER];
+  const { claimRef: _dropped, ...spec } = pv.spec;
+  return { ...pv, metadata: { ...pv.metadata, annotations }, spec };
 }

@@ -141,6 +141,16 @@ export function createMetrics(deps: {
         }
       },
     });
+    new Gauge({
+      name: 'topology_extender_volumes_assumed',
+      help: 'PVs and claims assumed by a bind and not yet written or confirmed by the watch, by kind',
+      labelNames: ['kind'],
+      registers: [registry],
+      collect() {
+        this.set({ kind: 'PersistentVolume' }, binder.pvCache.assumedCount());
+        this.set({ kind: 'PersistentVolumeClaim' }, binder.pvcCache.assumedCount());
+      },
+    });
     new Counter({
       name: 'topology_extender_capacity_joint_rejections_total',
       help:

@@ -14,7 +14,10 @@ const READ_ONLY: ClusterWriter = {
   bindPod: () => Promise.reject(new Error('analysis never binds')),
   updatePersistentVolume: () => Promise.reject(new Error('analysis never writes')),
   updatePersistentVolumeClaim: () => Promise.reject(new Error('analysis never writes')),
+  unbindPersistentVolume: () => Promise.reject(new Error('analysis never writes')),
   getPod: async () => undefined,
+  getPersistentVolume: async () => undefined,
+  getPersistentVolumeClaim: async () => undefined,
 };
 
 export interface WhatIf {

@@ -342,7 +342,9 @@ export class VolumeBindingPlugin
     if (!r) return data.skip ? SUCCESS : status('Error', `no pod volumes found for node "${nodeName}"`);
     if (r.allBound || r.bound) {
       this.#reservations.release(r);
-      return SUCCESS;
+      // Bound before this bind (or by an earlier call of it): still read back before the Binding.
+      const stranded = await this.binder.checkPodVolumesFromAPI(pod, nodeName);
+      return stranded ? status('Error', `binding volumes: ${stranded}`) : SUCCESS;
     }
     r.binding ??= this.binder.bindPodVolumes(pod, nodeName, r.assumed, signal).finally(() => {
       r.settled = true;

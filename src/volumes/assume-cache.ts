@@ -135,6 +135,13 @@ export class AssumeCache<T extends Versioned> {
     return entry !== undefined && entry.latest !== entry.api;
   }
 
+  /** How many entries hold an assumption (a walk over every entry: for scrapes, not for decisions). */
+  assumedCount(): number {
+    let n = 0;
+    for (const entry of this.#entries.values()) if (entry.latest !== entry.api) n++;
+    return n;
+  }
+
   values(): IterableIterator<AssumeEntry<T>> {
     return this.#entries.values();
   }

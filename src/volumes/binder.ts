@@ -11,17 +11,19 @@ import {
   type CSIStorageCapacity,
   DEFAULT_NAMESPACE,
   type Node,
+  namespaceOf,
   objectKey,
   type PersistentVolume,
   type PersistentVolumeClaim,
   type Pod,
   type StorageClass,
 } from '../cluster/types.ts';
-import type { ClusterWriter } from '../cluster/writer.ts';
+import { type ClusterWriter, WriteError } from '../cluster/writer.ts';
 import type { Log } from '../log.ts';
 import { feedAssumeCaches, PVAssumeCache, PVCAssumeCache } from './assume-cache.ts';
 import { type CapacityAccept, CapacityIndex } from './capacity-index.ts';
 import type { CAPACITY_ROW_UNDECIDED } from './capacity-rows.ts';
+import { claimHold, heldForOtherVolume, withHold, withoutHold } from './claim-hold.ts';
 import { getPodVolumeClaims, isClaimFullyBound, type PodVolumeClaims, podClaimRefs, podClaimsError } from './claims.ts';
 import { ANN_SELECTED_NODE } from './constants.ts';
 import { pvForNode } from './csi-migration.ts';
@@ -114,6 +116,8 @@ export interface VolumeBinderOptions {
   /** Default joint (the setting's default). */
   capacityAccounting?: CapacityAccountingMode;
   logger?: Log;
+  /** The clock of claim holds; default Date.now. */
+  now?: () => number;
 }
 
 /** An internal failure while deciding: an error status, never a reason. */
@@ -240,6 +244,7 @@ export class VolumeBinder implements ProvisioningSources {
   readonly #store: ClusterStore;
   readonly #writer: ClusterWriter;
   readonly #logger: Log;
+  readonly #now: () => number;
   bindTimeoutSeconds: number;
   readonly capacityAccounting: CapacityAccountingMode;
   /** Provisions the capacity objects do not show yet; kept in both modes (metrics), subtracted in joint mode. */
@@ -260,6 +265,7 @@ export class VolumeBinder implements ProvisioningSources {
     this.#store = options.store;
     this.#writer = options.writer;
     this.#logger = options.logger ?? pino({ level: 'silent' });
+    this.#now = options.now ?? Date.now;
     this.bindTimeoutSeconds = options.bindTimeoutSeconds;
     this.capacityAccounting = options.capacityAccounting ?? 'joint';
     const store = options.store;
@@ -583,8 +589,10 @@ export class VolumeBinder implements ProvisioningSources {
   }
 
   /**
-   * BindPodVolumes: write the assumed PVs, then the annotated PVCs (resourceVersion preconditions), restoring what
-   * was not written on the first failure; then wait, driven by store events, until every claim is bound.
+   * BindPodVolumes: hold the claims, write the assumed PVs, then the annotated PVCs (resourceVersion preconditions),
+   * restoring what was not written on the first failure; then wait, driven by store events, until every claim is
+   * bound, and read the pod's claims back from the API. When that fails, the PVs it wrote whose claims another writer
+   * bound are unbound again.
    */
   async bindPodVolumes(pod: Pod, nodeName: string, podVolumes: PodVolumes, signal?: AbortSignal): Promise<void> {
     const written = await this.bindAPIUpdate(podVolumes);
@@ -593,24 +601,32 @@ export class VolumeBinder implements ProvisioningSources {
         () => this.checkBindings(pod, nodeName, written.staticBindings, written.dynamicProvisions),
         signal,
       );
+      const stranded = await this.checkPodVolumesFromAPI(pod, nodeName);
+      if (stranded) throw new Error(stranded);
     } catch (err) {
+      await this.#unbindLost(written.staticBindings);
       throw new BinderError(`binding volumes: ${(err as Error).message}`);
     }
   }
 
   /**
-   * bindAPIUpdate: writes each assumed PV, then each annotated PVC, with their resourceVersion as precondition.
-   * On the first failure what was not written is restored and the write error is thrown. Returns what the API stored.
+   * bindAPIUpdate: holds each static binding's claim for its PV (see claim-hold.ts), then writes each assumed PV,
+   * then each annotated PVC, with their resourceVersion as precondition. On the first failure what was not written is
+   * restored, the holds whose PV was not written are released, and the write error is thrown. Returns what the API
+   * stored.
    */
   async bindAPIUpdate(podVolumes: PodVolumes): Promise<PodVolumes> {
     const bindings = podVolumes.staticBindings.map((b) => ({ ...b }));
     const provisions = podVolumes.dynamicProvisions.map((p) => ({ ...p }));
+    const holds: (PersistentVolumeClaim | undefined)[] = [];
     let pvsWritten = 0;
     let pvcsWritten = 0;
     try {
+      // Every hold before any PV: a writer that loses one claim of the pod has written no PV yet.
+      for (const b of bindings) holds.push(await this.#holdClaim(b));
       for (const b of bindings) {
         this.#logger.debug({ pv: b.pv.metadata.name, pvc: claimKey(b.pvc) }, 'binding PV to PVC');
-        b.pv = await this.#writer.updatePersistentVolume(b.pv);
+        b.pv = await this.#writePV(b);
         pvsWritten++;
       }
       for (const p of provisions) {
@@ -620,9 +636,129 @@ export class VolumeBinder implements ProvisioningSources {
     } catch (err) {
       for (const b of bindings.slice(pvsWritten)) this.pvCache.restore(b.pv.metadata.name);
       for (const p of provisions.slice(pvcsWritten)) this.pvcCache.restore(claimKey(p.pvc));
+      await this.#releaseHolds(holds.slice(pvsWritten));
       throw err;
     }
     return { staticBindings: bindings, dynamicProvisions: provisions };
+  }
+
+  /**
+   * Writes the claim's hold for the binding's PV, conditional on the version whose hold was checked. Returns the
+   * claim as written, or undefined when nothing needed writing (already held for this PV, or bound to it). Throws a
+   * 409 WriteError when another writer holds or bound the claim: this bind steps back.
+   */
+  async #holdClaim(b: BindingInfo): Promise<PersistentVolumeClaim | undefined> {
+    const pvName = b.pv.metadata.name;
+    const key = claimKey(b.pvc);
+    const current = this.pvcCache.getAPI(key) ?? b.pvc;
+    const now = this.#now();
+    const taken = this.#claimTaken(current, pvName, now);
+    if (taken) throw new WriteError(409, 'Conflict', taken);
+    if (current.spec.volumeName || claimHold(current)?.pv === pvName) return undefined;
+    try {
+      return await this.#writer.updatePersistentVolumeClaim(withHold(current, pvName, now));
+    } catch (err) {
+      if (!(err instanceof WriteError) || err.code !== 409) throw err;
+      // Someone wrote the claim since our watch saw it: read it, and go on only if it is held for (or bound to) our PV.
+      const live = await this.#writer.getPersistentVolumeClaim(namespaceOf(current), current.metadata.name);
+      if (!live) throw err;
+      const liveTaken = this.#claimTaken(live, pvName, now);
+      if (liveTaken) throw new WriteError(409, 'Conflict', liveTaken);
+      if (live.spec.volumeName === pvName || claimHold(live)?.pv === pvName) return undefined;
+      throw err;
+    }
+  }
+
+  /** Why the claim is not this bind's to take for `pvName`: bound to another PV or held for one. */
+  #claimTaken(pvc: PersistentVolumeClaim, pvName: string, now: number): string | undefined {
+    const key = claimKey(pvc);
+    const bound = pvc.spec.volumeName;
+    if (bound) return bound === pvName ? undefined : `claim "${key}" is bound to volume "${bound}", not "${pvName}"`;
+    const other = heldForOtherVolume(pvc, pvName, now, (name) => this.pvCache.getAPI(name));
+    return other && `claim "${key}" is held for volume "${other}" by another bind`;
+  }
+
+  /**
+   * Writes the PV's claimRef. A 409 is read back: the PV already prebound to the same claim (another bind of the
+   * claim wrote it) is taken as written; anything else fails the bind.
+   */
+  async #writePV(b: BindingInfo): Promise<PersistentVolume> {
+    try {
+      return await this.#writer.updatePersistentVolume(b.pv);
+    } catch (err) {
+      if (!(err instanceof WriteError) || err.code !== 409) throw err;
+      const live = await this.#writer.getPersistentVolume(b.pv.metadata.name);
+      if (live?.spec.claimRef?.uid && isVolumeBoundToClaim(live, b.pvc)) return live;
+      throw err;
+    }
+  }
+
+  /** Releases holds this bind wrote (best effort: a hold it cannot release expires). */
+  async #releaseHolds(holds: readonly (PersistentVolumeClaim | undefined)[]): Promise<void> {
+    for (const held of holds) {
+      if (!held) continue;
+      try {
+        await this.#writer.updatePersistentVolumeClaim(withoutHold(held));
+      } catch (err) {
+        this.#logger.info({ err, pvc: claimKey(held) }, 'could not release the claim hold; it expires');
+      }
+    }
+  }
+
+  /**
+   * After a failed bind: each PV it wrote whose claim (read from the API) is bound to another PV is unbound, as the
+   * PV controller would unbind it (the PV carries bound-by-controller). A PV whose claim is still unbound stays
+   * prebound, as upstream leaves it: the PV controller binds the claim to it and the pod's retry goes where it is.
+   */
+  async #unbindLost(bindings: readonly BindingInfo[]): Promise<void> {
+    for (const b of bindings) {
+      try {
+        const [pv, pvc] = await Promise.all([
+          this.#writer.getPersistentVolume(b.pv.metadata.name),
+          this.#writer.getPersistentVolumeClaim(namespaceOf(b.pvc), b.pvc.metadata.name),
+        ]);
+        if (!pv || !pvc?.spec.volumeName || pvc.spec.volumeName === pv.metadata.name) continue;
+        if (pv.spec.claimRef?.uid !== pvc.metadata.uid) continue;
+        await this.#writer.unbindPersistentVolume(pv);
+        this.#logger.info({ pv: pv.metadata.name, pvc: claimKey(pvc) }, 'unbound a PV whose claim was bound elsewhere');
+      } catch (err) {
+        // The PV controller unbinds it too (bound-by-controller, claim bound elsewhere).
+        this.#logger.info({ err, pv: b.pv.metadata.name }, 'could not unbind the PV; the PV controller will');
+      }
+    }
+  }
+
+  /**
+   * The last check before the pod's Binding, on the API's objects read now rather than on this process's decisions
+   * or watch: every claim of the pod is bound to a PV that is bound back to it and whose node affinity the node
+   * satisfies, or is being provisioned for this node. Returns why not, or undefined.
+   */
+  async checkPodVolumesFromAPI(pod: Pod, nodeName: string): Promise<string | undefined> {
+    const node = this.#store.get('Node', nodeName);
+    if (!node) return `node "${nodeName}" not found`;
+    const csiNode = this.csiNode(nodeName);
+    const namespace = namespaceOf(pod);
+    const problems = await Promise.all(
+      podClaimRefs(pod).map(async ({ name }) => {
+        const pvc = await this.#writer.getPersistentVolumeClaim(namespace, name);
+        if (!pvc) return `persistentvolumeclaim "${namespace}/${name}" not found`;
+        const volumeName = pvc.spec.volumeName;
+        if (!volumeName) {
+          if (pvc.metadata.annotations?.[ANN_SELECTED_NODE] === nodeName) return undefined;
+          return `claim "${namespace}/${name}" is not bound`;
+        }
+        const pv = await this.#writer.getPersistentVolume(volumeName);
+        if (!pv) return `claim "${namespace}/${name}" is bound to a missing volume "${volumeName}"`;
+        if (pv.spec.claimRef?.uid !== pvc.metadata.uid) {
+          return `volume "${volumeName}" is not bound to claim "${namespace}/${name}"`;
+        }
+        if (!pvNodeAffinityMatches(pvForNode(pv, csiNode), node.metadata.labels)) {
+          return `pv "${volumeName}" node affinity doesn't match node "${nodeName}": ${NO_MATCHING_TERMS}`;
+        }
+        return undefined;
+      }),
+    );
+    return problems.find((p) => p !== undefined);
   }
 
   /** Resolves when check() is true, rejects when it throws, on timeout, or on abort; re-checks on every change. */
@@ -681,6 +817,10 @@ export class VolumeBinder implements ProvisioningSources {
         throw new Error(`failed to check binding: could not find v1.PersistentVolumeClaim "${claimKey(b.pvc)}"`);
       // Our write is newer than what the watch delivered so far: wait for it.
       if (rvNumber(b.pv) > rvNumber(pv)) return false;
+      // Another writer's PV won the claim (not upstream's check: upstream assumes it is the only writer).
+      if (pvc.spec.volumeName && pvc.spec.volumeName !== name) {
+        throw new Error(`claim "${claimKey(pvc)}" was bound to volume "${pvc.spec.volumeName}", not "${name}"`);
+      }
       if (!pvNodeAffinityMatches(pvForNode(pv, csiNode), labels)) {
         throw new Error(`pv "${name}" node affinity doesn't match node "${nodeName}": ${NO_MATCHING_TERMS}`);
       }

@@ -450,19 +450,39 @@ describe('reserve, preBind and unreserve', () => {
     assert.equal(plugin.binder.pvCache.isAssumed('pv-1'), false);
   });
 
-  it('all claims bound: reserve and preBind have nothing to do', async () => {
+  /** A pod whose only claim is bound to pv-1 on `node` (bound back to it), reserved on node-a. */
+  function boundCycle(node: string) {
     const pod = makePod('pod-1', { claims: ['claim-1'] });
-    const { cluster, plugin } = setup([
-      nodeA,
-      makePV('pv-1', { className: 'wait-sc', phase: 'Bound', affinity: { 'kubernetes.io/hostname': ['node-a'] } }),
-      makePVC('claim-1', { className: 'wait-sc', volumeName: 'pv-1', bindCompleted: true }),
-      pod,
-    ]);
+    const claimRef = { namespace: 'default', name: 'claim-1', uid: 'uid-claim-1' };
+    const boundPV = makePV('pv-1', {
+      className: 'wait-sc',
+      phase: 'Bound',
+      affinity: { 'kubernetes.io/hostname': [node] },
+      spec: { claimRef },
+    });
+    const claim = makePVC('claim-1', { className: 'wait-sc', volumeName: 'pv-1', bindCompleted: true });
+    const { cluster, plugin } = setup([nodeA, boundPV, claim, pod]);
     const { state, reserve } = bindCycle(plugin, pod, 'node-a');
     assert.equal(reserve.code, 'Success');
+    return { cluster, plugin, pod, state, boundPV };
+  }
+
+  it('all claims bound: reserve and preBind have nothing to do', async () => {
+    const { cluster, plugin, pod, state } = boundCycle('node-a');
     const s = await plugin.preBind(state, pod, 'node-a', new AbortController().signal);
     assert.equal(s.code, 'Success');
     assert.deepEqual(cluster.writer.updates, []);
+    assert.deepEqual(cluster.writer.reads, ['default/claim-1', 'pv-1'], 'read back from the API before the Binding');
+  });
+
+  it('all claims bound, to a PV the node does not satisfy: preBind fails before the Binding', async () => {
+    const { cluster, plugin, pod, state } = boundCycle('node-a');
+    // Another writer's choice reached the API after our decision; the watch has not told us yet.
+    const elsewhere = boundCycle('node-b').boundPV;
+    cluster.writer.getPersistentVolume = async () => elsewhere;
+    const s = await plugin.preBind(state, pod, 'node-a', new AbortController().signal);
+    assert.equal(s.code, 'Error');
+    assert.match(s.reasons.join(), /pv "pv-1" node affinity doesn't match node "node-a"/);
   });
 
   it('reserve on a node the claims cannot use reports the reasons', () => {

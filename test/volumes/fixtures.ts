@@ -12,7 +12,7 @@ import type {
   Pod,
   StorageClass,
 } from '../../src/cluster/types.ts';
-import { type ClusterWriter, WriteError } from '../../src/cluster/writer.ts';
+import { type ClusterWriter, unboundVolume, WriteError } from '../../src/cluster/writer.ts';
 import { VolumeBinder } from '../../src/volumes/binder.ts';
 import { capacityAccountingUnderTest } from '../helpers/capacity-accounting.ts';
 import * as build from '../helpers/objects.ts';
@@ -363,6 +363,8 @@ export class TestWriter implements ClusterWriter {
   /** Names whose next update fails (as a rejected API call would). */
   readonly failUpdates = new Set<string>();
   readonly updates: string[] = [];
+  /** Keys of the PVs and claims read from the source of truth. */
+  readonly reads: string[] = [];
 
   constructor(cluster: TestCluster) {
     this.#cluster = cluster;
@@ -382,8 +384,22 @@ export class TestWriter implements ClusterWriter {
     return this.#update('PersistentVolumeClaim', `${pvc.metadata.namespace}/${pvc.metadata.name}`, pvc);
   }
 
+  unbindPersistentVolume(pv: PersistentVolume): Promise<PersistentVolume> {
+    return this.updatePersistentVolume(unboundVolume(pv));
+  }
+
   async getPod(namespace: string, name: string): Promise<Pod | undefined> {
     return this.#cluster.store.get('Pod', `${namespace}/${name}`);
+  }
+
+  async getPersistentVolume(name: string): Promise<PersistentVolume | undefined> {
+    this.reads.push(name);
+    return this.#cluster.store.get('PersistentVolume', name);
+  }
+
+  async getPersistentVolumeClaim(namespace: string, name: string): Promise<PersistentVolumeClaim | undefined> {
+    this.reads.push(`${namespace}/${name}`);
+    return this.#cluster.store.get('PersistentVolumeClaim', `${namespace}/${name}`);
   }
 
   async #update<T extends PersistentVolume | PersistentVolumeClaim>(kind: Kind, key: string, obj: T): Promise<T> {

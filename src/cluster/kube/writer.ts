@@ -16,6 +16,7 @@ import { pino } from 'pino';
 import type { Log } from '../../log.ts';
 import { trimObject } from '../trim.ts';
 import type { PersistentVolume, PersistentVolumeClaim, Pod } from '../types.ts';
+import { ANN_BOUND_BY_CONTROLLER } from '../volume-annotations.ts';
 import { type ClusterWriter, WriteError } from '../writer.ts';
 import { Backoff, type BackoffOptions, wait } from './backoff.ts';
 import { KubeApiError, KubeClient } from './client.ts';
@@ -47,9 +48,13 @@ function toWriteError(err: unknown, what: string): WriteError {
   return new WriteError(0, 'Unknown', `${what}: ${(err as Error)?.message ?? String(err)}`);
 }
 
-/** `part` is contained in `whole`: every key of part has an equal value in whole (objects compared recursively). */
+/**
+ * `part` is contained in `whole`: every key of part has an equal value in whole (objects compared recursively); a
+ * null in part (a merge patch's removal) matches an absent key.
+ */
 function contains(whole: unknown, part: unknown): boolean {
-  if (part === null || typeof part !== 'object') return whole === part;
+  if (part === null) return whole === null || whole === undefined;
+  if (typeof part !== 'object') return whole === part;
   if (whole === null || typeof whole !== 'object') return false;
   if (Array.isArray(part)) {
     return Array.isArray(whole) && whole.length === part.length && part.every((p, i) => contains(whole[i], p));
@@ -124,10 +129,35 @@ export class KubeWriter implements ClusterWriter {
     return this.#updateVolume('PersistentVolumeClaim', pvc);
   }
 
+  /** A merge patch: null drops the claimRef (or its UID) and the annotation, which a whole object cannot say. */
+  unbindPersistentVolume(pv: PersistentVolume): Promise<PersistentVolume> {
+    const byController = Object.hasOwn(pv.metadata.annotations ?? {}, ANN_BOUND_BY_CONTROLLER);
+    const change = byController
+      ? { metadata: { annotations: { [ANN_BOUND_BY_CONTROLLER]: null } }, spec: { claimRef: null } }
+      : { spec: { claimRef: { uid: null } } };
+    return this.#patch('PersistentVolume', pv.metadata.name, undefined, pv.metadata.resourceVersion, change);
+  }
+
   async getPod(namespace: string, name: string): Promise<Pod | undefined> {
     const what = `reading pod "${namespace}/${name}"`;
     const raw = await this.#read<Pod>(objectPath(RESOURCES.Pod, name, namespace), what);
     return raw && trimObject('Pod', raw);
+  }
+
+  async getPersistentVolume(name: string): Promise<PersistentVolume | undefined> {
+    const raw = await this.#read<PersistentVolume>(
+      objectPath(RESOURCES.PersistentVolume, name),
+      `reading PersistentVolume "${name}"`,
+    );
+    return raw && trimObject('PersistentVolume', raw);
+  }
+
+  async getPersistentVolumeClaim(namespace: string, name: string): Promise<PersistentVolumeClaim | undefined> {
+    const raw = await this.#read<PersistentVolumeClaim>(
+      objectPath(RESOURCES.PersistentVolumeClaim, name, namespace),
+      `reading PersistentVolumeClaim "${namespace}/${name}"`,
+    );
+    return raw && trimObject('PersistentVolumeClaim', raw);
   }
 
   async #read<T>(path: string, what: string): Promise<T | undefined> {
@@ -146,18 +176,29 @@ export class KubeWriter implements ClusterWriter {
     kind: K,
     obj: K extends 'PersistentVolume' ? PersistentVolume : PersistentVolumeClaim,
   ): Promise<K extends 'PersistentVolume' ? PersistentVolume : PersistentVolumeClaim> {
-    type Out = K extends 'PersistentVolume' ? PersistentVolume : PersistentVolumeClaim;
     const { name, namespace, resourceVersion, labels, annotations } = obj.metadata;
+    const change = {
+      metadata: { ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) },
+      spec: obj.spec,
+    };
+    return this.#patch(kind, name, namespace, resourceVersion, change);
+  }
+
+  /** A JSON merge patch of `change` with `resourceVersion` as the precondition. */
+  async #patch<K extends VolumeKind>(
+    kind: K,
+    name: string,
+    namespace: string | undefined,
+    resourceVersion: string | undefined,
+    change: { metadata?: object; spec?: object },
+  ): Promise<K extends 'PersistentVolume' ? PersistentVolume : PersistentVolumeClaim> {
+    type Out = K extends 'PersistentVolume' ? PersistentVolume : PersistentVolumeClaim;
     const key = namespace ? `${namespace}/${name}` : name;
     const what = `updating ${kind} "${key}" at resourceVersion ${resourceVersion}`;
     if (!resourceVersion) {
       throw new WriteError(400, 'BadRequest', `${what}: metadata.resourceVersion is required as the precondition`);
     }
     const path = objectPath(RESOURCES[kind], name, namespace);
-    const change = {
-      metadata: { ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) },
-      spec: obj.spec,
-    };
     const patch = { ...change, metadata: { ...change.metadata, resourceVersion } };
     const backoff = new Backoff(this.#backoff);
     for (let attempt = 0; ; attempt++) {

@@ -2,7 +2,7 @@
 // cluster-state file's state. Results reach the store on a later turn of the event loop, as a watch event follows an API response.
 
 import { objectKey, type PersistentVolume, type PersistentVolumeClaim, type Pod } from '../types.ts';
-import { type ClusterWriter, WriteError } from '../writer.ts';
+import { type ClusterWriter, unboundVolume, WriteError } from '../writer.ts';
 import type { ClusterState } from './state.ts';
 
 function conflict(resource: string, name: string, detail: string): WriteError {
@@ -64,9 +64,23 @@ export class ClusterStateWriter implements ClusterWriter {
     return structuredClone(this.#state.commit('PersistentVolumeClaim', { ...pvc, metadata, status: current.status }));
   }
 
+  unbindPersistentVolume(pv: PersistentVolume): Promise<PersistentVolume> {
+    return this.updatePersistentVolume(unboundVolume(pv));
+  }
+
   async getPod(namespace: string, name: string): Promise<Pod | undefined> {
     const pod = this.#state.get('Pod', `${namespace}/${name}`);
     return pod && structuredClone(pod);
+  }
+
+  async getPersistentVolume(name: string): Promise<PersistentVolume | undefined> {
+    const pv = this.#state.get('PersistentVolume', name);
+    return pv && structuredClone(pv);
+  }
+
+  async getPersistentVolumeClaim(namespace: string, name: string): Promise<PersistentVolumeClaim | undefined> {
+    const pvc = this.#state.get('PersistentVolumeClaim', `${namespace}/${name}`);
+    return pvc && structuredClone(pvc);
   }
 
   #checkPreconditions(

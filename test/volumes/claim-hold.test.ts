@@ -1,0 +1,151 @@
+// Several writers of one cluster: the claim is the point of conflict (a hold written before the PV's claimRef), and a
+// bind never waits its way into a Binding when another writer's PV won the claim.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { PersistentVolume, PersistentVolumeClaim } from '../../src/cluster/types.ts';
+import { WriteError } from '../../src/cluster/writer.ts';
+import { type PodVolumes, VolumeBinder } from '../../src/volumes/binder.ts';
+import { ANN_SELECTED_VOLUME, claimHold, HOLD_SECONDS, holdValue } from '../../src/volumes/claim-hold.ts';
+import { bindVolumeToClaim } from '../../src/volumes/pv-matching.ts';
+import { makeNode, makePod, makePV, makePVC, makeStorageClass } from '../helpers/objects.ts';
+import { TestCluster } from './fixtures.ts';
+
+const NOW = Date.parse('2025-06-01T12:00:00Z');
+const localPV = (name: string, node: string) =>
+  makePV(name, { className: 'wait-sc', size: '10Gi', affinity: { 'kubernetes.io/hostname': [node] } });
+const claim = (annotations?: Record<string, string>) =>
+  makePVC('data', { className: 'wait-sc', size: '1Gi', ...(annotations ? { annotations } : {}) });
+
+function setup(pvc: PersistentVolumeClaim = claim()) {
+  const pod = makePod('web', { claims: ['data'] });
+  const cluster = new TestCluster([
+    makeStorageClass('wait-sc'),
+    makeNode('node-a'),
+    makeNode('node-b'),
+    localPV('pv-a', 'node-a'),
+    localPV('pv-b', 'node-b'),
+    pvc,
+    pod,
+  ]);
+  return { cluster, pod };
+}
+
+/** The binding of the store's claim to `pvName`, as reserve assumes it. */
+function binding(cluster: TestCluster, pvName: string): PodVolumes {
+  const pvc = cluster.store.get('PersistentVolumeClaim', 'default/data')!;
+  const pv = bindVolumeToClaim(cluster.store.get('PersistentVolume', pvName)!, pvc).pv;
+  return { staticBindings: [{ pvc, pv }], dynamicProvisions: [] };
+}
+
+/** A binder whose clock (the time holds are written and judged at) stands at `now`. */
+function binderAt(cluster: TestCluster, now: number): VolumeBinder {
+  return new VolumeBinder({ store: cluster.store, writer: cluster.writer, bindTimeoutSeconds: 5, now: () => now });
+}
+
+describe('claim holds', () => {
+  it('a hold names the PV and the time it was written; anything else is no hold', () => {
+    assert.deepEqual(claimHold(claim({ [ANN_SELECTED_VOLUME]: holdValue('pv-a', NOW) })), { pv: 'pv-a', at: NOW });
+    assert.equal(claimHold(claim({ [ANN_SELECTED_VOLUME]: '' })), undefined, 'released');
+    assert.equal(claimHold(claim({ [ANN_SELECTED_VOLUME]: 'pv-a' })), undefined, 'no time');
+    assert.equal(claimHold(claim()), undefined);
+  });
+
+  it('the claim is held before its PV is written, conditional on the version read', async () => {
+    const { cluster } = setup();
+    const binder = binderAt(cluster, NOW);
+    await binder.bindAPIUpdate(binding(cluster, 'pv-a'));
+    assert.deepEqual(cluster.writer.updates, ['default/data', 'pv-a']);
+    const pvc = cluster.store.get('PersistentVolumeClaim', 'default/data')!;
+    assert.equal(pvc.metadata.annotations?.[ANN_SELECTED_VOLUME], holdValue('pv-a', NOW));
+  });
+
+  it('a live hold for another PV: the bind steps back with 409 and writes nothing', async () => {
+    const { cluster } = setup(claim({ [ANN_SELECTED_VOLUME]: holdValue('pv-b', NOW - 1000) }));
+    const binder = binderAt(cluster, NOW);
+    await assert.rejects(binder.bindAPIUpdate(binding(cluster, 'pv-a')), (err: WriteError) => {
+      assert.equal(err.code, 409);
+      assert.match(err.message, /claim "default\/data" is held for volume "pv-b" by another bind/);
+      return true;
+    });
+    assert.deepEqual(cluster.writer.updates, []);
+    assert.equal(binder.pvCache.get('pv-a')?.spec.claimRef, undefined, 'the assumption is restored');
+  });
+
+  it('an expired hold, or one whose PV went to another claim, no longer blocks', async () => {
+    const expired = setup(claim({ [ANN_SELECTED_VOLUME]: holdValue('pv-b', NOW - (HOLD_SECONDS + 1) * 1000) }));
+    await binderAt(expired.cluster, NOW).bindAPIUpdate(binding(expired.cluster, 'pv-a'));
+    assert.deepEqual(expired.cluster.writer.updates, ['default/data', 'pv-a']);
+
+    const lost = setup(claim({ [ANN_SELECTED_VOLUME]: holdValue('pv-b', NOW) }));
+    const pvB = lost.cluster.store.get('PersistentVolume', 'pv-b')!;
+    lost.cluster.add({ ...pvB, spec: { ...pvB.spec, claimRef: { namespace: 'default', name: 'other', uid: 'x' } } });
+    await binderAt(lost.cluster, NOW).bindAPIUpdate(binding(lost.cluster, 'pv-a'));
+    assert.deepEqual(lost.cluster.writer.updates, ['default/data', 'pv-a']);
+  });
+
+  it('two writers read the same claim version: the loser gets 409, reads the claim back and writes no PV', async () => {
+    const { cluster } = setup();
+    const binder = binderAt(cluster, NOW);
+    const volumes = binding(cluster, 'pv-a');
+    // The other writer won the claim for pv-b; this process's watch has not delivered it yet.
+    const winner = claim({ [ANN_SELECTED_VOLUME]: holdValue('pv-b', NOW) });
+    cluster.writer.updatePersistentVolumeClaim = async () => {
+      throw new WriteError(409, 'Conflict', 'the object has been modified');
+    };
+    cluster.writer.getPersistentVolumeClaim = async () => winner;
+    const writePV = cluster.writer.updatePersistentVolume;
+    let pvWrites = 0;
+    cluster.writer.updatePersistentVolume = (pv: PersistentVolume) => {
+      pvWrites++;
+      return writePV.call(cluster.writer, pv);
+    };
+    await assert.rejects(binder.bindAPIUpdate(volumes), /held for volume "pv-b"/);
+    assert.equal(pvWrites, 0);
+  });
+
+  it('a PV write that conflicts with the same claim already prebound is taken as written', async () => {
+    const { cluster } = setup();
+    const binder = binderAt(cluster, NOW);
+    const volumes = binding(cluster, 'pv-a');
+    // Another bind of the same claim wrote the same PV first.
+    cluster.add(volumes.staticBindings[0].pv);
+    const written = await binder.bindAPIUpdate(volumes);
+    assert.equal(written.staticBindings[0].pv.spec.claimRef?.name, 'data');
+  });
+});
+
+describe('a bind whose claim another writer bound', () => {
+  it('fails before the Binding and unbinds the PV it wrote', async () => {
+    const { cluster, pod } = setup();
+    const binder = binderAt(cluster, NOW);
+    const volumes = binding(cluster, 'pv-a');
+    const bound = binder.bindPodVolumes(pod, 'node-a', volumes);
+    // Meanwhile another writer's PV for the same claim (pv-b) is what the PV controller bound.
+    await new Promise((r) => setImmediate(r));
+    const pvB = cluster.store.get('PersistentVolume', 'pv-b')!;
+    const pvc = cluster.store.get('PersistentVolumeClaim', 'default/data')!;
+    cluster.add(bindVolumeToClaim(pvB, pvc).pv);
+    cluster.add({
+      ...pvc,
+      spec: { ...pvc.spec, volumeName: 'pv-b' },
+      metadata: {
+        ...pvc.metadata,
+        annotations: { ...pvc.metadata.annotations, 'pv.kubernetes.io/bind-completed': 'yes' },
+      },
+    });
+    await assert.rejects(bound, /claim "default\/data" was bound to volume "pv-b", not "pv-a"/);
+    const pvA = cluster.store.get('PersistentVolume', 'pv-a')!;
+    assert.equal(pvA.spec.claimRef, undefined, 'the losing PV is free again');
+    assert.equal(pvA.metadata.annotations?.['pv.kubernetes.io/bound-by-controller'], undefined);
+  });
+
+  it('a claim already bound to another PV: the hold step-back answers before any write', async () => {
+    const { cluster } = setup();
+    const binder = binderAt(cluster, NOW);
+    const volumes = binding(cluster, 'pv-a');
+    const pvc = cluster.store.get('PersistentVolumeClaim', 'default/data')!;
+    cluster.add({ ...pvc, spec: { ...pvc.spec, volumeName: 'pv-b' } });
+    await assert.rejects(binder.bindAPIUpdate(volumes), /bound to volume "pv-b", not "pv-a"/);
+    assert.deepEqual(cluster.writer.updates, []);
+  });
+});
