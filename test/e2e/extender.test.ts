@@ -2,7 +2,7 @@
 // One fake cluster and one extender process for the file; every test uses its own pods, claims and volumes.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { boundClaim, node, pod, provisionedPV, pv, pvc, storageClass, waitFor } from '../cluster/kube/helpers.ts';
+import { boundClaim, node, pod, provisionClaim, pv, pvc, storageClass, waitFor } from '../cluster/kube/helpers.ts';
 import { accessOf, allows, type PolicyRule, renderChart } from '../helpers/chart.ts';
 import { type ExtenderProcess, startExtender } from './extender-process.ts';
 import { FakeApiServer, writeKubeconfig } from './fake-apiserver.ts';
@@ -69,34 +69,11 @@ async function readyz() {
   return call<{ ready: boolean; notSynced: string[]; stale: string[] }>('GET', '/readyz');
 }
 
-/**
- * An external provisioner, as far as these tests need it: a claim annotated with a selected node gets a new PV with
- * that node's zone as affinity, and both are bound.
- */
-function provision(namespace: string, name: string): void {
-  const claim = server.get('PersistentVolumeClaim', name, namespace);
-  const selected = (claim?.metadata.annotations as Record<string, string> | undefined)?.[
-    'volume.kubernetes.io/selected-node'
-  ];
-  if (!claim || !selected || (claim.spec as { volumeName?: string }).volumeName) return;
-  const zone = (server.get('Node', selected)!.metadata.labels as Record<string, string>)['topology.kubernetes.io/zone'];
-  const pvName = `pvc-${claim.metadata.uid}`;
-  server.add(
-    provisionedPV(pvName, claim, {
-      driver: 'ebs.csi.aws.com',
-      volumeHandle: `vol-${claim.metadata.uid}`,
-      size: '5Gi',
-      affinity: { 'topology.kubernetes.io/zone': [zone] },
-    }),
-  );
-  server.update(boundClaim(claim, pvName, '5Gi'));
-}
-
 /** The PV controller, as far as these tests need it: a PV given a claimRef binds its claim. */
 function simulatePvController(): void {
   server.onWrite = (write) => {
     const claim = /^\/api\/v1\/namespaces\/([^/]+)\/persistentvolumeclaims\/([^/]+)$/.exec(write.path);
-    if (claim && write.status < 300) setTimeout(() => provision(claim[1], claim[2]), 5);
+    if (claim && write.status < 300) setTimeout(() => provisionClaim(server, claim[1], claim[2]), 5);
     const m = /^\/api\/v1\/persistentvolumes\/([^/]+)$/.exec(write.path);
     if (!m || write.status >= 300) return;
     setTimeout(() => {

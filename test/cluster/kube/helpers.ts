@@ -1,6 +1,6 @@
 // Shared pieces of the live-cluster tests: the shared builders' objects as a client creates them, polling waits.
 import type { AnyObject, PersistentVolume, PersistentVolumeClaim } from '../../../src/cluster/types.ts';
-import type { FakeObject } from '../../e2e/fake-apiserver.ts';
+import type { FakeApiServer, FakeObject } from '../../e2e/fake-apiserver.ts';
 import * as build from '../../helpers/objects.ts';
 
 /** Polls `check` until it returns a truthy value; fails with `what` after a generous deadline. */
@@ -157,4 +157,27 @@ export function storageObjects(): FakeObject[] {
       value: 1000,
     },
   ];
+}
+
+/**
+ * An external provisioner, as far as the end-to-end tests need it: a claim annotated with a selected node (and not
+ * bound yet) gets a new PV with that node's zone as affinity, and both are bound.
+ */
+export function provisionClaim(server: FakeApiServer, namespace: string, name: string): void {
+  const claim = server.get('PersistentVolumeClaim', name, namespace);
+  const selected = (claim?.metadata.annotations as Record<string, string> | undefined)?.[
+    'volume.kubernetes.io/selected-node'
+  ];
+  if (!claim || !selected || (claim.spec as { volumeName?: string }).volumeName) return;
+  const zone = (server.get('Node', selected)!.metadata.labels as Record<string, string>)['topology.kubernetes.io/zone'];
+  const pvName = `pvc-${claim.metadata.uid}`;
+  server.add(
+    provisionedPV(pvName, claim, {
+      driver: 'ebs.csi.aws.com',
+      volumeHandle: `vol-${claim.metadata.uid}`,
+      size: '5Gi',
+      affinity: { 'topology.kubernetes.io/zone': [zone] },
+    }),
+  );
+  server.update(boundClaim(claim, pvName, '5Gi'));
 }
