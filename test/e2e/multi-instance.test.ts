@@ -9,9 +9,10 @@
 // replica's assumptions drain.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { boundClaim, node, pod, provisionClaim, pv, pvc, storageClass, waitFor } from '../cluster/kube/helpers.ts';
+import { node, pod, pv, pvc, storageClass, waitFor } from '../cluster/kube/helpers.ts';
 import { type ExtenderProcess, startExtender } from './extender-process.ts';
 import { type FakeApiServer, type FakeObject, FakeApiServer as Server, writeKubeconfig } from './fake-apiserver.ts';
+import { annotationsOf, FakeVolumeControllers, specOf } from './racing-volume-controllers.ts';
 
 const NODES = 4;
 const PVS_PER_NODE = 3;
@@ -31,58 +32,12 @@ function random(): number {
 }
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)];
 
-type Spec = { volumeName?: string; claimRef?: { name: string; namespace: string; uid?: string } };
-const specOf = (o: FakeObject) => o.spec as Spec;
-const annotationsOf = (o: FakeObject) => (o.metadata.annotations ?? {}) as Record<string, string>;
+// ---- the PV controller and the external provisioner (volume-controllers.ts), and what replicas wrote ----
 
-// ---- the PV controller and the external provisioner, as far as these races need them ----
-
-/** Claims whose binding the PV controller holds back (the stale-leader case keeps one bind in flight with it). */
-const paused = new Set<string>();
+let controllers: FakeVolumeControllers;
 /** PV name → the claim UID a replica's write pointed it at (the arbiter check: never two live ones per claim). */
 const replicaClaimRefs = new Map<string, string>();
 const doubleNamed: string[] = [];
-
-function claimByUid(uid: string): FakeObject | undefined {
-  return server.list('PersistentVolumeClaim').find((c) => c.metadata.uid === uid);
-}
-
-/**
- * syncUnboundClaim for a claim prebound by PVs: binds it to one of them (the latest written: the controller's pick
- * among prebound PVs is arbitrary) and, as syncVolume does, unbinds every other PV the controller bound to it.
- */
-function syncClaim(uid: string): void {
-  const claim = claimByUid(uid);
-  if (!claim || paused.has(claim.metadata.name)) return;
-  const named = server.list('PersistentVolume').filter((v) => specOf(v).claimRef?.uid === uid);
-  let volumeName = specOf(claim).volumeName;
-  if (!volumeName) {
-    const chosen = named.sort((a, b) => Number(b.metadata.resourceVersion) - Number(a.metadata.resourceVersion))[0];
-    if (!chosen) return;
-    volumeName = chosen.metadata.name;
-    server.update(boundClaim(claim, volumeName, '10Gi'));
-    server.update({ ...chosen, status: { phase: 'Bound' } });
-  }
-  for (const other of named) {
-    if (other.metadata.name !== volumeName) releaseVolume(other);
-  }
-}
-
-/** unbindVolume: a PV the controller (or a scheduler) bound loses its claimRef; a user's keeps it without the UID. */
-function releaseVolume(volume: FakeObject): void {
-  const annotations = { ...annotationsOf(volume) };
-  const spec = { ...specOf(volume) } as Spec & Record<string, unknown>;
-  if (annotations['pv.kubernetes.io/bound-by-controller']) {
-    delete annotations['pv.kubernetes.io/bound-by-controller'];
-    delete spec.claimRef;
-  } else if (spec.claimRef) spec.claimRef = { ...spec.claimRef, uid: undefined };
-  server.update({ ...volume, metadata: { ...volume.metadata, annotations }, spec, status: { phase: 'Available' } });
-}
-
-/** external-provisioner, unless the claim is paused. */
-function provision(namespace: string, name: string): void {
-  if (!paused.has(name)) provisionClaim(server, namespace, name);
-}
 
 /** A replica of the previous release: it prebinds a free PV on another node to the claim, without holding the claim. */
 function legacyPrebind(claim: FakeObject, notOn: string): void {
@@ -102,47 +57,19 @@ function legacyPrebind(claim: FakeObject, notOn: string): void {
     },
     spec: { ...specOf(free), claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace, name, uid } },
   });
-  setTimeout(() => syncClaim(uid!), 5);
+  setTimeout(() => controllers.syncClaim(uid!), 5);
 }
 
-function simulateControllers(): void {
-  server.onWrite = (write) => {
-    if (write.status >= 300) return;
-    const claimPath = /^\/api\/v1\/namespaces\/([^/]+)\/persistentvolumeclaims\/([^/]+)$/.exec(write.path);
-    if (claimPath) setTimeout(() => provision(claimPath[1], claimPath[2]), 5);
-    const pvPath = /^\/api\/v1\/persistentvolumes\/([^/]+)$/.exec(write.path);
-    if (!pvPath) return;
-    const volume = server.get('PersistentVolume', pvPath[1]);
-    const uid = volume && specOf(volume).claimRef?.uid;
-    if (!volume || !uid) {
-      replicaClaimRefs.delete(pvPath[1]);
-      return;
-    }
-    replicaClaimRefs.set(volume.metadata.name, uid);
-    const live = [...replicaClaimRefs].filter(
-      ([name, claimUid]) => claimUid === uid && specOf(server.get('PersistentVolume', name)!).claimRef?.uid === uid,
-    );
-    if (live.length > 1) doubleNamed.push(`${claimByUid(uid)?.metadata.name}: ${live.map(([n]) => n).join(', ')}`);
-    const claim = claimByUid(uid);
-    if (claim?.metadata.name.startsWith('legacy-') && !specOf(claim).volumeName) {
-      const nodeOf = JSON.stringify(volume.spec).match(/"(node-\d+)"/)?.[1] ?? '';
-      legacyPrebind(claim, nodeOf);
-    }
-    setTimeout(() => syncClaim(uid), 5);
-  };
-}
-
-/** The PV controller's periodic resync, until nothing changes. */
-function settle(): void {
-  paused.clear();
-  for (let round = 0; round < 5; round++) {
-    const before = server.resourceVersion;
-    for (const v of server.list('PersistentVolume')) {
-      const uid = specOf(v).claimRef?.uid;
-      if (uid) syncClaim(uid);
-    }
-    for (const c of server.list('PersistentVolumeClaim')) provision(c.metadata.namespace!, c.metadata.name);
-    if (server.resourceVersion === before) return;
+/** Each PV a replica wrote: no other PV a replica wrote may name the claim; a legacy-* claim is raced. */
+function pvWritten(volume: FakeObject, uid: string): void {
+  replicaClaimRefs.set(volume.metadata.name, uid);
+  const live = [...replicaClaimRefs].filter(
+    ([name, claimUid]) => claimUid === uid && specOf(server.get('PersistentVolume', name)!).claimRef?.uid === uid,
+  );
+  const claim = controllers.claimByUid(uid);
+  if (live.length > 1) doubleNamed.push(`${claim?.metadata.name}: ${live.map(([n]) => n).join(', ')}`);
+  if (claim?.metadata.name.startsWith('legacy-') && !specOf(claim).volumeName) {
+    legacyPrebind(claim, JSON.stringify(volume.spec).match(/"(node-\d+)"/)?.[1] ?? '');
   }
 }
 
@@ -325,7 +252,7 @@ before(async () => {
     server.add(pvc(`dyn-${i}`, { storageClassName: 'ebs' }), pod(`dynamic-${i}`, { claims: [`dyn-${i}`] }));
   }
   server.add(pvc('stale-data'), pod('stale', { claims: ['stale-data'] }));
-  simulateControllers();
+  controllers = new FakeVolumeControllers(server, pvWritten, (name) => replicaClaimRefs.delete(name));
   const kubeconfig = await writeKubeconfig(server.url);
   instances.push(...(await Promise.all([startExtender(kubeconfig), startExtender(kubeconfig)])));
   for (const instance of instances) {
@@ -349,14 +276,13 @@ describe('several replicas against one API server', () => {
     const first = fits[0];
     const second = refits.find((n) => n !== first)!;
     assert.ok(first && second, 'local PVs on at least two nodes');
-    paused.add('stale-data'); // the PV controller is slow: the leader's bind waits with its writes done
+    controllers.paused.add('stale-data'); // the PV controller is slow: the leader's bind waits with its writes done
     const stale = bind(leader, 'stale', first);
     await waitFor('the leader wrote its PV', () =>
       server.list('PersistentVolume').some((v) => specOf(v).claimRef?.name === 'stale-data'),
     );
     const other = await bind(successor, 'stale', second);
-    paused.delete('stale-data');
-    settle();
+    controllers.settle();
     const answer = await stale;
     assert.equal(answer, '', 'the leader that held the claim binds the pod');
     assert.notEqual(other, '', 'the other replica stepped back');
@@ -370,7 +296,7 @@ describe('several replicas against one API server', () => {
       ...Array.from({ length: DYNAMIC_PODS / 2 }, (_, i) => `dynamic-${i}`),
     ];
     await inBatches(names, 'random');
-    settle();
+    controllers.settle();
     checkCluster();
     await assumptionsDrain();
   });
@@ -381,7 +307,7 @@ describe('several replicas against one API server', () => {
       ...Array.from({ length: DYNAMIC_PODS / 2 }, (_, i) => `dynamic-${i + DYNAMIC_PODS / 2}`),
     ];
     await inBatches(names, 'spread');
-    settle();
+    controllers.settle();
     checkCluster();
     await assumptionsDrain();
     // The races happened: some binds lost, and every pod that could get a volume got one.
