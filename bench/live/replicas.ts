@@ -119,8 +119,9 @@ async function run(replicas: number): Promise<Result> {
   let stranded = 0;
   for (const p of bound) {
     const claim = server.get('PersistentVolumeClaim', `data-${p.metadata.name.slice(4)}`, 'default')!;
-    const volume = specOf(claim).volumeName && server.get('PersistentVolume', specOf(claim).volumeName!);
-    if (!volume || !volume.metadata.name.startsWith(`${(p.spec as { nodeName: string }).nodeName}-pv-`)) stranded++;
+    // Local PVs are named after their node.
+    const volumeName = specOf(claim).volumeName ?? '';
+    if (!volumeName.startsWith(`${(p.spec as { nodeName: string }).nodeName}-pv-`)) stranded++;
   }
   const named = new Map<string, number>();
   for (const v of server.list('PersistentVolume')) {
