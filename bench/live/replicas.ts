@@ -7,10 +7,11 @@
 // with --out writes them into that file's replicas section (bench/RESULTS.md).
 // Run: ./node_modules/.bin/node bench/live/replicas.ts [--nodes 40] [--pvs-per-node 5] [--pods 400] [--in-flight 32] [--out FILE]
 import { parseArgs } from 'node:util';
+import { ANN_SELECTED_VOLUME, HOLD_SECONDS } from '../../src/volumes/claim-hold.ts';
 import { node, pod, pv, pvc, storageClass, waitFor } from '../../test/cluster/kube/helpers.ts';
 import { type ExtenderProcess, startExtender } from '../../test/e2e/extender-process.ts';
 import { FakeApiServer, writeKubeconfig } from '../../test/e2e/fake-apiserver.ts';
-import { FakeVolumeControllers, specOf } from '../../test/e2e/racing-volume-controllers.ts';
+import { annotationsOf, FakeVolumeControllers, specOf } from '../../test/e2e/racing-volume-controllers.ts';
 import { writeResultsSection } from '../results-section.ts';
 
 const { values: args } = parseArgs({
@@ -37,6 +38,10 @@ interface Result {
   doubleNamed: number;
   perBound: { pvcPatches: number; pvPatches: number; gets: number; bindings: number };
   bindMs: number;
+  /** With failover: ms from kill -9 of one replica to the survivor's next successful bind. */
+  failoverMs?: number;
+  /** With failover: claims the killed replica held without writing their PV (blocked up to HOLD_SECONDS). */
+  orphanedHolds?: number;
 }
 
 async function post<T>(instance: ExtenderProcess, path: string, body: unknown): Promise<T> {
@@ -48,7 +53,7 @@ async function post<T>(instance: ExtenderProcess, path: string, body: unknown): 
   return (await res.json()) as T;
 }
 
-async function run(replicas: number): Promise<Result> {
+async function run(replicas: number, failover = false): Promise<Result> {
   const server = new FakeApiServer({ bookmarkIntervalMs: 1000 });
   await server.start();
   const nodeNames = Array.from({ length: NODES }, (_, i) => `node-${i}`);
@@ -68,6 +73,9 @@ async function run(replicas: number): Promise<Result> {
   let binds = 0;
   let errors = 0;
   let bindMs = 0;
+  let killedAt: number | undefined;
+  let failoverMs: number | undefined;
+  const live = () => (killedAt === undefined ? instances : instances.slice(1));
   const bind = async (instance: ExtenderProcess, name: string, nodeName: string) => {
     const started = performance.now();
     const { Error: error } = await post<{ Error: string }>(instance, '/scheduler/bind', {
@@ -79,6 +87,14 @@ async function run(replicas: number): Promise<Result> {
     bindMs += performance.now() - started;
     binds++;
     if (error) errors++;
+    else if (killedAt !== undefined && failoverMs === undefined && started > killedAt) {
+      failoverMs = performance.now() - killedAt;
+    }
+    if (failover && killedAt === undefined && binds >= PODS / 4) {
+      // The node under replica 0 is lost: kill -9, in the middle of binds; the Service then routes to the other.
+      killedAt = performance.now();
+      instances[0].child.kill('SIGKILL');
+    }
   };
   const filter = async (instance: ExtenderProcess, name: string) =>
     (
@@ -96,17 +112,24 @@ async function run(replicas: number): Promise<Result> {
     Array.from({ length: IN_FLIGHT }, async () => {
       for (let name = queue.shift(); name; name = queue.shift()) {
         for (let attempt = 0; attempt < 3 && !(podOf(name).spec as { nodeName?: string }).nodeName; attempt++) {
-          const first = random(replicas);
+          const serving = live();
+          const first = random(serving.length);
           const retried = Math.random() < 0.2;
-          const other = instances[(first + 1) % replicas];
-          const [fits, refits] = await Promise.all([
-            filter(instances[first], name),
-            retried ? filter(other, name) : Promise.resolve([]),
-          ]);
-          if (fits.length === 0) break;
-          const calls = [bind(instances[first], name, fits[random(fits.length)])];
-          if (refits.length > 0) calls.push(bind(other, name, refits[random(refits.length)]));
-          await Promise.all(calls);
+          const other = serving[(first + 1) % serving.length];
+          try {
+            const [fits, refits] = await Promise.all([
+              filter(serving[first], name),
+              retried ? filter(other, name) : Promise.resolve([]),
+            ]);
+            if (fits.length === 0) break;
+            const calls = [bind(serving[first], name, fits[random(fits.length)])];
+            if (refits.length > 0) calls.push(bind(other, name, refits[random(refits.length)]));
+            await Promise.all(calls);
+          } catch {
+            // A call to the killed replica: kube-scheduler sees a connection error and retries the pod.
+            binds++;
+            errors++;
+          }
         }
       }
     }),
@@ -149,7 +172,13 @@ async function run(replicas: number): Promise<Result> {
     },
     bindMs: bindMs / Math.max(binds, 1),
   };
-  await Promise.all(instances.map((i) => i.stop()));
+  if (failover) {
+    result.failoverMs = failoverMs;
+    result.orphanedHolds = server
+      .list('PersistentVolumeClaim')
+      .filter((c) => !specOf(c).volumeName && annotationsOf(c)[ANN_SELECTED_VOLUME]).length;
+  }
+  await Promise.all(live().map((i) => i.stop()));
   await server.stop();
   return result;
 }
@@ -174,6 +203,7 @@ async function patchRoundTripMs(): Promise<number> {
 }
 
 const results = [await run(1), await run(2)];
+const failed = await run(2, true);
 const patchMs = await patchRoundTripMs();
 const row = (r: Result) =>
   `| ${r.replicas} | ${Math.round(r.binds / r.seconds)} | ${((100 * r.errors) / r.binds).toFixed(0)} % (${r.errors} of ${r.binds}) | ${r.bound} | ${r.bindMs.toFixed(1)} | ${r.perBound.pvcPatches.toFixed(2)} / ${r.perBound.pvPatches.toFixed(2)} / ${r.perBound.gets.toFixed(2)} / ${r.perBound.bindings.toFixed(2)} | ${r.stranded} | ${r.doubleNamed} |`;
@@ -187,6 +217,7 @@ ${PODS} pods with one WaitForFirstConsumer local claim each, ${NODES} nodes × $
 ${results.map(row).join('\n')}
 
 The claim hold is one PATCH per static claim: one PATCH round trip to this fake API server took ${patchMs.toFixed(2)} ms in the same run (of a ${results[0].bindMs.toFixed(1)} ms mean bind with one replica). Errors are binds that lost a PV or a claim to another bind (more pods than PVs) and retried binds refused while the first was in flight; kube-scheduler retries those pods.
+Failover, same run: two replicas, one killed with SIGKILL after ${PODS / 4} binds (its node lost), the rest routed to the survivor: its next successful bind came ${failed.failoverMs?.toFixed(0)} ms after the kill; ${failed.orphanedHolds} claim(s) held by the killed replica without their PV written (each blocks only its own pod, for at most the hold's ${HOLD_SECONDS} s); ${failed.stranded} stranded pods, ${failed.doubleNamed} claims named by two PVs, ${failed.bound} pods bound.
 <!-- /replicas -->
 `;
 console.log(md);
