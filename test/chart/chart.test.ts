@@ -190,6 +190,22 @@ for (const file of ['(defaults)', ...valueSets]) {
       assert.ok(one(objects, 'PodDisruptionBudget'));
     });
 
+    it('HA: two serving replicas by default, rollouts surge before any pod goes, one voluntary disruption at a time', () => {
+      const deployment = one(objects, 'Deployment') as unknown as {
+        spec: {
+          replicas: number;
+          strategy: { type: string; rollingUpdate: { maxSurge: number; maxUnavailable: number } };
+        };
+      };
+      assert.equal(deployment.spec.replicas, 2);
+      assert.deepEqual(deployment.spec.strategy, {
+        type: 'RollingUpdate',
+        rollingUpdate: { maxSurge: 1, maxUnavailable: 0 },
+      });
+      const pdb = one(objects, 'PodDisruptionBudget') as unknown as { spec: { maxUnavailable: number } };
+      assert.equal(pdb.spec.maxUnavailable, 1);
+    });
+
     it('passes the extender settings its CLI accepts', () => {
       const settings = extenderSettings(objects);
       assert.equal(settings.inCluster, true);
