@@ -451,20 +451,21 @@ describe('reserve, preBind and unreserve', () => {
   });
 
   /** A pod whose only claim is bound to pv-1 on `node` (bound back to it), reserved on node-a. */
-  function boundCycle(node: string) {
-    const pod = makePod('pod-1', { claims: ['claim-1'] });
-    const claimRef = { namespace: 'default', name: 'claim-1', uid: 'uid-claim-1' };
-    const boundPV = makePV('pv-1', {
+  const boundPVOn = (node: string) =>
+    makePV('pv-1', {
       className: 'wait-sc',
       phase: 'Bound',
       affinity: { 'kubernetes.io/hostname': [node] },
-      spec: { claimRef },
+      spec: { claimRef: { namespace: 'default', name: 'claim-1', uid: 'uid-claim-1' } },
     });
+  function boundCycle(node: string) {
+    const pod = makePod('pod-1', { claims: ['claim-1'] });
+    const boundPV = boundPVOn(node);
     const claim = makePVC('claim-1', { className: 'wait-sc', volumeName: 'pv-1', bindCompleted: true });
     const { cluster, plugin } = setup([nodeA, boundPV, claim, pod]);
     const { state, reserve } = bindCycle(plugin, pod, 'node-a');
     assert.equal(reserve.code, 'Success');
-    return { cluster, plugin, pod, state, boundPV };
+    return { cluster, plugin, pod, state };
   }
 
   it('all claims bound: reserve and preBind have nothing to do', async () => {
@@ -478,7 +479,7 @@ describe('reserve, preBind and unreserve', () => {
   it('all claims bound, to a PV the node does not satisfy: preBind fails before the Binding', async () => {
     const { cluster, plugin, pod, state } = boundCycle('node-a');
     // Another writer's choice reached the API after our decision; the watch has not told us yet.
-    const elsewhere = boundCycle('node-b').boundPV;
+    const elsewhere = boundPVOn('node-b');
     cluster.writer.getPersistentVolume = async () => elsewhere;
     const s = await plugin.preBind(state, pod, 'node-a', new AbortController().signal);
     assert.equal(s.code, 'Error');
