@@ -749,7 +749,8 @@ export class VolumeBinder implements ProvisioningSources {
         }
         const pv = await this.#writer.getPersistentVolume(volumeName);
         if (!pv) return `claim "${namespace}/${name}" is bound to a missing volume "${volumeName}"`;
-        if (pv.spec.claimRef?.uid !== pvc.metadata.uid) {
+        // Its claimRef names this claim (a UID, when set, must be the claim's: a PV the PV controller bound has one).
+        if (!isVolumeBoundToClaim(pv, pvc)) {
           return `volume "${volumeName}" is not bound to claim "${namespace}/${name}"`;
         }
         if (!pvNodeAffinityMatches(pvForNode(pv, csiNode), node.metadata.labels)) {
