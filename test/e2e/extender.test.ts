@@ -107,14 +107,15 @@ before(async () => {
   server.add(pvc('dyn-data', { storageClassName: 'ebs' }), pod('dyn', { claims: ['dyn-data'] }));
   server.add(pod('plain'), pod('retry'), pod('running', { nodeName: 'node-a' }));
   simulatePvController();
-  // Lists are slow at first, so the extender is seen listening but not ready.
-  server.delay(200);
+  // The nodes' list is held until the extender has been asked once, so it is seen listening but not ready however
+  // slowly the machine starts it (a 200 ms delay was not enough under load).
+  const releaseNodes = server.hold((r) => r.method === 'GET' && r.path === '/api/v1/nodes' && !r.watch);
   // Generous, so a slow machine never makes a watch stale on its own: the staleness test silences the watches itself
   // and waits (bookmarks come every 100 ms, so a threshold of seconds is never reached unless a test silences them).
   extender = await startExtender(await writeKubeconfig(server.url), ['--watch-stale-seconds', String(STALE_SECONDS)]);
   const early = await readyz();
   readyzBeforeSync = { status: early.status, body: early.body };
-  server.delay(0);
+  releaseNodes();
 });
 
 after(async () => {
