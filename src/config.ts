@@ -35,6 +35,19 @@ const SETTINGS = Type.Object({
     default: 8888,
     description: 'port to listen on (0 picks a free port)',
   }),
+  healthPort: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 65535,
+      description:
+        'also serve /healthz, /readyz and /metrics, plain HTTP and without a client certificate, on this port of --health-host: probes and Prometheus reach them while the verbs stay on --host (unset: only on --port)',
+    }),
+  ),
+  healthHost: Type.String({
+    minLength: 1,
+    default: '0.0.0.0',
+    description: 'address of the --health-port listener (a pod IP, or every address)',
+  }),
   clusterState: file('serve from this cluster-state file (YAML/JSON as kubectl prints it) instead of an API server'),
   kubeconfig: file('kubeconfig of the cluster to watch'),
   inCluster: Type.Boolean({ default: false, description: "use the pod's service account (in-cluster config)" }),

@@ -54,19 +54,27 @@ function sourceParts(settings: Settings, logger: pino.Logger): Omit<ExtenderPart
   };
 }
 
+/** Where a server listens, and the flags that set it, for the sentence an operator reads when it cannot. */
+interface Listener {
+  host: string;
+  port: number;
+  flags: [host: string, port: string];
+}
+
 /** The sentence an operator needs for a failure they can fix, or undefined for one that is a bug. */
-function plainReason(err: unknown, settings: Settings): string | undefined {
+function plainReason(err: unknown, listener: Listener): string | undefined {
   const e = err as NodeJS.ErrnoException & { hostname?: string };
-  const where = `${settings.host}:${settings.port}`;
+  const { host, port, flags } = listener;
+  const where = `${host}:${port}`;
   switch (e?.code) {
     case 'EADDRINUSE':
-      return `cannot listen on ${where}: the port is already in use (choose another with --port)`;
+      return `cannot listen on ${where}: the port is already in use (choose another with --${flags[1]})`;
     case 'EADDRNOTAVAIL':
-      return `cannot listen on ${where}: ${settings.host} is not an address of this machine (see --host)`;
+      return `cannot listen on ${where}: ${host} is not an address of this machine (see --${flags[0]})`;
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
     case 'EAI_NONAME':
-      return `cannot listen on ${where}: no such host "${settings.host}" (see --host)`;
+      return `cannot listen on ${where}: no such host "${host}" (see --${flags[0]})`;
     case 'EACCES':
       return `cannot listen on ${where}: permission denied (ports below 1024 need privileges)`;
   }
@@ -115,16 +123,26 @@ async function serve(argv: string[]): Promise<void> {
   // failure is never preceded by "listening". A live cluster's first lists may take long: /healthz answers meanwhile.
   const loadFirst = Boolean(settings.clusterState);
   if (loadFirst) await start();
-  let address: string;
-  try {
-    address = await extender.app.listen({ host: settings.host, port: settings.port });
-  } catch (err) {
-    const reason = plainReason(err, settings);
-    if (!reason) throw err;
-    await extender.close().catch(() => {});
-    return fail(err, reason);
-  }
+  const listen = async (app: typeof extender.app | NonNullable<typeof extender.healthApp>, at: Listener) => {
+    try {
+      return await app.listen({ host: at.host, port: at.port });
+    } catch (err) {
+      const reason = plainReason(err, at);
+      if (!reason) throw err;
+      await extender.close().catch(() => {});
+      return fail(err, reason);
+    }
+  };
+  const address = await listen(extender.app, { host: settings.host, port: settings.port, flags: ['host', 'port'] });
   logger.info({ address }, 'listening');
+  if (extender.healthApp && settings.healthPort !== undefined) {
+    const at: Listener = {
+      host: settings.healthHost,
+      port: settings.healthPort,
+      flags: ['health-host', 'health-port'],
+    };
+    logger.info({ address: await listen(extender.healthApp, at) }, 'health and metrics listening');
+  }
   if (!loadFirst) await start();
 }
 

@@ -9,6 +9,7 @@ import type { Settings } from './config.ts';
 import { PodBinder } from './extender/bind.ts';
 import { buildExtenderDeps } from './extender/build.ts';
 import { buildApp } from './http/app.ts';
+import { buildHealthApp } from './http/health-app.ts';
 import { createMetrics } from './http/metrics.ts';
 import { compareCache } from './ops/cache-comparer.ts';
 import { VolumeBindingPlugin } from './plugins/index.ts';
@@ -54,12 +55,13 @@ export async function createExtender(parts: ExtenderParts) {
     listNodes: async () => [...store.list('Node')],
   };
   let started = false;
+  const metrics = createMetrics({ cache, source, store, volumeBinder });
   const app = await buildApp({
     extender,
     pluginSettings: settings,
     binder,
     source,
-    metrics: createMetrics({ cache, source, store, volumeBinder }),
+    metrics,
     logger,
     bodyLimit: settings.bodyLimit,
     verbDeadlineSeconds: settings.verbDeadlineSeconds,
@@ -72,9 +74,16 @@ export async function createExtender(parts: ExtenderParts) {
         : undefined,
   });
 
+  const healthApp =
+    settings.healthPort === undefined
+      ? undefined
+      : await buildHealthApp({ source, metrics, started: () => started, logger });
+
   let stopReconciling = () => {};
   return {
     app,
+    /** With --health-port: the probes and metrics alone, to listen on healthHost:healthPort (main.ts). */
+    healthApp,
     store,
     cache,
     /** What the verbs read: call filter()/prioritize() directly with it (benchmarks, what-if tools). */
@@ -97,6 +106,7 @@ export async function createExtender(parts: ExtenderParts) {
       stopReconciling();
       await binder.close();
       await app.close();
+      await healthApp?.close();
       await source.stop();
       closeSchedulingState();
     },

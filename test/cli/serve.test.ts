@@ -9,6 +9,8 @@ import { after, describe, it } from 'node:test';
 interface Running {
   proc: ChildProcess;
   address: Promise<string>;
+  /** What it printed so far. */
+  stdout: () => string;
   exited: Promise<{ code: number | null; stdout: string; stderr: string }>;
 }
 
@@ -49,7 +51,7 @@ function start(command: string, args: string[], detached = false, env: NodeJS.Pr
   const exited = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
     proc.on('exit', (code) => resolve({ code, stdout, stderr })),
   );
-  return { proc, address, exited };
+  return { proc, address, exited, stdout: () => stdout };
 }
 
 const serve = (...args: string[]) => start(process.execPath, ['src/main.ts', 'serve', ...args]);
@@ -79,6 +81,52 @@ describe('serve', () => {
     const { code, stdout } = await cli.exited;
     assert.equal(code, 0);
     assert.match(stdout, /"msg":"shutting down"/);
+  });
+
+  it('with --health-port, serves the probes and metrics on a second listener and no verb there', async () => {
+    const cli = serve('--cluster-state', 'examples/cluster.yaml', '--port', '0', '--health-port', '0');
+    const address = await cli.address;
+    const health = await new Promise<string>((resolve) => {
+      const look = () => {
+        const line = cli
+          .stdout()
+          .split('\n')
+          .find((l) => l.includes('"msg":"health and metrics listening"'));
+        if (line) resolve(JSON.parse(line).address);
+        else cli.proc.stdout!.once('data', look);
+      };
+      look();
+    });
+    const port = new URL(health).port;
+    assert.notEqual(port, new URL(address).port);
+    const at = `http://127.0.0.1:${port}`;
+    assert.equal(await readyz(at), 200);
+    assert.equal((await fetch(`${at}/healthz`)).status, 200);
+    assert.match(await (await fetch(`${at}/metrics`)).text(), /^topology_extender_verb_queue_depth /m);
+    const verb = await fetch(`${at}/scheduler/filter`, { method: 'POST', body: '{}' });
+    assert.equal(verb.status, 404);
+    assert.equal((await fetch(`${at}/api/v1/nodes`)).status, 404);
+    cli.proc.kill('SIGTERM');
+    assert.equal((await cli.exited).code, 0);
+  });
+
+  it('exits 1 naming --health-port when that port is in use', async () => {
+    const first = serve('--cluster-state', 'examples/cluster.yaml', '--port', '0');
+    const taken = new URL(await first.address).port;
+    const { code, stderr } = await serve(
+      '--cluster-state',
+      'examples/cluster.yaml',
+      '--port',
+      '0',
+      '--health-host',
+      '127.0.0.1',
+      '--health-port',
+      taken,
+    ).exited;
+    assert.equal(code, 1);
+    assert.match(stderr, new RegExp(`cannot listen on 127\\.0\\.0\\.1:${taken}: .*--health-port`));
+    first.proc.kill('SIGTERM');
+    await first.exited;
   });
 
   it('--no-simulate-volume-controller serves the file as written: a pre-bound claim stays unbound', async () => {

@@ -58,6 +58,14 @@ describe('precedence: defaults < config file < environment < flags', () => {
     assert.equal(loadSettings(['--in-cluster'], {}).inCluster, true);
   });
 
+  it('has no health listener unless --health-port is given, then on every address unless --health-host says', () => {
+    assert.equal(loadSettings([], {}).healthPort, undefined);
+    const s = loadSettings(['--health-port', '8889'], {});
+    assert.deepEqual([s.healthHost, s.healthPort], ['0.0.0.0', 8889]);
+    const env = loadSettings([], { TOPOLOGY_EXTENDER_HEALTH_PORT: '9000', TOPOLOGY_EXTENDER_HEALTH_HOST: '10.0.0.7' });
+    assert.deepEqual([env.healthHost, env.healthPort], ['10.0.0.7', 9000]);
+  });
+
   it('names every setting as flag --kebab-case and env TOPOLOGY_EXTENDER_SCREAMING_SNAKE', () => {
     assert.equal(flagName('clusterState'), 'cluster-state');
     assert.equal(envName('clusterState'), 'TOPOLOGY_EXTENDER_CLUSTER_STATE');
@@ -88,6 +96,7 @@ describe('invalid settings name the setting and the allowed values', () => {
       () => loadSettings(['--body-limit', 'lots'], {}),
       /--body-limit="lots".*byte size/,
     ],
+    ['a health port out of range', () => loadSettings(['--health-port=70000'], {}), /--health-port.*0 to 65535/],
     ['a bind timeout of zero', () => loadSettings(['--bind-timeout-seconds', '0'], {}), /integer from 1/],
     ['an unknown flag', () => loadSettings(['--prot', '1'], {}), /--prot/],
     [

@@ -11,7 +11,10 @@ const Readiness = Type.Object({
   stale: Type.Array(Type.String(), { description: 'Kinds whose watch is silent or restarting' }),
 });
 
-export function healthRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
+/** What the probes and metrics read: served by the app and, with --health-port, by the health listener too. */
+export type HealthDeps = Pick<AppDeps, 'source' | 'started' | 'metrics'>;
+
+export function healthRoutes(deps: HealthDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(
       '/healthz',

@@ -1,0 +1,18 @@
+// The health listener (--health-port): /healthz, /readyz and /metrics alone, plain HTTP, for kubelet's probes and
+// Prometheus when the verbs listen where they cannot reach (kube-scheduler's loopback in the chart's mode scheduler).
+// Nothing else is routed here, so the verbs and the ops API never become reachable through it.
+import Fastify, { LogController } from 'fastify';
+import type { Logger } from 'pino';
+import { type HealthDeps, healthRoutes } from './routes/health.ts';
+
+export async function buildHealthApp(deps: HealthDeps & { logger: Logger }) {
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    logController: new LogController({ disableRequestLogging: true }),
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `no route ${request.method} ${request.url}` }),
+  );
+  await app.register(healthRoutes(deps));
+  return app;
+}
