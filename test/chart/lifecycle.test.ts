@@ -1,13 +1,12 @@
 // The README's Helm commands run as written against an API server (the in-memory one in test/helpers): install in
 // both modes, release notes, upgrade keeping the generated certificates, uninstall leaving nothing behind.
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile, rm } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { helm } from '../helpers/chart.ts';
 import { HelmApiServer, type StoredObject } from '../helpers/helm-apiserver.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 const readme = await readFile('README.md', 'utf8');
 const command = (re: RegExp) => {
@@ -27,7 +26,7 @@ const data = (o: StoredObject | undefined) => (o as { data?: Record<string, stri
 before(async () => {
   server = new HelmApiServer();
   await server.start();
-  dir = await mkdtemp(join(tmpdir(), 'helm-lifecycle-'));
+  dir = await tempDir('helm-lifecycle-');
   kubeconfig = await server.kubeconfig(dir);
 });
 after(async () => {

@@ -1,14 +1,14 @@
 // `explain` and `simulate` on a kubectl dump with no server: a table by default, the route's answer with -o json|yaml,
 // the dump taken exactly as written unless --simulate-volume-controller, and bad input named in one line.
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { analyze } from '../../src/cli/analyze.ts';
 import { loadSettings } from '../../src/config.ts';
 import { claim, localPV, node, pod, storageClass } from '../helpers/objects.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 const EXAMPLE = 'examples/cluster.yaml';
 
@@ -37,7 +37,7 @@ describe('topology-extender explain', () => {
   });
 
   it('the dump exactly as written unless --simulate-volume-controller', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'analyze-'));
+    const dir = await tempDir('analyze-');
     // A claim pre-bound to its PV by the user: the PV controller would complete the binding; as written it is unbound.
     const prebound = claim('data', { className: 'local' });
     prebound.spec.volumeName = 'pv-1';
@@ -70,7 +70,7 @@ describe('topology-extender explain', () => {
 
 describe('topology-extender simulate', () => {
   it('a StatefulSet from -f: replicas placed, and the first that does not fit', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'analyze-'));
+    const dir = await tempDir('analyze-');
     const file = join(dir, 'sts.yaml');
     await writeFile(
       file,

@@ -1,10 +1,10 @@
 // The CLI as operators and tooling run it: `node src/main.ts serve ...` and `npm run serve -- ...`.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 interface Running {
   proc: ChildProcess;
@@ -130,7 +130,7 @@ describe('serve', () => {
   });
 
   it('--no-simulate-volume-controller serves the file as written: a pre-bound claim stays unbound', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'serve-frozen-'));
+    const dir = await tempDir('serve-frozen-');
     const file = join(dir, 'cluster.yaml');
     const claim = {
       apiVersion: 'v1',
@@ -199,7 +199,7 @@ describe('serve', () => {
   });
 
   it('exits 1 naming the file and the object when the cluster-state file is malformed', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'cli-'));
+    const dir = await tempDir('cli-');
     const file = join(dir, 'broken.yaml');
     await writeFile(file, 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers: "not a list"\n');
     const { code, stderr } = await serve('--cluster-state', file, '--port', '0').exited;
@@ -253,7 +253,7 @@ describe('what an operator reads', () => {
   });
 
   it('a host that does not resolve, a missing file, a bad kubeconfig: one sentence each, exit 1', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'cli-'));
+    const dir = await tempDir('cli-');
     const kubeconfig = join(dir, 'kubeconfig');
     await writeFile(kubeconfig, 'clusters: [');
     for (const args of [

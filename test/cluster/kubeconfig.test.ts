@@ -1,10 +1,10 @@
 // Where the credentials come from: kubectl's resolution order, and errors that name the file.
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { KubeConfigError, loadKubeConfig } from '../../src/cluster/kubeconfig.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 function config(name: string, server: string, current = true): string {
   return [
@@ -19,7 +19,7 @@ function config(name: string, server: string, current = true): string {
 }
 
 async function dir(): Promise<string> {
-  return mkdtemp(join(tmpdir(), 'kubeconfig-test-'));
+  return tempDir('kubeconfig-test-');
 }
 
 describe('loadKubeConfig', () => {

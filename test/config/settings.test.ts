@@ -1,13 +1,13 @@
 // Settings: one table, four sources, and errors that name the setting and what it allows.
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { envName, flagName, loadSettings, SETTING_NAMES, SettingsError } from '../../src/config.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 async function configFile(text: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'settings-'));
+  const dir = await tempDir('settings-');
   const file = join(dir, 'config.yaml');
   await writeFile(file, text);
   return file;

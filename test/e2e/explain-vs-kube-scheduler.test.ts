@@ -2,14 +2,14 @@
 // extender, a schedulerName of its own) tries each pod, and its PodScheduled message must equal explain's summary byte
 // for byte, computed on the same objects at the same moment; the replicas it schedules must equal simulate's count.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { stringify } from 'yaml';
 import { analyze } from '../../src/cli/analyze.ts';
 import type { Pod } from '../../src/cluster/types.ts';
 import { created, waitFor } from '../cluster/kube/helpers.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 import { FakeApiServer, type FakeObject, writeKubeconfig } from './fake-apiserver.ts';
 import { type KubeSchedulerProcess, kubeSchedulers, startKubeScheduler } from './kube-scheduler.ts';
 
@@ -65,7 +65,7 @@ if (found.skip) {
     let dir: string;
     const scheduler = 'explain-e2e';
     before(async () => {
-      dir = await mkdtemp(join(tmpdir(), 'e2e-explain-'));
+      dir = await tempDir('e2e-explain-');
       server = new FakeApiServer({ bookmarkIntervalMs: 1_000 });
       await server.start();
       server.add(...CLUSTER());

@@ -7,13 +7,13 @@
 // pods/{name}/binding), DELETE with preconditions. Every write is recorded, and fault hooks let a test drop watch
 // streams, fail or delay calls, force conflicts and silence watches.
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { tempDir } from '../helpers/temp-dir.ts';
 import { type FieldSelector, FieldSelectorError, parseFieldSelector } from './field-selector.ts';
 import { mergePatch, PatchError, serverSideApply, strategicMergePatch } from './strategic-merge.ts';
 
@@ -992,7 +992,7 @@ class RawList {
  * certificate is verified against it; without, TLS verification is skipped (client-node refuses plain http otherwise).
  */
 export async function writeKubeconfig(url: string, dir?: string, caPem?: string): Promise<string> {
-  const target = dir ?? (await mkdtemp(join(tmpdir(), 'fake-kube-')));
+  const target = dir ?? (await tempDir('fake-kube-'));
   const file = join(target, 'kubeconfig');
   const trust = caPem
     ? `    certificate-authority-data: ${Buffer.from(caPem).toString('base64')}`

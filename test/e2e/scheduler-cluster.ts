@@ -1,11 +1,10 @@
 // The fixture of the real-kube-scheduler end-to-end tests: a fake API server holding a small cluster, the simulated
 // volume controllers, the extender as a process (the real CLI), a recording proxy in front of it, and kube-schedulers
 // started per registration, each with its own schedulerName so that several can share the cluster.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { created, waitFor } from '../cluster/kube/helpers.ts';
 import * as build from '../helpers/objects.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 import { type ExtenderProcess, startExtender } from './extender-process.ts';
 import { FakeApiServer, type FakeObject, writeKubeconfig } from './fake-apiserver.ts';
 import {
@@ -181,7 +180,7 @@ export async function startSchedulerCluster(
   options: SchedulerClusterOptions = {},
 ): Promise<SchedulerCluster> {
   const EXTENDER_ARGS = ['--bind-timeout-seconds', String(options.bindTimeoutSeconds ?? 20)];
-  const dir = await mkdtemp(join(tmpdir(), 'e2e-kube-scheduler-'));
+  const dir = await tempDir('e2e-kube-scheduler-');
   const server = new FakeApiServer({ bookmarkIntervalMs: 1_000 });
   await server.start();
   server.add(...objects);

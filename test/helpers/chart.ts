@@ -2,13 +2,13 @@
 // helm/helm, extracted once per version into node_modules/.cache), rendered objects parsed, and an RBAC check that
 // answers like the API server's authorizer for the rules a chart grants.
 import { execFile } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { unzipSync } from 'fflate';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import { tempDir } from './temp-dir.ts';
 
 export const CHART = 'charts/topology-extender';
 const run = promisify(execFile);
@@ -43,7 +43,7 @@ let helmHome: Promise<string> | undefined;
 
 /** Runs helm with its config, cache and data dirs in a temporary home: tests never touch the user's helm setup. */
 export async function helm(args: string[], kubeconfig?: string): Promise<string> {
-  helmHome ??= mkdtemp(join(tmpdir(), 'helm-home-'));
+  helmHome ??= tempDir('helm-home-');
   const home = await helmHome;
   const { stdout } = await run(await helmBinary(), args, {
     maxBuffer: 64 * 2 ** 20,

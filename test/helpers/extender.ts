@@ -1,7 +1,6 @@
 // A whole extender for tests: the cluster state is written to a temporary cluster-state file and served through the
 // real cluster-state source and writer, the real cache, plugins, verbs and Fastify app; requests go through supertest.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import supertest from 'supertest';
@@ -12,6 +11,7 @@ import type { AnyObject, Kind } from '../../src/cluster/types.ts';
 import { applySettings, defaultSettings, type Settings } from '../../src/config.ts';
 import { createExtender, type Extender } from '../../src/wiring.ts';
 import { capacityAccountingUnderTest } from './capacity-accounting.ts';
+import { tempDir } from './temp-dir.ts';
 
 export interface TestExtender {
   request: ReturnType<typeof supertest.agent>;
@@ -38,7 +38,7 @@ export async function createTestExtender(
   settings: Partial<Settings> = {},
   options: TestExtenderOptions = {},
 ): Promise<TestExtender> {
-  const dir = await mkdtemp(join(tmpdir(), 'topology-extender-test-'));
+  const dir = await tempDir('topology-extender-test-');
   const file = join(dir, 'cluster.json');
   // A file without objects is refused as a mistake: an empty cluster is a file with only a Namespace (not stored).
   const items = objects.length > 0 ? objects : [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } }];

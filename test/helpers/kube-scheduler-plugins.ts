@@ -1,11 +1,11 @@
 // What the real kube-scheduler makes of a KubeSchedulerConfiguration: it validates the configuration at startup and
 // logs the plugins each profile runs at each extension point. The binaries come from test/e2e/kube-scheduler.ts.
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { stringify } from 'yaml';
+import { tempDir } from './temp-dir.ts';
 
 /** One entry of kube-scheduler's "the scheduler starts to work with those plugins" log line, per extension point. */
 export type PluginSets = Record<string, { Enabled: { Name: string }[] | null }>;
@@ -20,7 +20,7 @@ export async function loadedPlugins(
   config: Record<string, unknown>,
   timeoutMs = 60_000, // under test/run.ts's 120 s per test, so a hang reports kube-scheduler's log
 ): Promise<PluginSets[]> {
-  const dir = await mkdtemp(join(tmpdir(), 'kube-scheduler-config-'));
+  const dir = await tempDir('kube-scheduler-config-');
   try {
     const kubeconfig = join(dir, 'kubeconfig');
     await writeFile(

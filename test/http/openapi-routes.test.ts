@@ -3,9 +3,8 @@
 // wrong Content-Type, a body over --body-limit, unknown names, and (with --client-ca-file) no client certificate.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import https from 'node:https';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import { pino } from 'pino';
@@ -16,6 +15,7 @@ import { defaultSettings } from '../../src/config.ts';
 import { createExtender } from '../../src/wiring.ts';
 import { TestCa } from '../helpers/certs.ts';
 import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 type Doc = { paths: Record<string, Record<string, Operation>> };
 type Operation = {
@@ -52,7 +52,7 @@ before(async () => {
   await app.start();
   await app.app.ready();
   doc = (await app.app.inject({ url: '/openapi.json' })).json();
-  dir = await mkdtemp(join(tmpdir(), 'openapi-routes-'));
+  dir = await tempDir('openapi-routes-');
   const files = {
     tlsCertFile: join(dir, 'tls.crt'),
     tlsKeyFile: join(dir, 'tls.key'),

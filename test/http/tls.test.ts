@@ -2,16 +2,16 @@
 // certificate when --client-ca-file is set, HTTP/2 negotiated by ALPN, and certificates rotated under a running server.
 import assert from 'node:assert/strict';
 import { mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import http2 from 'node:http2';
 import https from 'node:https';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
 import { loadSettings, SettingsError } from '../../src/config.ts';
 import { type Pem, TestCa } from '../helpers/certs.ts';
 import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 const ca = new TestCa('extender-ca');
 const otherCa = new TestCa('someone-else');
@@ -30,7 +30,7 @@ function writeServerCert(pem: Pem) {
 }
 
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'tls-test-'));
+  dir = await tempDir('tls-test-');
   files = { tlsCertFile: join(dir, 'tls.crt'), tlsKeyFile: join(dir, 'tls.key'), clientCaFile: join(dir, 'ca.crt') };
   writeServerCert(ca.server('first'));
   writeFileSync(files.clientCaFile, ca.pem);
@@ -175,7 +175,7 @@ describe('certificate rotation in a mounted Secret', () => {
   it('picks up a Secret update, which kubelet makes by swapping the ..data symlink, without a restart', async () => {
     // kubelet's layout: tls.crt -> ..data/tls.crt, ..data -> ..<timestamp>/; an update writes a new timestamped
     // directory and renames a new ..data link over the old one, so the files themselves never change in place.
-    const mount = await mkdtemp(join(tmpdir(), 'tls-secret-'));
+    const mount = await tempDir('tls-secret-');
     const version = (n: number, pem: Pem) => {
       mkdirSync(join(mount, `..v${n}`));
       writeFileSync(join(mount, `..v${n}`, 'tls.crt'), pem.cert);

@@ -1,8 +1,7 @@
 // The production path: HTTPS with the cluster CA verified, as a real kubeconfig has it.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { KubeSource } from '../../../src/cluster/kube/source.ts';
@@ -11,11 +10,12 @@ import { loadKubeConfig } from '../../../src/cluster/kubeconfig.ts';
 import { ClusterStore } from '../../../src/cluster/store.ts';
 import { WriteError } from '../../../src/cluster/writer.ts';
 import { FakeApiServer, writeKubeconfig } from '../../e2e/fake-apiserver.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 import { node, pod, waitFor } from './helpers.ts';
 
 /** A self-signed certificate for 127.0.0.1, or undefined when openssl is not installed. */
 async function selfSigned(): Promise<{ key: string; cert: string } | undefined> {
-  const dir = await mkdtemp(join(tmpdir(), 'fake-tls-'));
+  const dir = await tempDir('fake-tls-');
   try {
     execFileSync(
       'openssl',

@@ -1,9 +1,9 @@
 // Shared fixtures for the cluster-state file tests: temp files, and waiting for store events by promise.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ClusterStore, StoreEvent } from '../../../src/cluster/store.ts';
 import type { Kind } from '../../../src/cluster/types.ts';
+import { tempDir as scratchDir } from '../../helpers/temp-dir.ts';
 
 export const TIMEOUT_MS = 10_000;
 
@@ -47,7 +47,7 @@ export async function tempDir(): Promise<{
   file: (name: string, text: string) => Promise<string>;
   cleanup: () => Promise<void>;
 }> {
-  const dir = await mkdtemp(join(tmpdir(), 'cluster-state-test-'));
+  const dir = await scratchDir('cluster-state-test-');
   return {
     dir,
     file: async (name, text) => {
