@@ -5,7 +5,7 @@
 // it is compacted away) and the streaming watch-list (sendInitialEvents), GET, PUT with a resourceVersion precondition
 // (409), merge and strategic merge PATCH, server-side apply on status, the status subresource, POST (create and
 // pods/{name}/binding), DELETE with preconditions. Every write is recorded, and fault hooks let a test drop watch
-// streams, fail or delay calls, force conflicts and silence watches.
+// streams, fail or delay calls, apply a write and lose its reply, force conflicts and silence watches.
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -93,6 +93,8 @@ export interface RecordedWrite {
   body: unknown;
   contentType?: string;
   status: number;
+  /** The write was applied but its reply was lost (see loseReplyNext). */
+  lost?: 'reset' | 'hang';
 }
 
 /** One request of any kind (for assertions about pagination and watch restarts). */
@@ -146,13 +148,20 @@ interface ListSnapshot {
   items: string[];
 }
 
-interface FailRule {
+interface RequestRule {
   method?: string;
   /** Only watch requests (true), only non-watch requests (false), or both (undefined). */
   watch?: boolean;
   path: string | RegExp;
   remaining: number;
+}
+
+interface FailRule extends RequestRule {
   status: number;
+}
+
+interface LoseRule extends RequestRule {
+  how: 'reset' | 'hang';
 }
 
 export interface FakeApiServerOptions {
@@ -200,6 +209,9 @@ export class FakeApiServer {
   readonly #watchers = new Set<Watcher>();
   readonly #lists = new Map<string, ListSnapshot>();
   readonly #fail: FailRule[] = [];
+  readonly #lose: LoseRule[] = [];
+  /** Responses held open by a 'hang' rule, ended at stop(). */
+  readonly #hung = new Set<ServerResponse>();
   readonly #holds = new Set<{ match: (r: RecordedRequest) => boolean; released: Promise<void> }>();
   readonly #conflicts = new Map<string, number>();
   readonly #bookmarkIntervalMs: number;
@@ -250,6 +262,8 @@ export class FakeApiServer {
     for (const timer of this.#delays) clearTimeout(timer);
     this.#delays.clear();
     this.#holds.clear();
+    for (const res of this.#hung) res.destroy();
+    this.#hung.clear();
     for (const w of this.#watchers) this.#closeWatcher(w, true);
     for (const s of this.#sockets) s.destroy();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
@@ -341,9 +355,19 @@ export class FakeApiServer {
     this.#fail.push({ path, remaining: count, status: code, method, watch });
   }
 
-  /** Forgets every pending failNext rule. */
+  /**
+   * Applies the next `count` write requests matching `path` (and `method`), then loses their reply: 'reset' closes
+   * the connection unanswered, 'hang' never answers (the client times out). The write is recorded with `lost`. It
+   * goes before failNext rules: `loseReplyNext(p); failNext(p, 3)` loses the first reply and fails the next three.
+   */
+  loseReplyNext(path: string | RegExp, count = 1, method?: string, how: 'reset' | 'hang' = 'reset'): void {
+    this.#lose.push({ path, remaining: count, method, how });
+  }
+
+  /** Forgets every pending failNext and loseReplyNext rule. */
   clearFailures(): void {
     this.#fail.length = 0;
+    this.#lose.length = 0;
   }
 
   /**
@@ -536,11 +560,19 @@ export class FakeApiServer {
       this.#send(res, err.code, status(err.code, err.reason, err.message));
       return;
     }
-    const record = (code: number) => {
+    const record = (code: number, lost?: LoseRule['how']) => {
       if (!isWrite) return;
-      const write = { method, path: url.pathname, body, contentType: req.headers['content-type'], status: code };
+      const write: RecordedWrite = {
+        method,
+        path: url.pathname,
+        body,
+        contentType: req.headers['content-type'],
+        status: code,
+        ...(lost ? { lost } : {}),
+      };
       this.writes.push(write);
-      if (this.onWrite) res.once('finish', () => this.onWrite?.(write));
+      if (lost) this.onWrite?.(write);
+      else if (this.onWrite) res.once('finish', () => this.onWrite?.(write));
     };
     if (this.#delayMs > 0) {
       await new Promise<void>((resolve) => {
@@ -552,13 +584,14 @@ export class FakeApiServer {
       });
     }
 
-    const rule = this.#fail.find(
-      (r) =>
-        r.remaining > 0 &&
-        (!r.method || r.method === method) &&
-        (r.watch === undefined || r.watch === watch) &&
-        (typeof r.path === 'string' ? url.pathname.includes(r.path) : r.path.test(url.pathname)),
-    );
+    const matches = (r: RequestRule) =>
+      r.remaining > 0 &&
+      (!r.method || r.method === method) &&
+      (r.watch === undefined || r.watch === watch) &&
+      (typeof r.path === 'string' ? url.pathname.includes(r.path) : r.path.test(url.pathname));
+    // A write to lose is applied first: its rule goes before any failNext rule for the same request.
+    const lose = isWrite ? this.#lose.find(matches) : undefined;
+    const rule = lose ? undefined : this.#fail.find(matches);
     if (rule) {
       rule.remaining--;
       record(rule.status);
@@ -575,6 +608,16 @@ export class FakeApiServer {
         return;
       }
       const result = this.#dispatch(method, url.pathname, route, query, body, req.headers['content-type']);
+      if (lose && result.code < 300) {
+        lose.remaining--;
+        record(result.code, lose.how);
+        if (lose.how === 'reset') res.socket?.destroy();
+        else {
+          this.#hung.add(res);
+          res.once('close', () => this.#hung.delete(res));
+        }
+        return;
+      }
       record(result.code);
       this.#send(res, result.code, result.body);
     } catch (err) {
