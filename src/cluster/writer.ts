@@ -3,20 +3,29 @@
 import type { PersistentVolume, PersistentVolumeClaim, Pod } from './types.ts';
 import { ANN_BOUND_BY_CONTROLLER } from './volume-annotations.ts';
 
-/** A write that the API refused; `reason` follows the API's Status reasons (Conflict, NotFound, ...). */
+/**
+ * A write that the API refused; `reason` follows the API's Status reasons (Conflict, NotFound, ...). `uncertain`: the
+ * write may have been applied all the same (its reply was lost, it timed out, or it failed with 5xx) and the writer
+ * could not tell, so the caller checks what it can (its store, the API) before calling it failed.
+ */
 export class WriteError extends Error {
   readonly code: number;
   readonly reason: string;
-  constructor(code: number, reason: string, message: string) {
+  readonly uncertain: boolean;
+  constructor(code: number, reason: string, message: string, uncertain = false) {
     super(message);
     this.name = 'WriteError';
     this.code = code;
     this.reason = reason;
+    this.uncertain = uncertain;
   }
 }
 
 export interface ClusterWriter {
-  /** Creates the pod's Binding (`pods/{name}/binding`, UID precondition). */
+  /**
+   * Creates the pod's Binding (`pods/{name}/binding`, UID precondition). A 409 (the pod bound already, perhaps by an
+   * earlier attempt) and an uncertain failure are thrown as they are: the caller reads the pod to know the outcome.
+   */
   bindPod(pod: { namespace: string; name: string; uid: string }, nodeName: string): Promise<void>;
   /** Replaces a PV; `metadata.resourceVersion` is the precondition (409 Conflict when stale). Returns the stored object. */
   updatePersistentVolume(pv: PersistentVolume): Promise<PersistentVolume>;

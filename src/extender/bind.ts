@@ -2,12 +2,34 @@
 // binding before it). Order, as upstream's binding cycle: assume the pod in the cache, reserve (assume volumes),
 // preBind (write volumes, wait until bound), create the Binding. Any failure undoes every assumption.
 // Idempotent per pod UID: a retry joins the bind in flight or sees its result; another node is refused.
+// Truthful: a Binding refused with 409 or whose outcome is unknown (lost reply, timeout, 5xx) is read back, and a pod
+// bound to the requested node is success: kube-scheduler must never fail an attempt for a pod that is bound.
 import { objectKey, type Pod } from '../cluster/types.ts';
+import { WriteError } from '../cluster/writer.ts';
 import { CycleState } from '../framework/cycle-state.ts';
 import { isSuccess, type Status } from '../framework/interfaces.ts';
 import type { Log } from '../log.ts';
 import type { ExtenderDeps } from './deps.ts';
 import type { ExtenderBindingArgs, ExtenderBindingResult } from './wire.ts';
+
+/**
+ * What the pod, as the API (or its store) has it, says about binding `uid` to `node`: '' when bound there, an error
+ * when it is gone, was created again or is bound elsewhere, undefined when it is not bound.
+ */
+function bindingState(
+  pod: Pod | undefined,
+  key: string,
+  uid: string,
+  node: string,
+  boundTo = pod?.spec.nodeName,
+): string | undefined {
+  if (!pod) return `pod "${key}" not found`;
+  if (pod.metadata.uid !== uid) {
+    return `pod "${key}" has UID ${pod.metadata.uid}, not ${uid}: it was deleted and created again`;
+  }
+  if (!boundTo) return undefined;
+  return boundTo === node ? '' : `pod "${key}" is already bound to node "${boundTo}"`;
+}
 
 interface InFlight {
   node: string;
@@ -60,14 +82,29 @@ export class PodBinder {
 
   /** The answer when no bind needs to run: '' (done already), an error, or undefined (go ahead). */
   #settled(pod: Pod | undefined, key: string, uid: string, node: string): string | undefined {
-    if (!pod) return `pod "${key}" not found`;
-    if (pod.metadata.uid !== uid) {
-      return `pod "${key}" has UID ${pod.metadata.uid}, not ${uid}: it was deleted and created again`;
+    const { cache } = this.#deps;
+    const assumedOn = cache.isAssumed(uid) ? cache.getPod(uid)?.spec.nodeName : undefined;
+    return bindingState(pod, key, uid, node, pod?.spec.nodeName || assumedOn);
+  }
+
+  /**
+   * After a Binding refused with 409 or failed with an outcome unknown (lost reply, timeout, 5xx): is the pod bound to
+   * `node` all the same? Read from the store first (the watch may have seen the Binding land), else from the API.
+   * '' when it is; otherwise why not (bound elsewhere, gone, not bound), or undefined for a failure that needs no check.
+   */
+  async #readBack(pod: Pod, node: string, err: unknown): Promise<string | undefined> {
+    if (!(err instanceof WriteError) || !(err.code === 409 || err.uncertain)) return undefined;
+    const { store, writer } = this.#deps;
+    const key = objectKey('Pod', pod);
+    const uid = pod.metadata.uid;
+    const stored = bindingState(store.get('Pod', key), key, uid, node);
+    if (stored !== undefined) return stored;
+    try {
+      const live = await writer.getPod(pod.metadata.namespace!, pod.metadata.name);
+      return bindingState(live, key, uid, node) ?? `pod "${key}" is not bound`;
+    } catch (readErr) {
+      return `reading pod "${key}" back failed: ${(readErr as Error).message}`;
     }
-    const boundTo =
-      pod.spec.nodeName || (this.#deps.cache.isAssumed(uid) && this.#deps.cache.getPod(uid)?.spec.nodeName);
-    if (!boundTo) return undefined;
-    return boundTo === node ? '' : `pod "${key}" is already bound to node "${boundTo}"`;
   }
 
   async #run(pod: Pod, node: string, logger: Log): Promise<string> {
@@ -118,7 +155,12 @@ export class PodBinder {
         node,
       );
     } catch (err) {
-      return fail(`creating the Binding of pod "${key}" to node "${node}" failed: ${(err as Error).message}`, err);
+      const outcome = await this.#readBack(pod, node, err);
+      if (outcome !== '') {
+        const why = `creating the Binding of pod "${key}" to node "${node}" failed: ${(err as Error).message}`;
+        return fail(outcome ? `${why}; ${outcome}` : why, err);
+      }
+      log.info({ err }, 'the Binding failed, but the pod is bound to the node: it landed');
     }
     cache.finishBinding(assumed);
     log.info({ ms: Math.round(performance.now() - started) }, 'pod bound');

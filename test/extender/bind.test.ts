@@ -1,9 +1,22 @@
-// bind undoes its pod assumption whatever fails after it, a plugin that throws instead of answering included.
+// bind undoes its pod assumption whatever fails after it, a plugin that throws instead of answering included; and it
+// answers what the API holds when a write's outcome is unknown.
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { describe, it, test } from 'node:test';
+import { pino } from 'pino';
+import { KubeSource } from '../../src/cluster/kube/source.ts';
+import { KubeWriter } from '../../src/cluster/kube/writer.ts';
+import { loadKubeConfig } from '../../src/cluster/kubeconfig.ts';
+import { defaultSettings } from '../../src/config.ts';
 import { PodBinder } from '../../src/extender/bind.ts';
 import { Framework } from '../../src/framework/runner.ts';
+import { VolumeBindingPlugin } from '../../src/plugins/index.ts';
+import { ANN_SELECTED_VOLUME } from '../../src/volumes/claim-hold.ts';
+import { createExtender, type Extender } from '../../src/wiring.ts';
+import { node, pod, pv, pvc, storageClass, waitFor } from '../cluster/kube/helpers.ts';
 import { makeNode, makePod } from '../conformance/harness.ts';
+import { FakeApiServer, type FakeObject, type RecordedWrite, writeKubeconfig } from '../e2e/fake-apiserver.ts';
+import { startVolumeControllers } from '../e2e/volume-controllers.ts';
+import { capacityAccountingUnderTest } from '../helpers/capacity-accounting.ts';
 import { createTestExtender } from '../helpers/extender.ts';
 
 const throwsIn = (point: 'preFilter' | 'reserve' | 'preBind') => ({
@@ -47,3 +60,210 @@ for (const point of ['preFilter', 'reserve'] as const) {
     }
   });
 }
+
+// Truthful bind (issue 18 item 4): a write of unknown outcome (reply lost, timeout, 5xx) is read back before the
+// bind answers. Through the live source and writer against the fake API server, whose faults apply a write and lose
+// its reply, fail calls, or hold them until the extender's watch has seen what the test waits for.
+describe('a bind whose Binding or claim write may have been applied', () => {
+  const BINDING = '/api/v1/namespaces/default/pods/web/binding';
+  const POD = /\/namespaces\/default\/pods\/web$/;
+
+  interface Live {
+    server: FakeApiServer;
+    extender: Extender;
+    uid: string;
+    bind(node: string): Promise<string>;
+    bindings(): RecordedWrite[];
+    close(): Promise<void>;
+  }
+
+  /** `pvController`: run the PV controller and provisioner (default true). */
+  async function live(objects: FakeObject[], { pvController = true } = {}): Promise<Live> {
+    const server = new FakeApiServer({ bookmarkIntervalMs: 50 });
+    await server.start();
+    server.add(...objects);
+    const controllers = pvController ? startVolumeControllers(server) : undefined;
+    const kubeConfig = loadKubeConfig({ kubeconfig: await writeKubeconfig(server.url) });
+    const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+    const extender = await createExtender({
+      settings: { ...defaultSettings(), capacityAccounting: capacityAccountingUnderTest() },
+      source: new KubeSource({ kubeConfig, logger, backoff: { initialMs: 20, maxMs: 200 } }),
+      // A hung request is a timeout after 1 s: long enough for a loaded machine, short enough for a test.
+      writer: new KubeWriter({ kubeConfig, logger, backoff: { initialMs: 5, maxMs: 20 }, requestTimeoutMs: 1_000 }),
+      logger,
+    });
+    await extender.start();
+    const uid = server.get('Pod', 'web', 'default')!.metadata.uid!;
+    return {
+      server,
+      extender,
+      uid,
+      bind: async (node) =>
+        (await extender.binder.bind({ PodName: 'web', PodNamespace: 'default', PodUID: uid, Node: node })).Error,
+      bindings: () => server.writes.filter((w) => w.path === BINDING),
+      async close() {
+        controllers?.stop();
+        await extender.close();
+        await server.stop();
+      },
+    };
+  }
+
+  const nodes = () => [
+    node('node-a', { 'kubernetes.io/hostname': 'node-a' }),
+    node('node-b', { 'kubernetes.io/hostname': 'node-b' }),
+  ];
+  /** Pod web with claim data, which local PV pv-1 on node-a fits. */
+  const withClaim = () => [
+    ...nodes(),
+    storageClass('local'),
+    pv('pv-1', { node: 'node-a' }),
+    pvc('data'),
+    pod('web', { claims: ['data'] }),
+  ];
+  const nodeOf = (h: Live) => (h.server.get('Pod', 'web', 'default')!.spec as { nodeName?: string }).nodeName;
+  const storeNodeOf = (h: Live) => h.extender.store.get('Pod', 'default/web')?.spec.nodeName;
+  const binder = (h: Live) => h.extender.verbs.framework.plugins.find((p) => p instanceof VolumeBindingPlugin)!.binder;
+  /** Nothing of the bind is left assumed: not the pod, not a volume. */
+  const nothingAssumed = (h: Live) => {
+    assert.equal(h.extender.cache.isAssumed(h.uid), false, 'the pod is not assumed');
+    assert.equal(binder(h).pvCache.assumedCount(), 0, 'no PV is assumed');
+    assert.equal(binder(h).pvcCache.assumedCount(), 0, 'no claim is assumed');
+  };
+
+  test('the reply lost after the Binding was applied, then 5xx on every retry: success, from the store', async () => {
+    const h = await live([...nodes(), pod('web')]);
+    try {
+      h.server.loseReplyNext(BINDING, 1, 'POST', 'reset');
+      h.server.failNext(BINDING, 10, 500, 'POST');
+      // Reads of the pod fail too: only the extender's watch can tell that the Binding landed.
+      h.server.failNext(POD, 100, 500, 'GET', false);
+      // The retries wait until the watch has brought the bound pod into the store.
+      const release = h.server.hold(
+        (r) => r.method === 'POST' && r.path === BINDING && h.bindings().some((w) => w.lost),
+      );
+      const answer = h.bind('node-a');
+      await waitFor('the watch saw the pod bound', () => storeNodeOf(h));
+      release();
+      assert.equal(await answer, '');
+      assert.deepEqual(
+        h.bindings().map((w) => [w.status, w.lost]),
+        [
+          [201, 'reset'],
+          [500, undefined],
+          [500, undefined],
+          [500, undefined],
+        ],
+      );
+      assert.equal(nodeOf(h), 'node-a');
+      assert.equal(h.extender.cache.getPod(h.uid)?.spec.nodeName, 'node-a', 'the cache has the pod on node-a');
+      assert.equal(h.extender.cache.nodeInfo('node-a')?.pods.size, 1);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('a Binding applied whose request timed out, then 5xx, while the watch is silent: success, from a GET', async () => {
+    const h = await live([...nodes(), pod('web')]);
+    try {
+      h.server.silenceWatches(true);
+      h.server.loseReplyNext(BINDING, 1, 'POST', 'hang');
+      h.server.failNext(BINDING, 10, 500, 'POST');
+      assert.equal(await h.bind('node-a'), '');
+      assert.equal(storeNodeOf(h), undefined, 'the store did not know');
+      assert.equal(h.bindings()[0].lost, 'hang');
+      const read = h.server.requests.findIndex((r) => r.method === 'GET' && POD.test(r.path));
+      assert.ok(read >= 0, 'the pod was read back');
+      h.server.silenceWatches(false);
+      await waitFor('the watch confirms the pod', () => !h.extender.cache.isAssumed(h.uid));
+      assert.equal(h.extender.cache.getPod(h.uid)?.spec.nodeName, 'node-a');
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('a Binding of unknown outcome whose pod turns out bound to another node: an error naming that node', async () => {
+    const h = await live([...nodes(), pod('web')]);
+    try {
+      h.server.failNext(BINDING, 10, 500, 'POST');
+      // Meanwhile another scheduler bound the pod to node-b.
+      h.server.onWrite = (w) => {
+        if (w.path !== BINDING || h.bindings().length !== 1) return;
+        const p = h.server.get('Pod', 'web', 'default')!;
+        h.server.update({ ...p, spec: { ...(p.spec as object), nodeName: 'node-b' } });
+      };
+      const answer = await h.bind('node-a');
+      assert.match(answer, /500 InternalError/);
+      assert.match(answer, /pod "default\/web" is already bound to node "node-b"/);
+      assert.equal(nodeOf(h), 'node-b');
+      await waitFor('the watch saw node-b', () => storeNodeOf(h));
+      assert.equal(h.extender.cache.isAssumed(h.uid), false);
+      assert.equal(h.extender.cache.nodeInfo('node-a')?.pods.size, 0, 'nothing left on node-a');
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('a Binding refused 409 for a pod already on the node (the store lagging behind): success, from a GET', async () => {
+    const h = await live([...nodes(), pod('web')]);
+    try {
+      h.server.silenceWatches(true);
+      const p = h.server.get('Pod', 'web', 'default')!;
+      h.server.update({ ...p, spec: { ...(p.spec as object), nodeName: 'node-a' } });
+      assert.equal(await h.bind('node-a'), '');
+      assert.deepEqual(
+        h.bindings().map((w) => w.status),
+        [409],
+      );
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('a Binding not applied, 5xx on every attempt: an error once the pod is read back unbound, nothing assumed', async () => {
+    const h = await live(withClaim());
+    try {
+      h.server.failNext(BINDING, 10, 503, 'POST');
+      const answer = await h.bind('node-a');
+      assert.match(answer, /503 ServiceUnavailable|503 InternalError/);
+      assert.match(answer, /pod "default\/web" is not bound/, 'the pod was read back');
+      assert.equal(nodeOf(h), undefined);
+      assert.deepEqual(
+        h.bindings().map((w) => w.status),
+        [503, 503, 503, 503],
+      );
+      nothingAssumed(h);
+      assert.equal(h.extender.cache.nodeInfo('node-a')?.pods.size, 0);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('a claim hold whose reply was lost is read back, not written again, and the bind goes on', async () => {
+    const h = await live(withClaim());
+    try {
+      const CLAIM = '/api/v1/namespaces/default/persistentvolumeclaims/data';
+      h.server.loseReplyNext(CLAIM, 1, 'PATCH', 'reset');
+      assert.equal(await h.bind('node-a'), '');
+      const claimWrites = h.server.writes.filter((w) => w.path === CLAIM);
+      assert.deepEqual(
+        claimWrites.map((w) => [w.status, w.lost]),
+        [[200, 'reset']],
+        'one write of the claim: the lost one, read back instead of sent again',
+      );
+      assert.match(
+        (claimWrites[0].body as { metadata: { annotations: Record<string, string> } }).metadata.annotations[
+          ANN_SELECTED_VOLUME
+        ],
+        /^pv-1@/,
+      );
+      assert.equal(nodeOf(h), 'node-a');
+      const claim = h.server.get('PersistentVolumeClaim', 'data', 'default')!;
+      assert.equal((claim.spec as { volumeName?: string }).volumeName, 'pv-1');
+      await waitFor('the watch confirms the pod', () => !h.extender.cache.isAssumed(h.uid));
+      nothingAssumed(h);
+    } finally {
+      await h.close();
+    }
+  });
+});

@@ -1,9 +1,11 @@
 // The live writer: the extender's decisions as API calls. Rules, after kube-scheduler's binder and volume binder:
-// - Binding: POST pods/{name}/binding with the pod's UID as precondition. A 5xx or network failure is retried (the
-//   Binding may have landed before the answer was lost); a 409 is checked with a GET: the same pod (UID) already on
-//   the requested node is success, so a retried bind for one UID always gets the same answer.
+// - Binding: POST pods/{name}/binding with the pod's UID as precondition. A 5xx or network failure is retried (the UID
+//   precondition makes a repeat harmless); a 409 is thrown as it is, and a failure after an attempt that may have
+//   been applied is thrown `uncertain`: the bind reads the pod (its store, else a GET) to know whether it is bound.
 // - PV/PVC: written with metadata.resourceVersion as the precondition; a 409 means the object changed since the
-//   binder read it → WriteError(409, 'Conflict') and the caller reverts. Never retried blindly with a stale version.
+//   binder read it → WriteError(409, 'Conflict') and the caller reverts. A write of unknown outcome (lost reply,
+//   timeout, 5xx) is read back before it is called failed or sent again: applied is success, changed by another
+//   writer is a Conflict, unchanged is retried; a read-back that fails too throws the write's error `uncertain`.
 //   The write is a JSON merge patch of labels, annotations and spec (content type set explicitly) rather than a PUT of
 //   the whole object: the store trims objects (finalizers, last-applied annotation, ...), and a PUT of a trimmed PV
 //   would strip its kubernetes.io/pv-protection finalizer. The resourceVersion inside the patch makes the API reject
@@ -37,15 +39,20 @@ export interface KubeWriterOptions {
 
 type VolumeKind = 'PersistentVolume' | 'PersistentVolumeClaim';
 
-function toWriteError(err: unknown, what: string): WriteError {
+function toWriteError(err: unknown, what: string, uncertain = false): WriteError {
   if (err instanceof WriteError) return err;
   if (err instanceof KubeApiError) {
     const code = err.code;
     const apiMessage = err.status?.message ?? err.message;
     const status = code === 0 ? 'network error' : `${code} ${err.reason}`;
-    return new WriteError(code, err.reason, `${what}: ${status}: ${apiMessage}`);
+    return new WriteError(code, err.reason, `${what}: ${status}: ${apiMessage}`, uncertain);
   }
-  return new WriteError(0, 'Unknown', `${what}: ${(err as Error)?.message ?? String(err)}`);
+  return new WriteError(0, 'Unknown', `${what}: ${(err as Error)?.message ?? String(err)}`, uncertain);
+}
+
+/** A failed write that the API may have applied all the same: no reply (reset, timeout) or a 5xx. */
+function mayHaveApplied(err: unknown): boolean {
+  return err instanceof KubeApiError && (err.code === 0 || err.code >= 500);
 }
 
 /**
@@ -88,35 +95,16 @@ export class KubeWriter implements ClusterWriter {
       target: { apiVersion: 'v1', kind: 'Node', name: nodeName },
     };
     const backoff = new Backoff(this.#backoff);
+    let uncertain = false;
     for (let attempt = 0; ; attempt++) {
       try {
         await this.#client.request('POST', path, { body });
         return;
       } catch (err) {
-        if (err instanceof KubeApiError && err.code === 409) {
-          // Already bound (by an earlier attempt whose answer was lost, or an earlier bind call for this UID)?
-          const live = await this.getPod(pod.namespace, pod.name);
-          if (live && live.metadata.uid === pod.uid && live.spec.nodeName === nodeName) {
-            this.#logger.info(
-              { pod: `${pod.namespace}/${pod.name}`, node: nodeName },
-              'pod already bound to this node',
-            );
-            return;
-          }
-          const where = !live
-            ? 'the pod no longer exists'
-            : live.metadata.uid !== pod.uid
-              ? `the pod now has UID ${live.metadata.uid}`
-              : live.spec.nodeName
-                ? `the pod is bound to node "${live.spec.nodeName}"`
-                : 'the pod is not bound';
-          throw new WriteError(
-            409,
-            err.reason || 'Conflict',
-            `${what}: 409 ${err.reason}: ${err.status?.message ?? err.message} (${where})`,
-          );
-        }
-        await this.#retryOrThrow(err, attempt, backoff, what);
+        // Already bound (perhaps by an attempt whose reply was lost), or the UID changed: the bind reads the pod.
+        if (err instanceof KubeApiError && err.code === 409) throw toWriteError(err, what);
+        uncertain ||= mayHaveApplied(err);
+        await this.#retryOrThrow(err, attempt, backoff, what, uncertain);
       }
     }
   }
@@ -201,6 +189,7 @@ export class KubeWriter implements ClusterWriter {
     const path = objectPath(RESOURCES[kind], name, namespace);
     const patch = { ...change, metadata: { ...change.metadata, resourceVersion } };
     const backoff = new Backoff(this.#backoff);
+    let uncertain = false;
     for (let attempt = 0; ; attempt++) {
       try {
         const out = await this.#client.request<Out>('PATCH', path, {
@@ -209,24 +198,51 @@ export class KubeWriter implements ClusterWriter {
         });
         return trimObject(kind, out as never) as Out;
       } catch (err) {
-        if (err instanceof KubeApiError && err.code === 409) {
-          if (attempt > 0) {
-            // An earlier attempt failed with 5xx: it may have been applied before its answer was lost.
-            const live = await this.#read<Out>(path, `reading ${kind} "${key}"`);
-            if (live && contains(live, change)) return trimObject(kind, live as never) as Out;
-          }
-          throw new WriteError(409, 'Conflict', `${what}: 409 Conflict: ${err.status?.message ?? err.message}`);
-        }
+        const conflict = err instanceof KubeApiError && err.code === 409;
+        const conflictError = () =>
+          new WriteError(
+            409,
+            'Conflict',
+            `${what}: 409 Conflict: ${(err as KubeApiError).status?.message ?? (err as Error).message}`,
+          );
         if (err instanceof KubeApiError && err.code === 404) throw toWriteError(err, what);
+        if (conflict && !uncertain) throw conflictError();
+        if (!conflict && !mayHaveApplied(err)) {
+          await this.#retryOrThrow(err, attempt, backoff, what);
+          continue;
+        }
+        // This attempt, or an earlier one, may have been applied (a 409 may be our own earlier write): read the object
+        // before calling the write failed or sending it again.
+        uncertain = true;
+        let live: Out | undefined;
+        try {
+          live = await this.#read<Out>(path, `reading ${kind} "${key}"`);
+        } catch (readErr) {
+          const e = toWriteError(err, what);
+          throw new WriteError(
+            e.code,
+            e.reason,
+            `${e.message}; reading it back failed: ${(readErr as Error).message}`,
+            true,
+          );
+        }
+        if (live && contains(live, change)) return trimObject(kind, live as never) as Out;
+        if (!live) throw new WriteError(404, 'NotFound', `${what}: ${kind} "${key}" no longer exists`);
+        // Another writer changed it: a retry would be refused, as this write would have been.
+        if (conflict || live.metadata.resourceVersion !== resourceVersion) {
+          throw conflict
+            ? conflictError()
+            : new WriteError(409, 'Conflict', `${what}: 409 Conflict: it was changed by another writer`);
+        }
         await this.#retryOrThrow(err, attempt, backoff, what);
       }
     }
   }
 
   /** Waits before the next attempt when the failure is transient and attempts remain; throws a WriteError otherwise. */
-  async #retryOrThrow(err: unknown, attempt: number, backoff: Backoff, what: string): Promise<void> {
+  async #retryOrThrow(err: unknown, attempt: number, backoff: Backoff, what: string, uncertain = false): Promise<void> {
     const retriable = err instanceof KubeApiError && err.retriable;
-    if (!retriable || attempt >= this.#retries || this.#signal.aborted) throw toWriteError(err, what);
+    if (!retriable || attempt >= this.#retries || this.#signal.aborted) throw toWriteError(err, what, uncertain);
     const delay = backoff.next();
     this.#logger.warn(
       { err, attempt: attempt + 1, retryInMs: delay },
