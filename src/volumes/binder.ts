@@ -612,7 +612,7 @@ export class VolumeBinder implements ProvisioningSources {
   /**
    * bindAPIUpdate: holds each static binding's claim for its PV (see claim-hold.ts), then writes each assumed PV,
    * then each annotated PVC, with their resourceVersion as precondition. On the first failure what was not written is
-   * restored, the holds whose PV was not written are released, and the write error is thrown. Returns what the API
+   * restored, the holds whose PV is known not written are released, and the write error is thrown. Returns what the API
    * stored.
    */
   async bindAPIUpdate(podVolumes: PodVolumes): Promise<PodVolumes> {
@@ -636,7 +636,10 @@ export class VolumeBinder implements ProvisioningSources {
     } catch (err) {
       for (const b of bindings.slice(pvsWritten)) this.pvCache.restore(b.pv.metadata.name);
       for (const p of provisions.slice(pvcsWritten)) this.pvcCache.restore(claimKey(p.pvc));
-      await this.#releaseHolds(holds.slice(pvsWritten));
+      // A PV write whose outcome is unknown may have prebound its PV: its claim keeps the hold (until it expires), so
+      // that no other bind gives the claim a second PV meanwhile.
+      const pvUnknown = err instanceof WriteError && err.uncertain && holds.length === bindings.length ? 1 : 0;
+      await this.#releaseHolds(holds.slice(pvsWritten + pvUnknown));
       throw err;
     }
     return { staticBindings: bindings, dynamicProvisions: provisions };

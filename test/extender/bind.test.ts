@@ -266,4 +266,28 @@ describe('a bind whose Binding or claim write may have been applied', () => {
       await h.close();
     }
   });
+
+  test('a PV write of unknown outcome that cannot be read back keeps its claim held: no second PV for the claim', async () => {
+    const h = await live(
+      withClaim(),
+      // No PV controller: binding the claim would change it, and the hold's release would be refused for that alone.
+      { pvController: false },
+    );
+    try {
+      const PV = /\/persistentvolumes\/pv-1$/;
+      h.server.loseReplyNext(PV, 1, 'PATCH', 'reset');
+      h.server.failNext(PV, 100, 500, 'GET', false);
+      const answer = await h.bind('node-a');
+      assert.match(answer, /reading it back failed/);
+      const hold = (h.server.get('PersistentVolumeClaim', 'data', 'default')!.metadata.annotations ?? {}) as Record<
+        string,
+        string
+      >;
+      assert.match(hold[ANN_SELECTED_VOLUME] ?? '', /^pv-1@/, 'the hold is kept for pv-1');
+      assert.equal(nodeOf(h), undefined);
+      nothingAssumed(h);
+    } finally {
+      await h.close();
+    }
+  });
 });
