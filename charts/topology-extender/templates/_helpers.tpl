@@ -33,8 +33,13 @@ app.kubernetes.io/component: {{ .Values.mode }}
 {{- end }}
 {{- end }}
 
+{{/* The extender's image; a missing or malformed repository fails with what to set (the schema cannot word it). */}}
 {{- define "te.image" -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- $repo := required "image.repository is required: the topology-extender image built from the Dockerfile, pushed where the cluster pulls it (README, Container image), e.g. --set image.repository=REGISTRY/topology-extender" .Values.image.repository }}
+{{- if not (regexMatch "^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*$" $repo) }}
+{{- fail (printf "image.repository %q is not an image name: give REGISTRY/NAME in lower case, without scheme, tag or digest (the tag is image.tag), e.g. registry.example.com/topology-extender" $repo) }}
+{{- end }}
+{{- printf "%s:%s" $repo (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
 
 {{/* The DNS name kube-scheduler uses for the Service, and the certificate's serverName. */}}
@@ -137,7 +142,15 @@ Returns YAML with caCert, caKey, cert, key, clientCert, clientKey (PEM).
 {{- toYaml .Values._generatedPki }}
 {{- end }}
 
+{{/*
+Where the pods go: spread one per node (DoNotSchedule by hostname; nodeTaintsPolicy Honor leaves out cordoned and
+tainted nodes, so a drain does not wait on them; matchLabelKeys pod-template-hash counts a rollout's new pods apart from
+the old ones, so the surge pod finds a node), a priority class, and the scheduler that places them.
+*/}}
 {{- define "te.podScheduling" -}}
+{{- with .Values.podSchedulerName }}
+schedulerName: {{ . }}
+{{- end }}
 {{- with .Values.priorityClassName }}
 priorityClassName: {{ . }}
 {{- end }}
@@ -149,18 +162,48 @@ nodeSelector:
 tolerations:
   {{- toYaml . | nindent 2 }}
 {{- end }}
+{{- with .Values.affinity }}
 affinity:
-{{- if .Values.affinity }}
-  {{- toYaml .Values.affinity | nindent 2 }}
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+topologySpreadConstraints:
+{{- if .Values.topologySpreadConstraints }}
+  {{- toYaml .Values.topologySpreadConstraints | nindent 2 }}
 {{- else }}
-  podAntiAffinity:
-    preferredDuringSchedulingIgnoredDuringExecution:
-      - weight: 100
-        podAffinityTerm:
-          topologyKey: kubernetes.io/hostname
-          labelSelector:
-            matchLabels:
-              {{- include "te.selectorLabels" . | nindent 14 }}
+  - maxSkew: 1
+    topologyKey: kubernetes.io/hostname
+    whenUnsatisfiable: DoNotSchedule
+    nodeTaintsPolicy: Honor
+    matchLabelKeys: [pod-template-hash]
+    labelSelector:
+      matchLabels:
+        {{- include "te.selectorLabels" . | nindent 8 }}
+{{- end }}
+{{- end }}
+
+{{/* kube-scheduler waits at most httpTimeout for a verb: the pod's grace covers it, with a margin (values.yaml). */}}
+{{- define "te.terminationGraceSeconds" -}}
+{{- add (include "te.httpTimeoutSeconds" . | int) .Values.extender.terminationGraceMarginSeconds }}
+{{- end }}
+
+{{/* The extender's own shutdown limit: within the pod's grace, so the process ends before kubelet kills it. */}}
+{{- define "te.shutdownGraceSeconds" -}}
+{{- add (include "te.httpTimeoutSeconds" . | int) 5 }}
+{{- end }}
+
+{{/* Value combinations the schema cannot express. */}}
+{{- define "te.validate" -}}
+{{- $default := or (not .Values.podSchedulerName) (eq .Values.podSchedulerName "default-scheduler") }}
+{{- if and (eq .Values.mode "extender") (lt (int .Values.replicaCount) 2) (not .Values.schedulerExtender.ignorable) $default }}
+{{- fail "replicaCount: 1 in mode extender with ignorable: false cannot recover: once its pod is evicted, the replacement needs the extender to be scheduled. Run 2 or more replicas (or set podSchedulerName to a scheduler that does not call the extender)" }}
+{{- end }}
+{{- $cm := .Values.tls.certManager }}
+{{- range $pair := list (list "caRenewBefore" "caDuration") (list "renewBefore" "duration") }}
+{{- $before := index $cm (index $pair 0) | trimSuffix "h" | int }}
+{{- $life := index $cm (index $pair 1) | trimSuffix "h" | int }}
+{{- if ge $before $life }}
+{{- fail (printf "tls.certManager.%s (%dh) must be shorter than tls.certManager.%s (%dh)" (index $pair 0) $before (index $pair 1) $life) }}
+{{- end }}
 {{- end }}
 {{- end }}
 
@@ -169,7 +212,13 @@ affinity:
 - --port={{ .Values.extender.port }}
 - --log-level={{ .Values.extender.logLevel }}
 - --bind-timeout-seconds={{ .Values.extender.bindTimeoutSeconds }}
+- --shutdown-grace-seconds={{ include "te.shutdownGraceSeconds" . }}
 {{- range .Values.extender.extraArgs }}
 - {{ . | quote }}
 {{- end }}
+{{- end }}
+
+{{/* The series of this release, as the ServiceMonitor labels them (job: the Service's name). */}}
+{{- define "te.metricSelector" -}}
+job="{{ include "te.fullname" . }}",namespace="{{ .Release.Namespace }}"
 {{- end }}
