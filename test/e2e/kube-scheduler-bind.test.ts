@@ -1,5 +1,5 @@
 // Delegated bind when it fails, with a real kube-scheduler (issue 21: a 409 on a PV write; issue 24 item 2: the bind
-// timeout and what kube-scheduler does when our bind fails). Our bind answers the error, kube-scheduler fails the
+// timeout and what kube-scheduler does when our bind fails; issue 18 item 4: a Binding whose reply is lost is success). Our bind answers the error, kube-scheduler fails the
 // attempt and requeues the pod, every assumption is undone, and a later attempt binds: nothing is bound twice, nothing
 // is left assumed. The extender's bind timeout is short here (BIND_TIMEOUT_SECONDS) so that a bind can time out.
 import assert from 'node:assert/strict';
@@ -13,8 +13,10 @@ import {
   claim,
   clusterObjects,
   localPV,
+  type PodCondition,
   pendingPod,
   type SchedulerCluster,
+  type SchedulingEvent,
   startSchedulerCluster,
   ZONE,
 } from './scheduler-cluster.ts';
@@ -149,6 +151,56 @@ if (found.skip) {
           (await cluster.assumedPods()).filter((p) => p.name === name),
           [],
           'nothing left assumed',
+        );
+      });
+    }
+  });
+
+  describe('a Binding applied whose reply is lost, its retries answered 5xx', { concurrency: true }, () => {
+    const events = (name: string, reason: string) =>
+      (cluster.server.list('events.k8s.io/v1/Event') as unknown as SchedulingEvent[]).filter(
+        (e) => e.reason === reason && e.regarding?.name === name,
+      );
+    for (const binary of found.binaries) {
+      test(`${binary.version}: our bind reads the pod back and answers success; kube-scheduler records no failure`, async () => {
+        const name = `${schedulerName(binary.version)}-lost`;
+        const binding = `/api/v1/namespaces/default/pods/${name}/binding`;
+        // The extender's writer tries 1 + 3 times: the first lands and its reply is lost, every retry gets a 500.
+        cluster.server.loseReplyNext(binding, 1, 'POST', 'reset');
+        cluster.server.failNext(binding, 3, 500, 'POST');
+        cluster.server.add(pendingPod(name, schedulerName(binary.version)));
+        const node = await cluster.boundNode(name);
+        // kube-scheduler records the attempt's outcome: Scheduled, or FailedScheduling had our bind answered an error.
+        await waitFor(`an event of ${name}'s attempt`, () =>
+          ['Scheduled', 'FailedScheduling'].some((reason) => events(name, reason).length > 0),
+        );
+        assert.deepEqual(events(name, 'FailedScheduling'), [], 'no FailedScheduling');
+        assert.match(events(name, 'Scheduled')[0].note, new RegExp(`to ${node}`));
+        assert.deepEqual(
+          bindings(name).map((w) => [w.status, w.lost]),
+          [
+            [201, 'reset'],
+            [500, undefined],
+            [500, undefined],
+            [500, undefined],
+          ],
+        );
+        const binds = (await cluster.recorder.answered(`default/${name}`)).filter((c) => c.verb === 'bind');
+        assert.deepEqual(
+          binds.map((c) => (c.answer as BindAnswer).Error),
+          [''],
+          'one bind, answered success',
+        );
+        const conditions =
+          (cluster.server.get('Pod', name, 'default') as { status?: { conditions?: PodCondition[] } }).status
+            ?.conditions ?? [];
+        assert.deepEqual(
+          conditions.filter((c) => c.type === 'PodScheduled' && c.status === 'False'),
+          [],
+          'no SchedulerError',
+        );
+        await waitFor('the watch confirms the pod', async () =>
+          (await cluster.assumedPods()).every((p) => p.name !== name),
         );
       });
     }
