@@ -64,6 +64,12 @@ describe('mode extender is safe by default: its own pods can always be placed ag
     await assert.rejects(renderChart(['--set', 'podDisruptionBudget.maxUnavailable=0']), /maxUnavailable/);
   });
 
+  it('keeps serving for a few seconds after deletion, while the Service drops the pod', () => {
+    const c = extenderContainer(objects) as { lifecycle?: { preStop?: { sleep?: { seconds: number } } } };
+    assert.ok((c.lifecycle?.preStop?.sleep?.seconds ?? 0) >= 1);
+    assert.ok((podSpec(objects).terminationGracePeriodSeconds ?? 30) > (c.lifecycle?.preStop?.sleep?.seconds ?? 0));
+  });
+
   it("runs at the cluster's critical priority, so a replacement preempts its way onto a full cluster", () => {
     assert.equal(podSpec(objects).priorityClassName, 'system-cluster-critical');
   });
@@ -321,6 +327,22 @@ describe('PrometheusRule and Grafana dashboard', () => {
       assert.match(byName.TopologyExtenderBindLatencyNearTimeout.expr, /> 480$/);
     });
   }
+
+  it('measures verb latency finely enough to tell a p99 near the default thresholds: finite buckets above 504 s', async () => {
+    await served.request
+      .post('/scheduler/filter')
+      .send({ Pod: { metadata: { name: 'x', namespace: 'default', uid: 'x' } }, Nodes: null, NodeNames: [] })
+      .expect(200);
+    const text = (await served.request.get('/metrics')).text;
+    const bounds = [
+      ...text.matchAll(/^topology_extender_verb_duration_seconds_bucket\{le="([\d.]+)",verb="filter"\}/gm),
+    ]
+      .map((m) => Number(m[1]))
+      .sort((a, b) => a - b);
+    // histogram_quantile interpolates between the bucket below a threshold and one above it; with none above, the
+    // p99 of a verb at the timeout would read as the largest bucket and never pass the threshold.
+    assert.ok(bounds.some((b) => b >= 504) && bounds.some((b) => b < 480), `buckets ${bounds.join(', ')}`);
+  });
 
   it('scales the latency thresholds with the values: filter-only httpTimeout and the ratio', async () => {
     const objects = await renderChart([

@@ -38,6 +38,31 @@ describe('README Helm commands', () => {
   });
 });
 
+describe("README: the sidecar's effective permissions (mode scheduler: one ServiceAccount for both containers)", () => {
+  it("names every role the chart binds to the pod's ServiceAccount", async () => {
+    const objects = await renderChart([]);
+    const sa = objects.find((o) => o.kind === 'ServiceAccount')?.metadata.name;
+    const bound = objects
+      .filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding')
+      .map((o) => o as unknown as { roleRef: { kind: string; name: string }; subjects: { name: string }[] })
+      .filter((b) => b.subjects.some((s) => s.name === sa))
+      .map((b) => b.roleRef);
+    const start = readme.indexOf("**The sidecar's effective permissions");
+    assert.ok(start > 0, 'a paragraph on them');
+    const paragraph = readme.slice(start, readme.indexOf('\n\n', start));
+    assert.ok(bound.length >= 4);
+    for (const role of bound) {
+      // The chart's own roles are named after the release; upstream's by their names.
+      const shown = role.name.endsWith('-extender')
+        ? 'ClusterRole'
+        : role.name.endsWith('-leader-election')
+          ? 'Lease'
+          : `\`${role.name}\``;
+      assert.ok(paragraph.includes(shown), `${role.kind} ${role.name}`);
+    }
+  });
+});
+
 describe('README KubeSchedulerConfigurations', () => {
   interface Profile {
     plugins?: Record<string, { enabled?: { name: string }[]; disabled?: { name: string }[] }>;
