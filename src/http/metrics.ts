@@ -15,6 +15,8 @@ export interface Metrics {
   verbDuration: Histogram<'verb'>;
   verbResults: Counter<'verb' | 'outcome'>;
   verbDropped: Counter<'verb' | 'reason'>;
+  /** Verbs whose computation started: what the verb queue let through. */
+  verbStarted: Counter<'verb'>;
   verbQueueDepth: Gauge;
   /** Preempt candidates kept, and dropped by the volume reason no eviction fixes. */
   preemptNodes: Counter<'result' | 'reason'>;
@@ -65,6 +67,12 @@ export function createMetrics(deps: {
       'Verb requests answered without being computed, by reason (client_gone: the client closed the connection ' +
       'first; deadline: waited longer than verbDeadlineSeconds; not_synced: the cluster not listed yet)',
     labelNames: ['verb', 'reason'],
+    registers: [registry],
+  });
+  const verbStarted = new Counter({
+    name: 'topology_extender_verb_started_total',
+    help: 'Verb requests whose computation started (the rest were dropped or rejected first), by verb',
+    labelNames: ['verb'],
     registers: [registry],
   });
   const verbQueueDepth = new Gauge({
@@ -183,5 +191,14 @@ export function createMetrics(deps: {
     (s) => (s.silentForMs === undefined ? -1 : s.silentForMs / 1000),
   );
   perKind('gauge', 'topology_extender_watch_stale', '1 while the watch of a kind is stale', (s) => (s.stale ? 1 : 0));
-  return { registry, verbDuration, verbResults, verbDropped, verbQueueDepth, preemptNodes, preemptVictimsAdded };
+  return {
+    registry,
+    verbDuration,
+    verbResults,
+    verbDropped,
+    verbStarted,
+    verbQueueDepth,
+    preemptNodes,
+    preemptVictimsAdded,
+  };
 }

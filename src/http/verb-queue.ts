@@ -3,7 +3,15 @@
 // gone (kube-scheduler timed out and closed the connection) is skipped; one that waited past its deadline is answered
 // with an error without being computed. Without this, a burst of abandoned heavy requests was computed to the end
 // while the requests queued behind them waited, and under overload every later call timed out too.
+//
+// Node reads a connection's last data in one turn of the event loop and its FIN (or RST) at the earliest in the next
+// one: libuv stops reading a socket on a short read and sees the EOF on its next poll. A request completed on its last
+// read therefore looks alive for one turn after it is queued, whatever its client did. So a verb starts only once
+// SETTLE_TURNS turns have passed since it was queued: by then a close sent with the request has been read.
 import { setImmediate as nextTurn } from 'node:timers/promises';
+
+/** Event-loop turns (each with a poll for I/O) between queuing a verb and deciding whether its client is there. */
+export const SETTLE_TURNS = 2;
 
 export type DropReason = 'client_gone' | 'deadline';
 
@@ -25,6 +33,8 @@ export interface QueuedVerb {
 }
 
 interface Job<T> extends QueuedVerb {
+  /** The queue's turn when it was queued. */
+  turn: number;
   work: () => T | PromiseLike<T>;
   resolve: (value: T | PromiseLike<T>) => void;
   reject: (err: unknown) => void;
@@ -35,6 +45,7 @@ export interface VerbQueueOptions {
   deadlineMs: number;
   now?: () => number;
   onDrop?: (verb: string, reason: DropReason) => void;
+  onStart?: (verb: string) => void;
   onDepth?: (depth: number) => void;
 }
 
@@ -43,6 +54,8 @@ export class VerbQueue {
   readonly #jobs: (Job<unknown> | undefined)[] = [];
   #head = 0;
   #pumping = false;
+  /** Event-loop turns the pump has waited through. */
+  #turn = 0;
   readonly #options: VerbQueueOptions;
   readonly #now: () => number;
 
@@ -66,7 +79,7 @@ export class VerbQueue {
    */
   run<T>(request: QueuedVerb, work: () => T | PromiseLike<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#jobs.push({ ...request, work, resolve, reject } as Job<unknown>);
+      this.#jobs.push({ ...request, turn: this.#turn, work, resolve, reject } as Job<unknown>);
       this.#options.onDepth?.(this.depth());
       if (!this.#pumping) {
         this.#pumping = true;
@@ -79,9 +92,11 @@ export class VerbQueue {
     while (this.depth() > 0) {
       // Let the event loop read new requests and closed connections first.
       await nextTurn();
+      this.#turn++;
       const job = this.#take();
-      if (!job) break;
+      if (!job) continue; // every job dropped, or the next one not settled yet
       try {
+        this.#options.onStart?.(job.verb);
         job.resolve(job.work());
       } catch (err) {
         job.reject(err);
@@ -90,10 +105,15 @@ export class VerbQueue {
     this.#pumping = false;
   }
 
-  /** The next job worth running; the ones it passes over are answered as dropped. */
+  /**
+   * The next job worth running; the ones it passes over are answered as dropped. Undefined when none is left or the
+   * next one has not settled (its client's close may not have been read yet).
+   */
   #take(): Job<unknown> | undefined {
     while (this.depth() > 0) {
       const job = this.#jobs[this.#head]!;
+      const gone = job.gone();
+      if (!gone && this.#turn - job.turn < SETTLE_TURNS) return undefined;
       this.#jobs[this.#head++] = undefined;
       if (this.#head > 1024 && this.#head * 2 > this.#jobs.length) {
         this.#jobs.splice(0, this.#head);
@@ -101,7 +121,7 @@ export class VerbQueue {
       }
       this.#options.onDepth?.(this.depth());
       const waited = this.#now() - job.arrivedAt;
-      if (job.gone()) {
+      if (gone) {
         this.#drop(job, 'client_gone', `${job.verb}: the client closed the connection before the request started`);
       } else if (waited > this.#options.deadlineMs) {
         this.#drop(

@@ -39,10 +39,14 @@ const Dropped = Type.Object(
 const NOT_SYNCED =
   'the extender has not listed the cluster yet (just started): no verdict from a partial view; retry after backoff';
 
-/** Whether the client closed the connection (HTTP/1.1) or cancelled the stream (HTTP/2). */
+/**
+ * Whether the client closed the connection (HTTP/1.1: Node's server aborts the request on the client's FIN and ends
+ * the socket, so no answer can reach it) or cancelled the stream (HTTP/2), as far as Node has read.
+ */
 function clientGone(raw: IncomingMessage | Http2ServerRequest): boolean {
-  if ('stream' in raw) return raw.stream.destroyed || raw.stream.closed;
-  return raw.socket?.destroyed ?? false;
+  if ('stream' in raw) return raw.stream.destroyed || raw.stream.closed || (raw.stream.session?.destroyed ?? true);
+  const socket = raw.socket;
+  return !socket || socket.destroyed || socket.readableEnded || !socket.writable;
 }
 
 export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
@@ -50,6 +54,7 @@ export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
     const queue = new VerbQueue({
       deadlineMs: deps.verbDeadlineSeconds * 1000,
       onDrop: (verb, reason) => deps.metrics.verbDropped.inc({ verb, reason }),
+      onStart: (verb) => deps.metrics.verbStarted.inc({ verb }),
       onDepth: (depth) => deps.metrics.verbQueueDepth.set(depth),
     });
     /** Runs a verb in its turn (VerbQueue); a dropped one is answered 503 with the reason. */
