@@ -73,6 +73,38 @@ const SETTINGS = Type.Object({
     fromText: parseValue,
     allowed: 'a byte size of at least 1Ki, as a number or a quantity such as 32Mi',
   }),
+  memoryBudget: Type.Optional(
+    Type.Integer({
+      minimum: 64 * 2 ** 20,
+      description:
+        "memory the process should stay within; the admission limits below default from it (default: the cgroup's limit, i.e. the pod's resources.limits.memory, else V8's heap limit)",
+      fromText: parseValue,
+      allowed: 'a byte size of at least 64Mi, as a number or a quantity such as 1Gi',
+    }),
+  ),
+  maxConnections: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      description:
+        'open connections; requests on connections past it are answered 503 with Retry-After (default: one per MiB of memoryBudget, at least 16)',
+    }),
+  ),
+  maxBodyBytesHeld: Type.Optional(
+    Type.Integer({
+      minimum: 1024,
+      description:
+        'bytes of request bodies admitted and not yet answered; a request past it is answered 503 with Retry-After before its body is read (default: memoryBudget / 32)',
+      fromText: parseValue,
+      allowed: 'a byte size of at least 1Ki, as a number or a quantity such as 32Mi',
+    }),
+  ),
+  maxQueuedVerbs: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      description:
+        'verb requests admitted and not yet started; past it a verb is answered 503 with Retry-After at once (default: one per 4 MiB of memoryBudget, at least 16)',
+    }),
+  ),
   bindTimeoutSeconds: Type.Integer({
     minimum: 1,
     maximum: 86400,

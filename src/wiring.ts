@@ -8,6 +8,7 @@ import type { ClusterWriter } from './cluster/writer.ts';
 import type { Settings } from './config.ts';
 import { PodBinder } from './extender/bind.ts';
 import { buildExtenderDeps } from './extender/build.ts';
+import { admissionLimits } from './http/admission.ts';
 import { buildApp } from './http/app.ts';
 import { buildHealthApp } from './http/health-app.ts';
 import { createMetrics } from './http/metrics.ts';
@@ -56,6 +57,8 @@ export async function createExtender(parts: ExtenderParts) {
   };
   let started = false;
   const metrics = createMetrics({ cache, source, store, volumeBinder });
+  const limits = admissionLimits(settings);
+  logger.info(limits, 'admission limits');
   const app = await buildApp({
     extender,
     pluginSettings: settings,
@@ -64,6 +67,7 @@ export async function createExtender(parts: ExtenderParts) {
     metrics,
     logger,
     bodyLimit: settings.bodyLimit,
+    admission: limits,
     verbDeadlineSeconds: settings.verbDeadlineSeconds,
     started: () => started,
     cacheDiff: () => compareCache({ cache, store, ...list }),

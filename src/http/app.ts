@@ -2,18 +2,28 @@
 // so tests build the app and talk to it in-process.
 
 import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Server as TlsServer } from 'node:tls';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyError, LogController, type RouteOptions } from 'fastify';
+import Fastify, { type FastifyError, type FastifyRequest, LogController, type RouteOptions } from 'fastify';
 import type { Logger } from 'pino';
 import type { Source } from '../cluster/source.ts';
 import type { PodBinder } from '../extender/bind.ts';
 import type { ExtenderDeps } from '../extender/deps.ts';
 import type { VolumePluginsSettings } from '../plugins/index.ts';
+import {
+  Admission,
+  type AdmissionLimits,
+  admissionGauges,
+  admitRequest,
+  answerOverloaded,
+  countUnsizedBody,
+  Overloaded,
+} from './admission.ts';
 import { answerClientError } from './client-error.ts';
-import { BODY_ERRORS, documentResponses, UNAUTHORIZED } from './errors.ts';
+import { BODY_ERRORS, documentResponses, OVERLOADED, UNAUTHORIZED } from './errors.ts';
 import type { Metrics } from './metrics.ts';
 import { analysisRoutes } from './routes/analysis.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -30,6 +40,8 @@ export interface AppDeps {
   metrics: Metrics;
   logger: Logger;
   bodyLimit: number;
+  /** Limits on connections, request bodies held and verbs waiting (src/http/admission.ts). */
+  admission: AdmissionLimits;
   /** How long a verb may wait for the verbs queued before it (kube-scheduler's httpTimeout): then it is dropped. */
   verbDeadlineSeconds: number;
   /** True once the source's initial lists are in the store. */
@@ -72,7 +84,22 @@ export async function buildApp(deps: AppDeps) {
 
   // Every body we accept is JSON; anything else is refused with 415 instead of failing validation as a string.
   app.removeContentTypeParser('text/plain');
+  // The probes and /metrics are always served: a refused liveness probe would restart an overloaded pod.
+  const exempt = (url: string | undefined) => url === '/healthz' || url === '/readyz' || url === '/metrics';
+  const admission = new Admission(deps.admission, deps.bodyLimit, (reason) =>
+    deps.metrics.admissionRejected.inc({ reason }),
+  );
+  admissionGauges(deps.metrics.registry, admission);
+  const routes = {
+    isVerb: (request: FastifyRequest) => request.routeOptions.config.verb !== undefined,
+    exempt: (request: FastifyRequest) => exempt(request.routeOptions.url),
+  };
+  // HTTPS: requests see the TLS socket, counted once its handshake is done.
+  app.server.on(deps.tls ? 'secureConnection' : 'connection', (socket: Socket) => admission.connected(socket));
+  app.addHook('onRequest', admitRequest(admission, routes));
+  app.addHook('preParsing', countUnsizedBody(admission, routes));
   app.setErrorHandler((err: FastifyError, request, reply) => {
+    if (err instanceof Overloaded) return answerOverloaded(request, reply, err.message);
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
     if (status >= 500) {
       request.log.error({ err }, 'request failed');
@@ -114,6 +141,10 @@ export async function buildApp(deps: AppDeps) {
   const clientCa = Boolean(deps.tls?.clientCaFile);
   const hasBody = (route: RouteOptions) => [route.method].flat().includes('POST');
   app.addHook('onRoute', documentResponses(BODY_ERRORS, hasBody));
+  app.addHook(
+    'onRoute',
+    documentResponses(OVERLOADED, (route) => !exempt(route.url)),
+  );
   await app.register(async (protectedRoutes) => {
     // With a client CA, only the scheduler (and operators holding a certificate) may call the verbs and the ops API.
     if (clientCa) protectedRoutes.addHook('onRequest', requireClientCertificate);
@@ -122,7 +153,7 @@ export async function buildApp(deps: AppDeps) {
       'onRoute',
       documentResponses(UNAUTHORIZED, () => true),
     );
-    await protectedRoutes.register(schedulerRoutes(deps), { prefix: '/scheduler' });
+    await protectedRoutes.register(schedulerRoutes(deps, admission), { prefix: '/scheduler' });
     await protectedRoutes.register(opsRoutes(deps), { prefix: '/api/v1' });
     await protectedRoutes.register(analysisRoutes(deps), { prefix: '/api/v1' });
   });

@@ -17,6 +17,15 @@ export const BODY_ERRORS = {
   415: HttpError('The Content-Type is not application/json'),
 };
 
+/** What any route but the probes and /metrics may answer; the verbs give it for reasons of their own too. */
+export const OVERLOADED = {
+  503: HttpError(
+    'Not served, retry after Retry-After: the extender is over an admission limit (maxConnections, maxBodyBytesHeld, ' +
+      'maxQueuedVerbs; the body was not read). The scheduler verbs also answer it uncomputed before the cluster is ' +
+      'listed (just started), when the request waited past verbDeadlineSeconds, or when its client has gone',
+  ),
+};
+
 export const UNAUTHORIZED = {
   401: HttpError(
     'Only with --client-ca-file: the connection presented no client certificate signed by that CA (the scheduler verbs and /api/v1)',

@@ -18,6 +18,8 @@ export interface Metrics {
   /** Verbs whose computation started: what the verb queue let through. */
   verbStarted: Counter<'verb'>;
   verbQueueDepth: Gauge;
+  /** Requests answered 503 by admission (src/http/admission.ts), by the limit they met. */
+  admissionRejected: Counter<'reason'>;
   /** Preempt candidates kept, and dropped by the volume reason no eviction fixes. */
   preemptNodes: Counter<'result' | 'reason'>;
   /** Victims that preempt added to the scheduler's (RWOP holders, CSI attach slots). */
@@ -73,6 +75,14 @@ export function createMetrics(deps: {
     name: 'topology_extender_verb_started_total',
     help: 'Verb requests whose computation started (the rest were dropped or rejected first), by verb',
     labelNames: ['verb'],
+    registers: [registry],
+  });
+  const admissionRejected = new Counter({
+    name: 'topology_extender_admission_rejected_total',
+    help:
+      'Requests answered 503 with Retry-After before their body was read, by the limit they met (connections: ' +
+      'maxConnections, body_bytes: maxBodyBytesHeld, queued_verbs: maxQueuedVerbs)',
+    labelNames: ['reason'],
     registers: [registry],
   });
   const verbQueueDepth = new Gauge({
@@ -198,6 +208,7 @@ export function createMetrics(deps: {
     verbDropped,
     verbStarted,
     verbQueueDepth,
+    admissionRejected,
     preemptNodes,
     preemptVictimsAdded,
   };

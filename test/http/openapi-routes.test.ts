@@ -1,10 +1,13 @@
 // Every status a route answers is documented on that route: each route of the served OpenAPI document is sent its
 // named examples (each must get 200, as "Try it out" sends them against `npm start`'s example cluster), bad JSON, a
-// wrong Content-Type, a body over --body-limit, unknown names, and (with --client-ca-file) no client certificate.
+// wrong Content-Type, a body over --body-limit, unknown names, (with --client-ca-file) no client certificate, and a
+// connection past --max-connections.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
+import http from 'node:http';
 import https from 'node:https';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import { pino } from 'pino';
@@ -39,6 +42,9 @@ const ca = new TestCa('openapi-ca');
 let dir: string;
 let tls: TestExtender;
 let tlsPort: number;
+let full: TestExtender;
+let fullPort: number;
+let holder: Socket;
 
 before(async () => {
   const source = new ClusterStateSource({ file: 'examples/cluster.yaml', watch: false });
@@ -65,12 +71,32 @@ before(async () => {
   tls = await createTestExtender([], files);
   await tls.extender.app.listen({ host: '127.0.0.1', port: 0 });
   tlsPort = (tls.extender.app.server.address() as { port: number }).port;
+  // One connection allowed, and held: every other connection is over the limit.
+  full = await createTestExtender([], { maxConnections: 1 });
+  await full.extender.app.listen({ host: '127.0.0.1', port: 0 });
+  fullPort = (full.extender.app.server.address() as { port: number }).port;
+  holder = connect(fullPort, '127.0.0.1');
+  await new Promise((resolve) => holder.once('connect', resolve));
 });
 after(async () => {
+  holder.destroy();
+  await full.close();
   await app.close();
   await tls.close();
   await rm(dir, { recursive: true, force: true });
 });
+
+/** A request on a connection past --max-connections (the test's `full` server). */
+function overConnectionLimit(method: string, path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port: fullPort, method, path, agent: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode!);
+    });
+    req.on('error', reject);
+    req.end(method === 'POST' ? '{}' : undefined);
+  });
+}
 
 /** A request without a client certificate to the server that requires one. */
 function withoutClientCertificate(method: string, path: string): Promise<number> {
@@ -126,6 +152,7 @@ it('every route documents each status it answers, and its named examples get 200
       await send('a body over --body-limit', { payload: JSON.stringify({ pad: 'x'.repeat(BODY_LIMIT) }) });
       await send('a pod not in the cache', { payload: '{"namespace":"default","name":"no-such-pod"}' });
     }
+    seen.set(await overConnectionLimit(method, known), 'a connection past --max-connections');
     if (path.startsWith('/scheduler/') || path.startsWith('/api/v1/'))
       seen.set(await withoutClientCertificate(method, known), 'no client certificate, with --client-ca-file');
     for (const [status, what] of seen) {

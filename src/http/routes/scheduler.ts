@@ -3,12 +3,12 @@ import type { IncomingMessage } from 'node:http';
 import type { Http2ServerRequest } from 'node:http2';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
 import { BadRequestError } from '../../extender/deps.ts';
 import { filter } from '../../extender/filter.ts';
 import { preempt } from '../../extender/preempt.ts';
 import { prioritize } from '../../extender/prioritize.ts';
 import * as wire from '../../extender/wire.ts';
+import type { Admission } from '../admission.ts';
 import type { AppDeps } from '../app.ts';
 import { BINDING_ARGS_EXAMPLES, EXTENDER_ARGS_EXAMPLES, PREEMPTION_ARGS_EXAMPLES, withExamples } from '../examples.ts';
 import type { Verb } from '../metrics.ts';
@@ -26,16 +26,6 @@ declare module 'fastify' {
   }
 }
 
-/** The answer to a verb not computed: the cluster is not listed yet, its deadline passed, or its client had gone. */
-const Dropped = Type.Object(
-  { statusCode: Type.Literal(503), error: Type.String(), message: Type.String() },
-  {
-    description:
-      'Not computed: the extender has not listed every kind yet (just started), or the request waited past ' +
-      'verbDeadlineSeconds (the extender is overloaded)',
-  },
-);
-
 const NOT_SYNCED =
   'the extender has not listed the cluster yet (just started): no verdict from a partial view; retry after backoff';
 
@@ -45,11 +35,13 @@ const NOT_SYNCED =
  */
 function clientGone(raw: IncomingMessage | Http2ServerRequest): boolean {
   if ('stream' in raw) return raw.stream.destroyed || raw.stream.closed || (raw.stream.session?.destroyed ?? true);
+  // `=== true` and `=== false`: an injected request's socket (light-my-request) has none of these.
   const socket = raw.socket;
-  return !socket || socket.destroyed || socket.readableEnded || !socket.writable;
+  return socket?.destroyed === true || socket?.readableEnded === true || socket?.writable === false;
 }
 
-export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
+/** `admission`: a verb that starts no longer counts as waiting (maxQueuedVerbs). */
+export function schedulerRoutes(deps: AppDeps, admission: Admission): FastifyPluginAsyncTypebox {
   return async (app) => {
     const queue = new VerbQueue({
       deadlineMs: deps.verbDeadlineSeconds * 1000,
@@ -67,7 +59,10 @@ export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
       try {
         return await queue.run(
           { verb, arrivedAt: queue.now() - reply.elapsedTime, gone: () => clientGone(request.raw) },
-          work,
+          () => {
+            admission.started(request.raw);
+            return work();
+          },
         );
       } catch (err) {
         if (!(err instanceof VerbDropped)) throw err;
@@ -133,7 +128,7 @@ export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           summary:
             "Filter candidate nodes by the pod's volumes (binding, zone, RWOP, attach limits), counting pods nominated there",
           body: withExamples(wire.ExtenderArgs, EXTENDER_ARGS_EXAMPLES),
-          response: { 200: wire.ExtenderFilterResult, 503: Dropped },
+          response: { 200: wire.ExtenderFilterResult },
         },
       },
       (request, reply) =>
@@ -152,7 +147,7 @@ export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           tags: ['scheduler'],
           summary: 'Score candidate nodes (integers 0..10)',
           body: withExamples(wire.ExtenderArgs, EXTENDER_ARGS_EXAMPLES),
-          response: { 200: wire.HostPriorityList, 503: Dropped },
+          response: { 200: wire.HostPriorityList },
         },
       },
       (request, reply) => inTurn(request, reply, () => prioritize(request.body, deps.extender)),
@@ -167,7 +162,7 @@ export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           summary:
             "Keep the candidates where evicting makes room for the pod's volumes; add the RWOP and attach-slot holders it needs",
           body: withExamples(wire.ExtenderPreemptionArgs, PREEMPTION_ARGS_EXAMPLES),
-          response: { 200: wire.ExtenderPreemptionResult, 503: Dropped },
+          response: { 200: wire.ExtenderPreemptionResult },
         },
       },
       async (request) =>
@@ -186,7 +181,7 @@ export function schedulerRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           tags: ['scheduler'],
           summary: "Bind the pod's delegated volumes, then the pod, to a node",
           body: withExamples(wire.ExtenderBindingArgs, BINDING_ARGS_EXAMPLES),
-          response: { 200: wire.ExtenderBindingResult, 503: Dropped },
+          response: { 200: wire.ExtenderBindingResult },
         },
       },
       (request, reply) =>

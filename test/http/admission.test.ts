@@ -1,0 +1,171 @@
+// Admission before work: past a limit on connections, request bodies held or verbs waiting, a request is answered 503
+// with Retry-After from its headers alone (its body is never sent in these tests, so it cannot have been read), the
+// refusal is counted by reason in /metrics, and what a request held is free again once it is answered.
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { admissionLimits } from '../../src/http/admission.ts';
+import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
+import { node, pod } from '../helpers/objects.ts';
+
+const MiB = 2 ** 20;
+
+describe('admission limits', () => {
+  it('default from the memory budget, and each one set wins', () => {
+    assert.deepEqual(admissionLimits({ memoryBudget: 1024 * MiB }), {
+      memoryBudget: 1024 * MiB,
+      maxConnections: 1024,
+      maxBodyBytesHeld: 32 * MiB,
+      maxQueuedVerbs: 256,
+    });
+    assert.deepEqual(admissionLimits({ memoryBudget: 64 * MiB, maxQueuedVerbs: 3 }), {
+      memoryBudget: 64 * MiB,
+      maxConnections: 64,
+      maxBodyBytesHeld: 2 * MiB,
+      maxQueuedVerbs: 3,
+    });
+  });
+
+  it('the budget defaults to a limit of this process (cgroup or heap)', () => {
+    assert.ok(admissionLimits({}).memoryBudget > 0);
+  });
+});
+
+describe('admission over real sockets', () => {
+  let t: TestExtender;
+  let port: number;
+  const sockets: Socket[] = [];
+  before(async () => {
+    t = await createTestExtender([node('node-a', { zone: 'a' }), node('node-b', { zone: 'b' })], {
+      maxConnections: 4,
+      maxBodyBytesHeld: 64 * 1024,
+      maxQueuedVerbs: 2,
+    });
+    await t.extender.app.listen({ host: '127.0.0.1', port: 0 });
+    port = (t.extender.app.server.address() as { port: number }).port;
+  });
+  after(async () => {
+    for (const s of sockets) s.destroy();
+    await t.close();
+  });
+
+  const open = () =>
+    new Promise<Socket>((resolve, reject) => {
+      const s = connect(port, '127.0.0.1', () => resolve(s));
+      s.on('error', reject);
+      sockets.push(s);
+    });
+  const head = (path: string, length: number | 'chunked') =>
+    `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+    (length === 'chunked' ? 'Transfer-Encoding: chunked\r\n\r\n' : `Content-Length: ${length}\r\n\r\n`);
+  /** Writes `raw` and resolves with the first answer on the socket. */
+  const answer = (s: Socket, raw: string) =>
+    new Promise<string>((resolve) => {
+      let text = '';
+      const onData = (d: Buffer) => {
+        text += d.toString();
+        const end = text.indexOf('\r\n\r\n');
+        const length = Number(/content-length: (\d+)/i.exec(text)?.[1] ?? Number.NaN);
+        if (end >= 0 && text.length >= end + 4 + length) {
+          s.off('data', onData);
+          resolve(text);
+        }
+      };
+      s.on('data', onData);
+      s.write(raw);
+    });
+  const filterBody = JSON.stringify({ Pod: pod('p', { uid: 'p' }), Nodes: null, NodeNames: ['node-a', 'node-b'] });
+  /** A filter whose body is padded to `bytes`. */
+  const paddedFilter = (bytes: number) => {
+    const body = `${filterBody.slice(0, -1)},"pad":"${'x'.repeat(bytes - filterBody.length - 9)}"}`;
+    assert.equal(body.length, bytes);
+    return body;
+  };
+  const metrics = async () => (await t.extender.app.inject({ url: '/metrics' })).body;
+  const rejected = async (reason: string) =>
+    Number(new RegExp(`admission_rejected_total\\{reason="${reason}"\\} (\\d+)`).exec(await metrics())?.[1] ?? 0);
+  /** Waits until the server holds `value` of `resource` (topology_extender_admission_held). */
+  const holds = async (resource: string, value: number) => {
+    const pattern = new RegExp(`admission_held\\{resource="${resource}"\\} (\\d+)`);
+    for (let i = 0; i < 1000; i++) {
+      if (Number(pattern.exec(await metrics())?.[1]) === value) return;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    assert.fail(`the server never held ${value} ${resource}`);
+  };
+  const assertOverloaded = (text: string, setting: string) => {
+    assert.match(text, /^HTTP\/1.1 503/);
+    assert.match(text, /\r\nretry-after: 1\r\n/i);
+    assert.match(text, /\r\nconnection: close\r\n/i);
+    const body = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4));
+    assert.equal(body.statusCode, 503);
+    assert.equal(body.error, 'Service Unavailable');
+    assert.match(body.message, new RegExp(`\\(${setting}\\)`));
+  };
+
+  // Each test starts with no connection open.
+  beforeEach(async () => {
+    for (const s of sockets.splice(0)) s.destroy();
+    await holds('connections', 0);
+  });
+
+  it('a body that would exceed the bytes held is refused from its Content-Length, unread; answered ones free theirs', async () => {
+    const size = 40 * 1024;
+    const body = paddedFilter(size);
+    const holder = await open();
+    // The first request's body is half sent: admitted, its 40 KiB held.
+    holder.write(head('/scheduler/filter', size) + body.slice(0, 1000));
+    await holds('body_bytes', size);
+    const before = await rejected('body_bytes');
+    const refused = await open();
+    assertOverloaded(await answer(refused, head('/scheduler/filter', size)), 'maxBodyBytesHeld');
+    assert.equal((await rejected('body_bytes')) - before, 1);
+    // The holder's request completes and is answered: its bytes are free, a request as large is admitted.
+    assert.match(await answer(holder, body.slice(1000)), /^HTTP\/1.1 200/);
+    await holds('body_bytes', 0);
+    assert.match(await answer(await open(), head('/scheduler/filter', size) + body), /^HTTP\/1.1 200/);
+  });
+
+  it('a chunked body is counted as it streams and refused once the bytes held pass the limit', async () => {
+    const size = 40 * 1024;
+    const holder = await open();
+    holder.write(head('/scheduler/filter', size) + paddedFilter(size).slice(0, 1000));
+    await holds('body_bytes', size);
+    const before = await rejected('body_bytes');
+    const chunk = paddedFilter(size);
+    const text = await answer(
+      await open(),
+      `${head('/scheduler/filter', 'chunked')}${chunk.length.toString(16)}\r\n${chunk}\r\n`,
+    );
+    assertOverloaded(text, 'maxBodyBytesHeld');
+    assert.equal((await rejected('body_bytes')) - before, 1);
+    holder.destroy();
+    await holds('body_bytes', 0);
+  });
+
+  it('a verb past the ones waiting to start is refused at once; they are computed when their bodies come', async () => {
+    // Two verbs admitted whose bodies have not arrived: waiting to start.
+    const waiting = [await open(), await open()];
+    for (const s of waiting) s.write(head('/scheduler/prioritize', filterBody.length));
+    await holds('queued_verbs', 2);
+    const before = await rejected('queued_verbs');
+    assertOverloaded(await answer(await open(), head('/scheduler/prioritize', filterBody.length)), 'maxQueuedVerbs');
+    assert.equal((await rejected('queued_verbs')) - before, 1);
+    for (const s of waiting) assert.match(await answer(s, filterBody), /^HTTP\/1.1 200/);
+    await holds('queued_verbs', 0);
+    const fresh = await answer(await open(), head('/scheduler/prioritize', filterBody.length) + filterBody);
+    assert.match(fresh, /^HTTP\/1.1 200/);
+  });
+
+  it('requests on connections past the limit are refused; the probes on them are served', async () => {
+    const held = [await open(), await open(), await open(), await open()];
+    await holds('connections', held.length);
+    const before = await rejected('connections');
+    const fifth = await open();
+    assert.match(await answer(fifth, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'), /^HTTP\/1.1 200/);
+    assertOverloaded(await answer(fifth, head('/scheduler/filter', filterBody.length)), 'maxConnections');
+    assert.equal((await rejected('connections')) - before, 1);
+    for (const s of held)
+      assert.match(await answer(s, head('/scheduler/filter', filterBody.length) + filterBody), /^HTTP\/1.1 200/);
+  });
+});
