@@ -173,9 +173,17 @@ export class Admission {
   }
 }
 
-/** The 503 every refusal gets; the connection is closed (HTTP/1.1), its unread body with it. */
-export function answerOverloaded(request: FastifyRequest, reply: FastifyReply, message: string): FastifyReply {
-  if (request.raw.httpVersionMajor === 1) reply.header('connection', 'close');
+/**
+ * The 503 every refusal gets. A refusal for the verbs waiting keeps the connection (Node discards the small body
+ * unparsed, and kube-scheduler's retry reuses it); the others close it (HTTP/1.1), with the unread body.
+ */
+export function answerOverloaded(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  reason: AdmissionReason,
+  message: string,
+): FastifyReply {
+  if (reason !== 'queued_verbs' && request.raw.httpVersionMajor === 1) reply.header('connection', 'close');
   return reply
     .code(503)
     .header('retry-after', String(RETRY_AFTER_SECONDS))
@@ -205,7 +213,7 @@ export function admitRequest(admission: Admission, routes: AdmissionRoutes) {
     }
     admission.reject(reason);
     request.verbDropped = true;
-    answerOverloaded(request, reply, admission.message(reason));
+    answerOverloaded(request, reply, reason, admission.message(reason));
   };
 }
 

@@ -99,7 +99,7 @@ export async function buildApp(deps: AppDeps) {
   app.addHook('onRequest', admitRequest(admission, routes));
   app.addHook('preParsing', countUnsizedBody(admission, routes));
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    if (err instanceof Overloaded) return answerOverloaded(request, reply, err.message);
+    if (err instanceof Overloaded) return answerOverloaded(request, reply, err.reason, err.message);
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
     if (status >= 500) {
       request.log.error({ err }, 'request failed');
