@@ -73,8 +73,17 @@ function nodeIncluded(c: Constraint, pod: Pod, node: Node): boolean {
   return true;
 }
 
-/** countPodsMatchSelector: the pod's namespace, not terminating, labels matching. */
+/** labels.Selector.Empty(): no requirements at all, which is what `labelSelector: {}` parses to. */
+const selectsEverything = (s: LabelSelector | undefined) =>
+  s !== undefined && Object.keys(s.matchLabels ?? {}).length === 0 && (s.matchExpressions ?? []).length === 0;
+
+/**
+ * countPodsMatchSelector: the pod's namespace, not terminating, labels matching. Since v1.27 a selector without
+ * requirements counts nothing (meant to skip the null selector, it catches `{}` instead; fixed only after v1.35,
+ * kubernetes#141339), although the incoming pod still matches it itself.
+ */
 function countMatching(nodeInfo: NodeInfo, selector: LabelSelector | undefined, namespace: string): number {
+  if (selectsEverything(selector)) return 0;
   let n = 0;
   for (const { pod } of nodeInfo.pods.values()) {
     if (pod.metadata.deletionTimestamp || (pod.metadata.namespace ?? 'default') !== namespace) continue;
