@@ -87,9 +87,11 @@ export class InterPodAffinityPlugin
 {
   readonly name = INTER_POD_AFFINITY;
   readonly #nodes: NodeInfoLister;
+  readonly #hardPodAffinityWeight: number;
 
-  constructor(nodes: NodeInfoLister) {
+  constructor(nodes: NodeInfoLister, hardPodAffinityWeight = HARD_POD_AFFINITY_WEIGHT) {
     this.#nodes = nodes;
+    this.#hardPodAffinityWeight = hardPodAffinityWeight;
   }
 
   preFilter(state: CycleState, pod: Pod): Status {
@@ -181,8 +183,9 @@ export class InterPodAffinityPlugin
         for (const { weight, term: t } of preferredAnti) if (matches(t, existing)) credit(t, labels, -weight);
         const a = existing.spec.affinity;
         if (!a?.podAffinity && !a?.podAntiAffinity) continue;
-        for (const t of required(existing, a.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution))
-          if (matches(t, pod)) credit(t, labels, HARD_POD_AFFINITY_WEIGHT);
+        if (this.#hardPodAffinityWeight > 0)
+          for (const t of required(existing, a.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution))
+            if (matches(t, pod)) credit(t, labels, this.#hardPodAffinityWeight);
         for (const { weight, term: t } of weighted(
           existing,
           a.podAffinity?.preferredDuringSchedulingIgnoredDuringExecution,
@@ -217,7 +220,8 @@ export class InterPodAffinityPlugin
       if (s.score < min) min = s.score;
     }
     const diff = max - min;
-    for (const s of scores) s.score = diff > 0 ? Math.trunc((MAX_NODE_SCORE * (s.score - min)) / diff) : 0;
+    // float64(MaxNodeScore) * (float64(score-min) / float64(diff)), truncated: 100*29/100 is 28 this way.
+    for (const s of scores) s.score = diff > 0 ? Math.trunc(MAX_NODE_SCORE * ((s.score - min) / diff)) : 0;
   }
 
   explain(state: CycleState, _pod: Pod, nodeInfo: NodeInfo): object | undefined {
