@@ -55,7 +55,8 @@ export class ImageLocalityPlugin implements PreScorePlugin, ScorePlugin {
       const image = normalizedImageName(c.image ?? '');
       const size = nodeInfo.imageStates.get(image);
       if (size === undefined) continue;
-      sum += Math.trunc((size * (spread.numNodes.get(image) ?? 0)) / spread.totalNodes);
+      // scaledImageScore: size times the share as float64, truncated (size*n/total rounds differently).
+      sum += Math.trunc(size * ((spread.numNodes.get(image) ?? 0) / spread.totalNodes));
     }
     const max = MAX_CONTAINER_THRESHOLD * containers.length;
     const clamped = Math.min(Math.max(sum, MIN_THRESHOLD), max);
