@@ -353,6 +353,29 @@ describe('NodeAffinity score', () => {
     // 2, 7 and 11 of 11: 18, 63, 100.
     assert.deepEqual(scores(new NodeAffinityPlugin(), preferred, nodes), { node1: 18, node2: 63, node5: 100 });
   });
+  it('no node matches preferred scheduling requirements in NodeAffinity of pod, all nodes score 0', () => {
+    const nodes = [makeNode('node1', { labels: { foo: 'bar1' } }), makeNode('node2', { labels: { key: 'value1' } })];
+    assert.deepEqual(scores(new NodeAffinityPlugin(), preferred, nodes), { node1: 0, node2: 0 });
+  });
+  it('only node1 matches the preferred scheduling requirements of pod', () => {
+    const nodes = [makeNode('node1', { labels: { foo: 'bar' } }), makeNode('node2', { labels: { key: 'value1' } })];
+    assert.deepEqual(scores(new NodeAffinityPlugin(), preferred, nodes), { node1: 100, node2: 0 });
+  });
+  it('an empty preference matches no node, a zero weight counts nothing, metadata.name is a field', () => {
+    const pod = podWith({
+      affinity: {
+        nodeAffinity: {
+          preferredDuringSchedulingIgnoredDuringExecution: [
+            { weight: 10, preference: {} },
+            { weight: 0, preference: { matchExpressions: [{ key: 'foo', operator: 'Exists' }] } },
+            { weight: 3, preference: { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['node2'] }] } },
+          ],
+        },
+      },
+    });
+    const nodes = [makeNode('node1', { labels: { foo: 'bar' } }), makeNode('node2')];
+    assert.deepEqual(scores(new NodeAffinityPlugin(), pod, nodes), { node1: 0, node2: 100 });
+  });
 });
 
 describe('NodePorts', () => {

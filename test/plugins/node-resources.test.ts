@@ -1,13 +1,10 @@
-// NodeResourcesFit (filter and LeastAllocated), NodeResourcesBalancedAllocation and ImageLocality: upstream's tables
-// (plugins/noderesources fit_test.go TestEnoughRequests, least_allocated_test.go, balanced_allocation_test.go),
-// with upstream's tiny units (milli-CPU, bytes) kept.
+// NodeResourcesFit's filter: upstream's table (plugins/noderesources fit_test.go TestEnoughRequests), with upstream's
+// tiny units (milli-CPU, bytes) kept. Its score and the other scores: node-resources-scores.test.ts, image-locality.test.ts.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { newNodeInfo } from '../../src/cache/node-info.ts';
 import type { Container, Pod, ResourceList } from '../../src/cluster/types.ts';
 import { CycleState } from '../../src/framework/cycle-state.ts';
-import { ImageLocalityPlugin } from '../../src/plugins/image-locality.ts';
-import { NodeResourcesBalancedAllocationPlugin } from '../../src/plugins/node-resources-balanced-allocation.ts';
 import { NodeResourcesFitPlugin } from '../../src/plugins/node-resources-fit.ts';
 import { makeNode, makePod } from '../helpers/objects.ts';
 import { view } from './helpers.ts';
@@ -159,55 +156,5 @@ describe('NodeResourcesFit filter (TestEnoughRequests)', () => {
       'Too many pods',
       'Insufficient cpu',
     ]);
-  });
-});
-
-describe('NodeResourcesFit LeastAllocated and BalancedAllocation scores', () => {
-  const nodes = [
-    makeNode('node1', { allocatable: { cpu: '4000m', memory: '10000', pods: '110' } }),
-    makeNode('node2', { allocatable: { cpu: '6000m', memory: '10000', pods: '110' } }),
-  ];
-  const requested = pod('p', [c('c1', res(1000, 2000)), c('c2', res(2000, 3000))]);
-  const score = (plugin: NodeResourcesFitPlugin | NodeResourcesBalancedAllocationPlugin, p: Pod) => {
-    const state = new CycleState();
-    const infos = nodes.map((n) => newNodeInfo(n));
-    if (plugin.preScore(state, p).code === 'Skip') return 'Skip';
-    return infos.map((i) => plugin.score(state, p, i));
-  };
-  it('nothing scheduled, resources requested, differently sized nodes (LeastAllocated)', () => {
-    // node1: cpu (4000-3000)/4000 = 25, memory (10000-5000)/10000 = 50 → 37; node2: 50, 50 → 50.
-    assert.deepEqual(score(new NodeResourcesFitPlugin(), requested), [37, 50]);
-  });
-  it('nothing scheduled, resources requested, differently sized nodes (BalancedAllocation)', () => {
-    // node1: fractions 0.75 and 0.5 → 1 - 0.125 → 87; node2: 0.5 and 0.5 → 100.
-    assert.deepEqual(score(new NodeResourcesBalancedAllocationPlugin(), requested), [87, 100]);
-  });
-  it('a best-effort pod is not scored by BalancedAllocation', () => {
-    assert.equal(score(new NodeResourcesBalancedAllocationPlugin(), makePod('p')), 'Skip');
-  });
-});
-
-describe('ImageLocality', () => {
-  const MB = 1024 * 1024;
-  it('the node holding the larger image scores higher, each image scaled by the share of nodes holding it', () => {
-    const nodes = [
-      makeNode('node1', { images: [{ names: ['gcr.io/40:latest'], sizeBytes: 40 * MB }] }),
-      makeNode('node2', { images: [{ names: ['gcr.io/300:latest'], sizeBytes: 300 * MB }] }),
-    ];
-    const p = makePod('p', {
-      containers: [
-        { name: 'a', image: 'gcr.io/40' },
-        { name: 'b', image: 'gcr.io/300' },
-      ],
-    });
-    const plugin = new ImageLocalityPlugin({ list: () => infos });
-    const infos = nodes.map((n) => newNodeInfo(n));
-    const state = new CycleState();
-    plugin.preScore(state, p);
-    // node1: 40 MB × 1/2 = 20 MB, under the 23 MB floor → 0; node2: 150 MB → 100 × (150-23)/(2000-23) = 6.
-    assert.deepEqual(
-      infos.map((i) => plugin.score(state, p, i)),
-      [0, 6],
-    );
   });
 });
