@@ -5,10 +5,11 @@
 // commit before) on the same file, alternating runs with this one, so both see the same machine load.
 // --format yaml loads the same cluster written as `kubectl get -o yaml` prints it (bench/kubectl-yaml.ts, 185 MiB);
 // --format both alternates JSON and YAML runs and prints YAML's time and RSS against JSON's (issue 19: at most 2×
-// the time, at most 1 GiB). Not run by run.ts.
+// the time, at most 1 GiB); with --out it writes those figures into that file's yaml-dump section (bench/RESULTS.md).
+// Not run by run.ts.
 //
 // Run: ./node_modules/.bin/node bench/ready-memory.ts [--runs 2] [--nodes 5000] [--format json|yaml|both]
-//      [--root ../other-checkout]
+//      [--root ../other-checkout] [--out bench/RESULTS.md]
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -19,6 +20,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { kubectlYamlList } from './kubectl-yaml.ts';
+import { writeResultsSection } from './results-section.ts';
 import { generateCluster, LOCAL_STORAGE_SHAPE } from './synthetic.ts';
 
 const { values: args } = parseArgs({
@@ -27,6 +29,7 @@ const { values: args } = parseArgs({
     nodes: { type: 'string', default: '5000' },
     root: { type: 'string' },
     format: { type: 'string', default: 'json' },
+    out: { type: 'string' },
   },
 });
 const formats = args.format === 'both' ? ['json', 'yaml'] : [args.format];
@@ -36,9 +39,14 @@ const roots = args.root ? [here, args.root] : [here];
 
 const dir = await mkdtemp(join(tmpdir(), 'topology-extender-ready-'));
 const files: Record<string, string> = {};
+const sizes: Record<string, number> = {};
+let counts = '';
 {
   const cluster = generateCluster({ ...LOCAL_STORAGE_SHAPE, nodes: Number(args.nodes), pendingPerKind: 400, seed: 1 });
   console.log(`cluster: ${JSON.stringify(cluster.counts)}`);
+  counts = Object.entries(cluster.counts)
+    .map(([kind, n]) => `${n.toLocaleString('en')} ${kind}`)
+    .join(', ');
   for (const format of formats) {
     const text =
       format === 'json'
@@ -46,6 +54,7 @@ const files: Record<string, string> = {};
         : kubectlYamlList(cluster.objects);
     files[format] = join(dir, `cluster.${format}`);
     await writeFile(files[format], text);
+    sizes[format] = Math.round(Buffer.byteLength(text) / 2 ** 20);
     console.log(`cluster-state file ${format}: ${Math.round(Buffer.byteLength(text) / 2 ** 20)} MiB`);
   }
 }
@@ -90,15 +99,18 @@ async function measure(root: string, file: string) {
   return { readyMs, cpuSeconds, rssMiB };
 }
 
-const results: Record<string, { readyMs: number; cpuSeconds: number; rssMiB: number }[]> = {};
+type Run = { readyMs: number; cpuSeconds: number; rssMiB: number; load: number };
+const results: Record<string, Run[]> = {};
+const startedAt = new Date().toISOString().slice(0, 16).replace('T', ' ');
 for (let run = 1; run <= Number(args.runs); run++) {
   for (const root of roots) {
     for (const format of formats) {
       const { readyMs, cpuSeconds, rssMiB } = await measure(root, files[format]);
-      results[format] = [...(results[format] ?? []), { readyMs, cpuSeconds, rssMiB }];
+      const load = loadavg()[0];
+      results[format] = [...(results[format] ?? []), { readyMs, cpuSeconds, rssMiB, load }];
       console.log(
         `run ${run} ${root} ${format}: ready ${(readyMs / 1000).toFixed(1)} s, CPU ${cpuSeconds.toFixed(1)} s, ` +
-          `RSS at ready ${rssMiB} MiB (load ${loadavg()[0].toFixed(1)})`,
+          `RSS at ready ${rssMiB} MiB (load ${load.toFixed(1)})`,
       );
     }
   }
@@ -112,11 +124,27 @@ if (results.json && results.yaml) {
   const rss = Math.max(...results.yaml.map((r) => r.rssMiB));
   const ratio = ready('yaml') / ready('json');
   const cpu = (f: string) => median(results[f].map((r) => r.cpuSeconds));
-  console.log(
+  const verdict =
     `YAML against JSON: ready ${ratio.toFixed(2)}× (bound 2×: ${ratio <= 2 ? 'met' : 'MISSED'}), ` +
-      `CPU to ready ${(cpu('yaml') / cpu('json')).toFixed(2)}×, ` +
-      `YAML RSS at ready up to ${rss} MiB (bound 1 GiB: ${rss <= 1024 ? 'met' : 'MISSED'})`,
-  );
+    `CPU to ready ${(cpu('yaml') / cpu('json')).toFixed(2)}×, ` +
+    `YAML RSS at ready up to ${rss} MiB (bound 1 GiB: ${rss <= 1024 ? 'met' : 'MISSED'})`;
+  console.log(verdict);
+  const row = (format: string, r: Run, i: number) =>
+    `| ${i + 1} | ${format === 'json' ? 'JSON' : 'YAML'} | ${(r.readyMs / 1000).toFixed(1)} s | ${r.cpuSeconds.toFixed(1)} s | ${r.rssMiB} MiB | ${r.load.toFixed(1)} |`;
+  const rows = results.json.flatMap((r, i) => [row('json', r, i), row('yaml', results.yaml[i], i)]);
+  const md = `<!-- yaml-dump: written by bench/ready-memory.ts -->
+## Cluster-state YAML against JSON (\`bench/ready-memory.ts --format both\`, issue 19)
+
+\`serve --cluster-state\` from process start to \`/readyz\` 200 on the same ${Number(args.nodes).toLocaleString('en')}-node cluster (${counts}) written as a JSON List (${sizes.json} MiB) and as \`kubectl get -o yaml\` prints it (${sizes.yaml} MiB), runs alternating, ${startedAt} UTC, load average (1 min) after each run:
+
+| run | format | ready | CPU to ready | RSS at ready | load |
+|---:|---|---:|---:|---:|---:|
+${rows.join('\n')}
+
+${verdict} (medians).
+<!-- /yaml-dump -->
+`;
+  if (args.out) await writeResultsSection(args.out, 'yaml-dump', md);
 }
 
 await rm(dir, { recursive: true, force: true });
