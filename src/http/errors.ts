@@ -3,23 +3,35 @@
 import type { RouteOptions } from 'fastify';
 import { Type } from 'typebox';
 
-/** The body of every error answer: what is wrong, in a sentence. */
-export const HttpError = (description: string) =>
+/** The body of every error answer: what is wrong, in a sentence; its status, so Swagger UI's example shows it. */
+export const HttpError = <S extends number>(statusCode: S, description: string) =>
   Type.Object(
-    { statusCode: Type.Integer(), code: Type.Optional(Type.String()), error: Type.String(), message: Type.String() },
+    {
+      statusCode: Type.Literal(statusCode),
+      code: Type.Optional(Type.String()),
+      error: Type.String(),
+      message: Type.String(),
+    },
     { description },
   );
 
+/** `schema` as a documented answer: Swagger UI shows `description` instead of "Default Response". */
+export const Answer = <T extends object>(description: string, schema: T): T => ({
+  ...schema,
+  'x-response-description': description,
+});
+
 /** What any route taking a JSON body may answer before its handler runs. */
 export const BODY_ERRORS = {
-  400: HttpError('Invalid JSON, or a field of the wrong type (the message names it)'),
-  413: HttpError('The body is larger than --body-limit'),
-  415: HttpError('The Content-Type is not application/json'),
+  400: HttpError(400, 'Invalid JSON, or a field of the wrong type (the message names it)'),
+  413: HttpError(413, 'The body is larger than --body-limit'),
+  415: HttpError(415, 'The Content-Type is not application/json'),
 };
 
 /** What any route but the probes and /metrics may answer; the verbs give it for reasons of their own too. */
 export const OVERLOADED = {
   503: HttpError(
+    503,
     'Not served, retry after Retry-After: the extender is over an admission limit (maxConnections, maxBodyBytesHeld, ' +
       'maxQueuedVerbs; the body was not read). The scheduler verbs also answer it uncomputed before the cluster is ' +
       'listed (just started), when the request waited past verbDeadlineSeconds, or when its client has gone',
@@ -28,6 +40,7 @@ export const OVERLOADED = {
 
 export const UNAUTHORIZED = {
   401: HttpError(
+    401,
     'Only with --client-ca-file: the connection presented no client certificate signed by that CA (the scheduler verbs and /api/v1)',
   ),
 };

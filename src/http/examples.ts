@@ -1,5 +1,6 @@
 // Named example requests for the OpenAPI document, written against examples/cluster.yaml (what `npm start` serves):
-// Swagger UI's "Try it out" sends them as they are and gets a 200. test/http/openapi.test.ts sends each one.
+// Swagger UI's "Try it out" sends them as they are and gets a 200. test/http/openapi-routes.test.ts sends each one,
+// scripts/browser-check.ts clicks them in Swagger UI.
 
 const DB_0 = {
   metadata: { name: 'db-0', namespace: 'default', uid: '0b9e7a52-7d1c-4f0e-9c57-2f1d8e6a4b31' },

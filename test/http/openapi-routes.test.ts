@@ -22,7 +22,13 @@ import { tempDir } from '../helpers/temp-dir.ts';
 
 type Doc = { paths: Record<string, Record<string, Operation>> };
 type Operation = {
-  responses: Record<string, unknown>;
+  responses: Record<
+    string,
+    {
+      description: string;
+      content?: Record<string, { schema?: { properties?: { statusCode?: { enum?: number[] } } } }>;
+    }
+  >;
   requestBody?: { content: { 'application/json': { examples?: Record<string, { value: unknown }> } } };
 };
 
@@ -121,6 +127,7 @@ it('every route documents each status it answers, and its named examples get 200
   routes.sort((a, b) => Number(a.path === '/scheduler/bind') - Number(b.path === '/scheduler/bind'));
   for (const { path, method, op } of routes) {
     const seen = new Map<number, string>();
+    const bodies = new Map<number, string>();
     const send = async (what: string, opts: { url?: string; payload?: string; type?: string }) => {
       const res = await app.app.inject({
         method: method as 'GET' | 'POST',
@@ -129,6 +136,7 @@ it('every route documents each status it answers, and its named examples get 200
         headers: opts.payload === undefined ? {} : { 'content-type': opts.type ?? 'application/json' },
       });
       seen.set(res.statusCode, what);
+      bodies.set(res.statusCode, res.body);
       return res;
     };
     const [known, unknown] = path.includes('{')
@@ -156,10 +164,24 @@ it('every route documents each status it answers, and its named examples get 200
     if (path.startsWith('/scheduler/') || path.startsWith('/api/v1/'))
       seen.set(await withoutClientCertificate(method, known), 'no client certificate, with --client-ca-file');
     for (const [status, what] of seen) {
-      assert.ok(
-        op.responses[String(status)],
-        `${method} ${path} answers ${status} (to ${what}) but does not document it`,
-      );
+      const documented = op.responses[String(status)];
+      assert.ok(documented, `${method} ${path} answers ${status} (to ${what}) but does not document it`);
+      // Swagger UI shows the schema's statusCode as the example: it must be the status it is documented under.
+      const statusCodes = documented.content?.['application/json']?.schema?.properties?.statusCode?.enum;
+      if (status >= 400 && bodies.has(status)) {
+        assert.deepEqual(statusCodes, [status], `${method} ${path} documents ${status} with statusCode ${statusCodes}`);
+        assert.equal(JSON.parse(bodies.get(status)!).statusCode, status, `${method} ${path} ${status} body`);
+      }
+    }
+  }
+});
+
+it('every documented answer says what it is: Swagger UI shows no "Default Response"', () => {
+  for (const [path, ops] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(ops)) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        assert.notEqual(response.description, 'Default Response', `${method.toUpperCase()} ${path} ${status}`);
+      }
     }
   }
 });

@@ -8,7 +8,7 @@ import { MAX_REPLICAS, simulate } from '../../ops/simulate.ts';
 import { DEFAULT_PROFILE_PLUGINS } from '../../plugins/default-profile.ts';
 import { PLUGIN_NAMES } from '../../plugins/names.ts';
 import type { AppDeps } from '../app.ts';
-import { HttpError } from '../errors.ts';
+import { Answer, HttpError } from '../errors.ts';
 import { EXPLAIN_EXAMPLES, SIMULATE_EXAMPLES, withExamples } from '../examples.ts';
 
 const open = { additionalProperties: true } as const;
@@ -199,7 +199,7 @@ const SimulateAnswer = Type.Object({
   }),
 });
 
-const NOT_FOUND = HttpError('namespace/name names a pod that is not in the cache');
+const NOT_FOUND = HttpError(404, 'namespace/name names a pod that is not in the cache');
 
 export function analysisRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -214,7 +214,10 @@ export function analysisRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           summary:
             'Why a pod fits each node or not: the FitError line, per node the deciding plugin and the volume detail',
           body: withExamples(ExplainBody, EXPLAIN_EXAMPLES),
-          response: { 200: ExplainAnswer, 404: NOT_FOUND },
+          response: {
+            200: Answer("kube-scheduler's line for the pod and each judged node's verdict", ExplainAnswer),
+            404: NOT_FOUND,
+          },
         },
       },
       async (request) => explain(deps.extender, request.body as Parameters<typeof explain>[1]),
@@ -228,7 +231,10 @@ export function analysisRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           summary:
             'Place N replicas one after another as kube-scheduler would, each assumed on a private copy of the state (never written)',
           body: withExamples(SimulateBody, SIMULATE_EXAMPLES),
-          response: { 200: SimulateAnswer, 404: NOT_FOUND },
+          response: {
+            200: Answer('The placements, and why the first replica that does not fit fits nowhere', SimulateAnswer),
+            404: NOT_FOUND,
+          },
         },
       },
       async (request) => simulate(deps.extender, deps.pluginSettings, request.body as Parameters<typeof simulate>[2]),

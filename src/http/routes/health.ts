@@ -3,6 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppDeps } from '../app.ts';
+import { Answer } from '../errors.ts';
 
 const Readiness = Type.Object({
   ready: Type.Boolean(),
@@ -22,7 +23,7 @@ export function healthRoutes(deps: HealthDeps): FastifyPluginAsyncTypebox {
         schema: {
           tags: ['health'],
           summary: 'Liveness: the process serves',
-          response: { 200: Type.Object({ status: Type.Literal('ok') }) },
+          response: { 200: Answer('The process serves', Type.Object({ status: Type.Literal('ok') })) },
         },
       },
       async () => ({ status: 'ok' as const }),
@@ -34,7 +35,10 @@ export function healthRoutes(deps: HealthDeps): FastifyPluginAsyncTypebox {
         schema: {
           tags: ['health'],
           summary: 'Readiness: every kind synced and no watch stale',
-          response: { 200: Readiness, 503: Readiness },
+          response: {
+            200: Answer('Ready: every kind listed, no watch stale', Readiness),
+            503: Answer('Not ready: the kinds not listed yet or whose watch is stale', Readiness),
+          },
         },
       },
       async (_request, reply) => {
@@ -53,7 +57,7 @@ export function healthRoutes(deps: HealthDeps): FastifyPluginAsyncTypebox {
           tags: ['health'],
           summary: 'Prometheus metrics',
           produces: ['text/plain'],
-          response: { 200: Type.String() },
+          response: { 200: Answer('Prometheus text exposition', Type.String()) },
         },
       },
       async (_request, reply) => {

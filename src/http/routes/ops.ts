@@ -7,6 +7,7 @@ import { ANN_SELECTED_NODE } from '../../cluster/volume-annotations.ts';
 import { LABEL_TOPOLOGY_REGION, LABEL_TOPOLOGY_ZONE } from '../../cluster/well-known-labels.ts';
 import { nominationsView } from '../../ops/nominations.ts';
 import type { AppDeps } from '../app.ts';
+import { Answer, HttpError } from '../errors.ts';
 
 const ResourceView = Type.Object({
   milliCPU: Type.Number(),
@@ -80,8 +81,6 @@ const ClaimView = Type.Object({
   }),
 });
 
-const NotFound = Type.Object({ statusCode: Type.Literal(404), error: Type.String(), message: Type.String() });
-
 function resource(r: Readonly<Resource>): Static<typeof ResourceView> {
   return {
     milliCPU: r.milliCPU,
@@ -136,7 +135,12 @@ export function opsRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
         schema: {
           tags: ['ops'],
           summary: 'Every node in the cache with its allocatable, requested and pod counts (zone-interleaved order)',
-          response: { 200: Type.Object({ items: Type.Array(NodeSummary) }) },
+          response: {
+            200: Answer(
+              'Every node, in the order the filter sees them',
+              Type.Object({ items: Type.Array(NodeSummary) }),
+            ),
+          },
         },
       },
       async () => ({
@@ -154,7 +158,10 @@ export function opsRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           tags: ['ops'],
           summary: "One node's NodeInfo: pods, resources, ports, claims, CSI volumes",
           params: Type.Object({ name: Type.String() }),
-          response: { 200: NodeDetail, 404: NotFound },
+          response: {
+            200: Answer("The node's NodeInfo", NodeDetail),
+            404: HttpError(404, 'The node is not in the cache'),
+          },
         },
       },
       async (request, reply) => {
@@ -176,7 +183,12 @@ export function opsRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
         schema: {
           tags: ['ops'],
           summary: 'Pods assumed by our bind and not yet confirmed by the watch',
-          response: { 200: Type.Object({ items: Type.Array(AssumedPod) }) },
+          response: {
+            200: Answer(
+              'Assumed pods (none when every bind is confirmed)',
+              Type.Object({ items: Type.Array(AssumedPod) }),
+            ),
+          },
         },
       },
       async () => ({
@@ -194,7 +206,10 @@ export function opsRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           tags: ['ops'],
           summary: 'A claim as the extender sees it, with the PersistentVolume it is bound to (if any)',
           params: Type.Object({ namespace: Type.String(), name: Type.String() }),
-          response: { 200: ClaimView, 404: NotFound },
+          response: {
+            200: Answer('The claim, its phase, selected node and PersistentVolume', ClaimView),
+            404: HttpError(404, 'The claim is not in the cache'),
+          },
         },
       },
       async (request, reply) => {
@@ -226,7 +241,7 @@ export function opsRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           tags: ['ops'],
           summary:
             'Pods waiting for a node after preempting (status.nominatedNodeName): priority, and the PVs and storage they hold back there',
-          response: { 200: Type.Array(Nomination) },
+          response: { 200: Answer('Nominated pods (empty when none waits)', Type.Array(Nomination)) },
         },
       },
       async () =>
@@ -244,7 +259,12 @@ export function opsRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           tags: ['ops'],
           summary:
             "Differences between the cache and a fresh list from the source of truth (kube-scheduler's cache comparer)",
-          response: { 200: Type.Object({}, { additionalProperties: true }) },
+          response: {
+            200: Answer(
+              'What differs, by kind (empty when the cache agrees)',
+              Type.Object({}, { additionalProperties: true }),
+            ),
+          },
         },
       },
       async () => deps.cacheDiff(),

@@ -10,6 +10,7 @@ import { prioritize } from '../../extender/prioritize.ts';
 import * as wire from '../../extender/wire.ts';
 import type { Admission } from '../admission.ts';
 import type { AppDeps } from '../app.ts';
+import { Answer } from '../errors.ts';
 import { BINDING_ARGS_EXAMPLES, EXTENDER_ARGS_EXAMPLES, PREEMPTION_ARGS_EXAMPLES, withExamples } from '../examples.ts';
 import type { Verb } from '../metrics.ts';
 import { VerbDropped, VerbQueue } from '../verb-queue.ts';
@@ -181,7 +182,12 @@ export function schedulerRoutes(deps: AppDeps, admission: Admission): FastifyPlu
           tags: ['scheduler'],
           summary: "Bind the pod's delegated volumes, then the pod, to a node",
           body: withExamples(wire.ExtenderBindingArgs, BINDING_ARGS_EXAMPLES),
-          response: { 200: wire.ExtenderBindingResult },
+          response: {
+            200: Answer(
+              'Bound (Error empty), or an Error saying why not; every assumption reverted',
+              wire.ExtenderBindingResult,
+            ),
+          },
         },
       },
       (request, reply) =>
