@@ -252,6 +252,25 @@ describe('what an operator reads', () => {
     assert.doesNotMatch(stdout, /listening|"err"/);
   });
 
+  it('an empty or object-less cluster-state file: one sentence naming the file, exit 1, never listening', async () => {
+    const dir = await tempDir('cli-');
+    for (const [name, text] of [
+      ['empty.yaml', ''],
+      ['empty-list.yaml', 'apiVersion: v1\nkind: List\nitems: []\n'],
+    ]) {
+      const file = join(dir, name);
+      await writeFile(file, text);
+      const { code, stderr, stdout } = await serve('--cluster-state', file, '--port', '0').exited;
+      assert.equal(code, 1, name);
+      oneSentence(stderr);
+      assert.equal(
+        stderr,
+        `topology-extender: ${file}: holds no Kubernetes objects (it is empty, or every document or List in it is)\n`,
+      );
+      assert.doesNotMatch(stdout, /listening/i, 'it exits before it listens');
+    }
+  });
+
   it('a host that does not resolve, a missing file, a bad kubeconfig: one sentence each, exit 1', async () => {
     const dir = await tempDir('cli-');
     const kubeconfig = join(dir, 'kubeconfig');
