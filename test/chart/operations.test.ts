@@ -403,3 +403,18 @@ describe('PrometheusRule and Grafana dashboard', () => {
     }
   });
 });
+
+describe('memory: V8 heap within the limit the extender reads as its budget', () => {
+  for (const mode of ['scheduler', 'extender']) {
+    it(`mode ${mode}: NODE_OPTIONS sets --max-old-space-size from extender.maxOldSpaceSizeMiB, under limits.memory`, async () => {
+      const objects = await renderChart(['--set', `mode=${mode}`, '--set', 'extender.maxOldSpaceSizeMiB=500']);
+      const container = extenderContainer(objects) as {
+        env?: { name: string; value?: string }[];
+        resources?: { limits?: { memory?: string } };
+      };
+      const env = container.env?.find((e) => e.name === 'NODE_OPTIONS');
+      assert.equal(env?.value, '--max-old-space-size=500');
+      assert.equal(container.resources?.limits?.memory, '1Gi');
+    });
+  }
+});
