@@ -258,8 +258,8 @@ const sampler = (async () => {
 })();
 const baselineRss = await rssMiB();
 await resetPeak();
-const cpuSeconds = async () => metric(await metrics(), /process_cpu_seconds_total ([\d.]+)/);
-const cpuBefore = await cpuSeconds(); // this scrape also restarts the event-loop lag figures
+const beforeOpen = await metrics(); // this scrape also restarts the event-loop lag figures
+const cpuBefore = metric(beforeOpen, /process_cpu_seconds_total ([\d.]+)/);
 const openStarted = performance.now();
 
 // ------------------------------------------------------------------------------------------------- open loop
@@ -299,12 +299,22 @@ const cpuShare =
 const lagP50 = metric(afterOpen, /eventloop_lag_p50_seconds ([\d.e-]+)/) * 1000;
 const lagP99 = metric(afterOpen, /eventloop_lag_p99_seconds ([\d.e-]+)/) * 1000;
 const count = (s: number) => statuses.get(s) ?? 0;
+/** Major (mark-compact) GCs during the open loop: each stops the event loop, 503s included. */
+const majorGc = (text: string) => ({
+  count: metric(text, /gc_duration_seconds_count\{kind="major"\} (\d+)/),
+  seconds: metric(text, /gc_duration_seconds_sum\{kind="major"\} ([\d.e-]+)/),
+});
+const gcOpen = {
+  count: majorGc(afterOpen).count - majorGc(beforeOpen).count,
+  seconds: majorGc(afterOpen).seconds - majorGc(beforeOpen).seconds,
+};
 const openSent = [...statuses.values()].reduce((a, b) => a + b, 0);
 log(
   `open loop ${rate}/s for ${SECONDS} s: ${openSent} sent, ${count(200)} × 200 (p50 ${quantile(ok, 0.5).toFixed(1)} ms, ` +
     `p99 ${quantile(ok, 0.99).toFixed(1)} ms from schedule), ${count(503)} × 503 (p50 ${quantile(refused, 0.5).toFixed(2)} ms, ` +
     `p99 ${quantile(refused, 0.99).toFixed(2)} ms), other ${openSent - count(200) - count(503)}; RSS peak ${openPeak.toFixed(0)} MiB; the extender used ` +
-    `${cpuShare.toFixed(2)} of a core, event-loop lag p50 ${lagP50.toFixed(1)} ms, p99 ${lagP99.toFixed(1)} ms`,
+    `${cpuShare.toFixed(2)} of a core, event-loop lag p50 ${lagP50.toFixed(1)} ms, p99 ${lagP99.toFixed(1)} ms; ${gcOpen.count} major GCs, ` +
+    `${(gcOpen.seconds * 1000).toFixed(0)} ms in all (mean ${((gcOpen.seconds * 1000) / Math.max(1, gcOpen.count)).toFixed(0)} ms)`,
 );
 
 // ------------------------------------------------------------------------------------------------- abandoned
@@ -427,7 +437,7 @@ at end \`${loadAtEnd.replace(/.*load average/, 'load average')}\` (shared machin
   ${n(quantile(refused, 0.5), 2)} ms, p99 ${n(p99Refused, 2)} ms from the send; ${n(openReasons.queued_verbs)} refused past
   maxQueuedVerbs, ${n(openReasons.deadline)} dropped past verbDeadlineSeconds); RSS peak ${n(openPeak)} MiB. The
   extender used ${n(cpuShare, 2)} of a core (it computes one verb at a time), its event-loop lag p50 ${n(lagP50, 1)} ms,
-  p99 ${n(lagP99, 1)} ms.
+  p99 ${n(lagP99, 1)} ms; ${n(gcOpen.count)} major GCs stopped it for ${n(gcOpen.seconds * 1000)} ms in all.
 - **Abandoned**: ${ABANDONED} non-cache filters of ${n(heavyMiB, 1)} MiB (${n(FULL_NODES)} full nodes) on as many connections at
   once, each closed 5 ms after it was written: ${computed} computed (\`verb_started_total\`); the clients saw
   ${Object.entries(Object.fromEntries(abandonedStatuses))
