@@ -1,9 +1,10 @@
 // The CSIStorageCapacity objects of one storage class that reach a node, as one dense row per node ordinal (see
 // NodeInfo.ordinal): in scan order, with the bytes the capacity check reads (published capacity, maximumVolumeSize,
 // what provisions in flight owe) in flat arrays. A claim's capacity check on a node then reads one row instead of
-// labels → buckets → capacity objects → their parsed quantities → the in-flight map. Rows are built on first use from
-// the index's buckets and made stale when a bucket they read changes or what a capacity object is owed changes.
+// labels → buckets → capacity objects → their parsed quantities → the in-flight map. Rows are built and made stale as
+// RowTable says; the index also makes a row stale when what a capacity object is owed changes.
 import type { CSIStorageCapacity } from '../cluster/types.ts';
+import { type RowItems, RowTable } from './row-table.ts';
 
 type Labels = Readonly<Record<string, string>>;
 
@@ -58,31 +59,18 @@ export interface CapacityRowSources {
   readers(bucket: object): Set<number>;
 }
 
-export class CapacityRows {
-  #width = 2;
-  #epoch = 1;
-  #stamp = new Int32Array(0);
-  #count = new Int32Array(0);
+export class CapacityRows extends RowTable<CSIStorageCapacity, object> {
   /** Per slot: published, limit (NaN for null), owed in flight, and 1 when maximumVolumeSize is set. */
   #published = new Float64Array(0);
   #limit = new Float64Array(0);
   #owed = new Float64Array(0);
   #hasMax = new Uint8Array(0);
   #capacities: (CSIStorageCapacity | undefined)[] = [];
-  #labels: (Labels | undefined)[] = [];
-  #read: (readonly object[] | undefined)[] = [];
   readonly #sources: CapacityRowSources;
 
   constructor(sources: CapacityRowSources) {
+    super(2, MAX_WIDTH);
     this.#sources = sources;
-  }
-
-  stale(ordinal: number): void {
-    if (ordinal < this.#stamp.length) this.#stamp[ordinal] = -1;
-  }
-
-  staleAll(): void {
-    this.#epoch++;
   }
 
   /**
@@ -97,12 +85,9 @@ export class CapacityRows {
     joint: boolean,
     pod: ReadonlyMap<CSIStorageCapacity, number>,
   ): CSIStorageCapacity | undefined | typeof CAPACITY_ROW_UNDECIDED {
-    if (ordinal >= this.#stamp.length) this.#grow(ordinal);
-    if (this.#stamp[ordinal] !== this.#epoch || this.#labels[ordinal] !== labels) this.#fill(ordinal, labels);
-    const n = this.#count[ordinal];
-    if (n < 0) return CAPACITY_ROW_UNDECIDED;
-    const start = ordinal * this.#width;
-    for (let i = start, end = start + n; i < end; i++) {
+    const start = this.row(ordinal, labels);
+    if (start < 0) return CAPACITY_ROW_UNDECIDED;
+    for (let i = start, end = start + this.count[ordinal]; i < end; i++) {
       // Upstream's check counts neither provisions in flight nor the pod's earlier claims.
       const owed = joint ? this.#owed[i] + (pod.size > 0 ? (pod.get(this.#capacities[i]!) ?? 0) : 0) : 0;
       const fits = capacityFits(this.#published[i], this.#limit[i], this.#hasMax[i] === 1, size, owed, joint);
@@ -111,20 +96,16 @@ export class CapacityRows {
     return undefined;
   }
 
-  #fill(ordinal: number, labels: Labels): void {
+  protected content(labels: Labels): RowItems<CSIStorageCapacity, object> {
     const { capacities, buckets } = this.#sources.content(labels);
-    for (const b of this.#read[ordinal] ?? []) this.#sources.readers(b).delete(ordinal);
-    for (const b of buckets) this.#sources.readers(b).add(ordinal);
-    this.#read[ordinal] = buckets;
-    this.#labels[ordinal] = labels;
-    const usable = capacities.length <= MAX_WIDTH;
-    if (usable && capacities.length > this.#width) this.#widen(capacities.length);
-    this.#stamp[ordinal] = this.#epoch;
-    if (!usable) {
-      this.#count[ordinal] = -1;
-      return;
-    }
-    const start = ordinal * this.#width;
+    return { items: capacities, buckets };
+  }
+
+  protected readers(bucket: object): Set<number> {
+    return this.#sources.readers(bucket);
+  }
+
+  protected write(start: number, capacities: readonly CSIStorageCapacity[]): void {
     for (let i = 0; i < capacities.length; i++) {
       const c = capacities[i];
       const bytes = this.#sources.bytes(c);
@@ -134,41 +115,20 @@ export class CapacityRows {
       this.#owed[start + i] = this.#sources.owed(c);
       this.#capacities[start + i] = c;
     }
-    for (let i = start + capacities.length; i < start + this.#width; i++) this.#capacities[i] = undefined;
-    this.#count[ordinal] = capacities.length;
+    for (let i = start + capacities.length; i < start + this.width; i++) this.#capacities[i] = undefined;
   }
 
-  #grow(ordinal: number): void {
-    const rows = Math.max(64, ordinal + 1, this.#stamp.length * 2);
-    const stamp = new Int32Array(rows).fill(-1);
-    stamp.set(this.#stamp);
-    this.#stamp = stamp;
-    const count = new Int32Array(rows);
-    count.set(this.#count);
-    this.#count = count;
-    this.#resize(rows, this.#width);
-  }
-
-  #widen(n: number): void {
-    let width = this.#width;
-    while (width < n) width *= 2;
-    this.#resize(this.#stamp.length, width);
-    this.#epoch++;
-  }
-
-  #resize(rows: number, width: number): void {
-    const same = width === this.#width;
+  protected resize(rows: number, width: number, keep: boolean): void {
     const grow = <T extends Float64Array | Uint8Array>(old: T, make: (n: number) => T): T => {
       const next = make(rows * width);
-      if (same) next.set(old);
+      if (keep) next.set(old);
       return next;
     };
     this.#published = grow(this.#published, (n) => new Float64Array(n));
     this.#limit = grow(this.#limit, (n) => new Float64Array(n));
     this.#owed = grow(this.#owed, (n) => new Float64Array(n));
     this.#hasMax = grow(this.#hasMax, (n) => new Uint8Array(n));
-    if (!same) this.#capacities = [];
+    if (!keep) this.#capacities = [];
     this.#capacities.length = rows * width;
-    this.#width = width;
   }
 }

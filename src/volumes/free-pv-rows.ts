@@ -2,10 +2,10 @@
 // see NodeInfo.ordinal): capacities, shape ids and PV objects in flat arrays at ordinal × width, already in the order
 // FindMatchingVolume's walk over the node's topology buckets would meet them. A claim without selector is then
 // matched on a node by reading one row (one or two cache lines) instead of following labels → buckets → records.
-// Rows are built on first use from the buckets (the walk stays the reference) and made stale by the buckets they
-// were built from when those change; a row also records the labels object it was built for.
+// Rows are built and made stale as RowTable says.
 import type { PersistentVolume } from '../cluster/types.ts';
 import { type ClaimMatchInput, type FreePV, type FreePVBucket, type PVNames, shapeAccepted } from './pv-matching.ts';
+import { type RowItems, RowTable } from './row-table.ts';
 
 type Labels = Readonly<Record<string, string>>;
 
@@ -21,33 +21,15 @@ export interface RowContent {
   buckets: readonly FreePVBucket[];
 }
 
-export class FreePVRows {
-  #width = 8;
-  /** Bumped to make every row stale (a bucket made, the unindexed PVs changed, the rows widened). */
-  #epoch = 1;
-  /** Per ordinal: the epoch its row was built at; -1 once a bucket it read changed. */
-  #stamp = new Int32Array(0);
-  /** Per ordinal: the PVs in its row; -1 when the row cannot answer (ROW_UNDECIDED). */
-  #count = new Int32Array(0);
+export class FreePVRows extends RowTable<FreePV, FreePVBucket> {
   #capacities = new Float64Array(0);
   #shapes = new Int32Array(0);
   #pvs: (PersistentVolume | undefined)[] = [];
-  #labels: (Labels | undefined)[] = [];
-  #read: (readonly FreePVBucket[] | undefined)[] = [];
   readonly #build: (labels: Labels) => RowContent;
 
   constructor(build: (labels: Labels) => RowContent) {
+    super(8, MAX_WIDTH);
     this.#build = build;
-  }
-
-  /** A bucket the row of `ordinal` was built from changed. */
-  stale(ordinal: number): void {
-    if (ordinal < this.#stamp.length) this.#stamp[ordinal] = -1;
-  }
-
-  /** Every row is rebuilt on its next use. */
-  staleAll(): void {
-    this.#epoch++;
   }
 
   /**
@@ -62,15 +44,12 @@ export class FreePVRows {
     excluded: PVNames,
   ): PersistentVolume | undefined | typeof ROW_UNDECIDED {
     if (input.accessModes < 0) return ROW_UNDECIDED;
-    if (ordinal >= this.#stamp.length) this.#grow(ordinal);
-    if (this.#stamp[ordinal] !== this.#epoch || this.#labels[ordinal] !== labels) this.#fill(ordinal, labels);
-    const n = this.#count[ordinal];
-    if (n < 0) return ROW_UNDECIDED;
+    const start = this.row(ordinal, labels);
+    if (start < 0) return ROW_UNDECIDED;
     const capacities = this.#capacities;
     const shapes = this.#shapes;
     const request = input.request;
-    const start = ordinal * this.#width;
-    for (let i = start, end = start + n; i < end; i++) {
+    for (let i = start, end = start + this.count[ordinal]; i < end; i++) {
       if (capacities[i] < request || !shapeAccepted(input, shapes[i])) continue;
       const pv = this.#pvs[i]!;
       if (excluded.size > 0 && (excluded.hasPV ? excluded.hasPV(pv) : excluded.has(pv.metadata.name))) continue;
@@ -79,54 +58,34 @@ export class FreePVRows {
     return undefined;
   }
 
-  #fill(ordinal: number, labels: Labels): void {
+  protected content(labels: Labels): RowItems<FreePV, FreePVBucket> {
     const { slots, buckets } = this.#build(labels);
-    for (const b of this.#read[ordinal] ?? []) b.readers.delete(ordinal);
-    for (const b of buckets) b.readers.add(ordinal);
-    this.#read[ordinal] = buckets;
-    this.#labels[ordinal] = labels;
-    let usable = slots.length <= MAX_WIDTH;
-    for (let i = 0; usable && i < slots.length; i++) usable = slots[i].shape >= 0;
-    if (usable && slots.length > this.#width) this.#widen(slots.length);
-    this.#stamp[ordinal] = this.#epoch;
-    if (!usable) {
-      this.#count[ordinal] = -1;
-      return;
-    }
-    const start = ordinal * this.#width;
+    return { items: slots, buckets };
+  }
+
+  protected readers(bucket: FreePVBucket): Set<number> {
+    return bucket.readers;
+  }
+
+  /** A PV of an access-mode shape the row cannot encode is matched by the walk. */
+  protected override usable(slots: readonly FreePV[]): boolean {
+    return slots.every((slot) => slot.shape >= 0);
+  }
+
+  protected write(start: number, slots: readonly FreePV[]): void {
     for (let i = 0; i < slots.length; i++) {
       this.#capacities[start + i] = slots[i].capacity;
       this.#shapes[start + i] = slots[i].shape;
       this.#pvs[start + i] = slots[i].pv;
     }
     // PVs of rows built earlier past the end are never read; those are cleared for the collector.
-    for (let i = start + slots.length; i < start + this.#width; i++) this.#pvs[i] = undefined;
-    this.#count[ordinal] = slots.length;
+    for (let i = start + slots.length; i < start + this.width; i++) this.#pvs[i] = undefined;
   }
 
-  #grow(ordinal: number): void {
-    const rows = Math.max(64, ordinal + 1, this.#stamp.length * 2);
-    const stamp = new Int32Array(rows).fill(-1);
-    stamp.set(this.#stamp);
-    this.#stamp = stamp;
-    const count = new Int32Array(rows);
-    count.set(this.#count);
-    this.#count = count;
-    this.#resize(rows, this.#width);
-  }
-
-  /** Room for `n` PVs per row: every row is rebuilt at the new width. */
-  #widen(n: number): void {
-    let width = this.#width;
-    while (width < n) width *= 2;
-    this.#resize(this.#stamp.length, width);
-    this.#epoch++;
-  }
-
-  #resize(rows: number, width: number): void {
+  protected resize(rows: number, width: number, keep: boolean): void {
     const capacities = new Float64Array(rows * width);
     const shapes = new Int32Array(rows * width);
-    if (width === this.#width) {
+    if (keep) {
       capacities.set(this.#capacities);
       shapes.set(this.#shapes);
     } else {
@@ -134,7 +93,6 @@ export class FreePVRows {
     }
     this.#capacities = capacities;
     this.#shapes = shapes;
-    this.#width = width;
     this.#pvs.length = rows * width;
   }
 }
