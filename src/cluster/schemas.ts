@@ -15,6 +15,15 @@ export const ResourceList = Type.Record(Type.String(), Quantity);
 /** metav1.Time in its RFC 3339 JSON form. */
 const Time = maybe(Type.String());
 
+/** A label selector requirement (and a node selector requirement, which has the same fields). */
+export const Requirement = Type.Object(
+  { key: maybe(Type.String()), operator: maybe(Type.String()), values: maybe(Type.Array(Type.String())) },
+  open,
+);
+export const LabelSelector = maybe(
+  Type.Object({ matchLabels: maybe(StringMap), matchExpressions: maybe(Type.Array(Requirement)) }, open),
+);
+
 export const ObjectMeta = Type.Object(
   {
     name: Type.String({ minLength: 1 }),

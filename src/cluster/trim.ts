@@ -1,6 +1,18 @@
 // Trimming keeps only what scheduling reads, so 150,000 cached pods fit comfortably in memory, and normalises
 // timestamps: objects from a list carry Date objects, objects from a watch carry strings; inside we use strings.
-import type { Container, Kind, KindMap, ObjectMeta, Pod, Volume } from './types.ts';
+import {
+  type Container,
+  type Kind,
+  type KindMap,
+  type LabelSelector,
+  type ObjectMeta,
+  type OwnerReference,
+  type Pod,
+  type ReplicaSet,
+  type Service,
+  SPREAD_SELECTOR_KINDS,
+  type Volume,
+} from './types.ts';
 
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
@@ -76,11 +88,20 @@ function trimMeta(meta: ObjectMeta): ObjectMeta {
   return out;
 }
 
-/** Pods: scheduling reads no pod annotation and no pod ownerReference, and there are 150,000 of them. */
+/**
+ * Pods: scheduling reads no pod annotation, and of the owner references only the controller's (PodTopologySpread's
+ * default selector looks its ReplicaSet, StatefulSet or ReplicationController up), shared across its pods; there are
+ * 150,000 of them.
+ */
 function trimPodMeta(meta: ObjectMeta): ObjectMeta {
   const out: ObjectMeta = { name: meta.name, uid: meta.uid, resourceVersion: meta.resourceVersion };
   if (meta.namespace !== undefined) out.namespace = intern(meta.namespace);
   if (meta.labels && Object.keys(meta.labels).length > 0) out.labels = shared(internRecord(meta.labels));
+  const controller = meta.ownerReferences?.find((r) => r.controller === true);
+  if (controller) {
+    const { apiVersion, kind, name, uid } = controller;
+    out.ownerReferences = [shared<OwnerReference>({ apiVersion, kind, name, uid, controller: true })];
+  }
   const created = timestamp(meta.creationTimestamp);
   if (created) out.creationTimestamp = created;
   const deleted = timestamp(meta.deletionTimestamp);
@@ -170,8 +191,27 @@ export function trimObject<K extends Kind>(kind: K, raw: KindMap[K]): KindMap[K]
   return out;
 }
 
+/** Namespace, name and what the store needs to tell versions apart: nothing of these kinds but the selector is read. */
+function trimSelectorMeta(meta: ObjectMeta): ObjectMeta {
+  const out: ObjectMeta = { name: meta.name, uid: meta.uid, resourceVersion: meta.resourceVersion };
+  if (meta.namespace !== undefined) out.namespace = intern(meta.namespace);
+  return out;
+}
+
+/** Services and ReplicationControllers select by a label map, ReplicaSets and StatefulSets by a LabelSelector. */
+function trimSelectorKind(raw: Service | ReplicaSet): Service | ReplicaSet {
+  const selector = (raw.spec as { selector?: Record<string, string> | LabelSelector | null } | undefined)?.selector;
+  return {
+    metadata: trimSelectorMeta(raw.metadata),
+    spec: selector === undefined || selector === null ? {} : { selector: internDeep(selector) },
+  } as Service | ReplicaSet;
+}
+
+const SELECTOR_KINDS: ReadonlySet<Kind> = new Set(SPREAD_SELECTOR_KINDS);
+
 function trimKind<K extends Kind>(kind: K, raw: KindMap[K]): KindMap[K] {
   if (kind === 'Pod') return trimPod(raw as Pod) as KindMap[K];
+  if (SELECTOR_KINDS.has(kind)) return trimSelectorKind(raw as Service) as KindMap[K];
   const { apiVersion: _a, kind: _k, metadata, ...rest } = raw as KindMap[K] & { status?: unknown };
   const out = { ...internDeep(rest), metadata: trimMeta(metadata) } as KindMap[K] & {
     status?: Record<string, unknown>;

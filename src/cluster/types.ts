@@ -277,6 +277,40 @@ export interface PriorityClass {
   preemptionPolicy?: string;
 }
 
+/**
+ * The objects kube-scheduler's PodTopologySpread reads to build a pod's default spreading selector
+ * (helper.DefaultSelector): a Service by the labels its selector matches, the controllers by the pod's controller
+ * reference. Trimmed to namespace, name and selector: a large cluster holds tens of thousands of ReplicaSets.
+ */
+export interface Service {
+  apiVersion?: string;
+  kind?: 'Service';
+  metadata: ObjectMeta;
+  /** A Service without a selector (absent, or null in the API) selects nothing. */
+  spec: { selector?: Record<string, string> };
+}
+
+export interface ReplicationController {
+  apiVersion?: string;
+  kind?: 'ReplicationController';
+  metadata: ObjectMeta;
+  spec: { selector?: Record<string, string> };
+}
+
+export interface ReplicaSet {
+  apiVersion?: string;
+  kind?: 'ReplicaSet';
+  metadata: ObjectMeta;
+  spec: { selector?: LabelSelector };
+}
+
+export interface StatefulSet {
+  apiVersion?: string;
+  kind?: 'StatefulSet';
+  metadata: ObjectMeta;
+  spec: { selector?: LabelSelector };
+}
+
 /** Every kind the extender stores, by its API `kind` name. */
 export interface KindMap {
   Node: Node;
@@ -289,6 +323,10 @@ export interface KindMap {
   CSIStorageCapacity: CSIStorageCapacity;
   PodDisruptionBudget: PodDisruptionBudget;
   PriorityClass: PriorityClass;
+  Service: Service;
+  ReplicationController: ReplicationController;
+  ReplicaSet: ReplicaSet;
+  StatefulSet: StatefulSet;
 }
 
 export type Kind = keyof KindMap;
@@ -305,7 +343,14 @@ export const KINDS: readonly Kind[] = [
   'CSIStorageCapacity',
   'PodDisruptionBudget',
   'PriorityClass',
+  'Service',
+  'ReplicationController',
+  'ReplicaSet',
+  'StatefulSet',
 ];
+
+/** The kinds only PodTopologySpread's default constraints read (explain and simulate), never the verbs. */
+export const SPREAD_SELECTOR_KINDS: readonly Kind[] = ['Service', 'ReplicationController', 'ReplicaSet', 'StatefulSet'];
 
 /** Kinds whose objects live in a namespace; their store key is `namespace/name`. */
 export const NAMESPACED: ReadonlySet<Kind> = new Set<Kind>([
@@ -313,6 +358,10 @@ export const NAMESPACED: ReadonlySet<Kind> = new Set<Kind>([
   'PersistentVolumeClaim',
   'CSIStorageCapacity',
   'PodDisruptionBudget',
+  'Service',
+  'ReplicationController',
+  'ReplicaSet',
+  'StatefulSet',
 ]);
 
 /** The store key of an object: `namespace/name` for namespaced kinds, `name` otherwise. */

@@ -26,6 +26,10 @@ export const RESOURCES: Readonly<Record<Kind, ResourceInfo>> = {
   CSIStorageCapacity: info('CSIStorageCapacity', 'storage.k8s.io/v1', 'csistoragecapacities', true),
   PodDisruptionBudget: info('PodDisruptionBudget', 'policy/v1', 'poddisruptionbudgets', true),
   PriorityClass: info('PriorityClass', 'scheduling.k8s.io/v1', 'priorityclasses', false),
+  Service: info('Service', 'v1', 'services', true),
+  ReplicationController: info('ReplicationController', 'v1', 'replicationcontrollers', true),
+  ReplicaSet: info('ReplicaSet', 'apps/v1', 'replicasets', true),
+  StatefulSet: info('StatefulSet', 'apps/v1', 'statefulsets', true),
 };
 
 /** The collection path across all namespaces (what list and watch use). */

@@ -5,7 +5,18 @@
 import { type TObject, type TSchema, Type } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { QUANTITY_PATTERN, QuantityError } from '../quantity.ts';
-import { maybe, Node, ObjectMeta, open, Pod, Quantity, ResourceList, StringMap } from '../schemas.ts';
+import {
+  LabelSelector,
+  maybe,
+  Node,
+  ObjectMeta,
+  open,
+  Pod,
+  Quantity,
+  Requirement,
+  ResourceList,
+  StringMap,
+} from '../schemas.ts';
 import type { Kind } from '../types.ts';
 
 export type Json = Record<string, unknown>;
@@ -26,12 +37,6 @@ export function isRecord(value: unknown): value is Json {
 // The kinds below come only from the file, whose readers always took null for an absent field (`storageClassName:`).
 const str = maybe(Type.String());
 const Strings = maybe(Type.Array(Type.String()));
-
-const Requirement = Type.Object({ key: str, operator: str, values: Strings }, open);
-
-const LabelSelector = maybe(
-  Type.Object({ matchLabels: maybe(StringMap), matchExpressions: maybe(Type.Array(Requirement)) }, open),
-);
 
 const ClaimSpec = Type.Object(
   {
@@ -173,6 +178,10 @@ const PriorityClass = Type.Object(
   open,
 );
 
+// What PodTopologySpread's default selector reads: a label map (Services, ReplicationControllers) or a LabelSelector.
+const MapSelectorSpec = Type.Object({ spec: maybe(Type.Object({ selector: maybe(StringMap) }, open)) }, open);
+const LabelSelectorSpec = Type.Object({ spec: maybe(Type.Object({ selector: LabelSelector }, open)) }, open);
+
 // A hand-written file may leave resourceVersion unquoted and omit uids: normalisation turns the number into the API's
 // string and synthesizes the uid.
 const FileMeta = Type.Object(
@@ -191,6 +200,10 @@ const SCHEMAS: Record<Kind, TObject> = {
   CSIStorageCapacity,
   PodDisruptionBudget,
   PriorityClass,
+  Service: MapSelectorSpec,
+  ReplicationController: MapSelectorSpec,
+  ReplicaSet: LabelSelectorSpec,
+  StatefulSet: LabelSelectorSpec,
 };
 
 type Validator = ReturnType<typeof Compile<TSchema>>;

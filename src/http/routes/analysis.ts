@@ -2,7 +2,7 @@
 // the same cache and plugins as the verbs and never change them.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { Pod } from '../../cluster/schemas.ts';
+import { LabelSelector, Pod } from '../../cluster/schemas.ts';
 import { DEFAULT_MAX_VOLUMES, DEFAULT_NODE_LIMIT, explain } from '../../ops/explain.ts';
 import { MAX_REPLICAS, simulate } from '../../ops/simulate.ts';
 import { DEFAULT_PROFILE_PLUGINS } from '../../plugins/default-profile.ts';
@@ -111,6 +111,7 @@ const StatefulSet = Type.Object(
     spec: Type.Object(
       {
         replicas: Type.Optional(Type.Integer({ minimum: 0 })),
+        selector: LabelSelector,
         template: Type.Object({ spec: Type.Object({}, open) }, open),
         volumeClaimTemplates: Type.Optional(
           Type.Array(

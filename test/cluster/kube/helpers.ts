@@ -156,6 +156,48 @@ export function storageObjects(): FakeObject[] {
       metadata: { name: 'high' },
       value: 1000,
     },
+    ...workloadObjects(),
+  ];
+}
+
+/** What PodTopologySpread's default selector reads, as the API serves it (templates and status included). */
+export function workloadObjects(): FakeObject[] {
+  const template = { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } };
+  return [
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web', namespace: 'default', labels: { app: 'web' } },
+      spec: { selector: { app: 'web' }, ports: [{ port: 80 }], clusterIP: '10.0.0.10' },
+      status: { loadBalancer: {} },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'ReplicationController',
+      metadata: { name: 'legacy', namespace: 'default' },
+      spec: { replicas: 1, selector: { app: 'legacy' }, template },
+    },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      metadata: {
+        name: 'web-7d9f8',
+        namespace: 'default',
+        labels: { app: 'web', 'pod-template-hash': '7d9f8' },
+        annotations: { 'deployment.kubernetes.io/revision': '3' },
+        ownerReferences: [
+          { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'uid-deploy', controller: true },
+        ],
+      },
+      spec: { replicas: 2, selector: { matchLabels: { app: 'web', 'pod-template-hash': '7d9f8' } }, template },
+      status: { replicas: 2, readyReplicas: 2 },
+    },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { name: 'db', namespace: 'data' },
+      spec: { replicas: 1, serviceName: 'db', selector: { matchLabels: { app: 'db' } }, template },
+    },
   ];
 }
 

@@ -93,6 +93,21 @@ describe('KubeSource', () => {
       for (const kind of KINDS) assert.ok(h.store.count(kind) >= 1, kind);
     });
 
+    test('Services and controllers are kept as namespace, name and selector only (tens of thousands of ReplicaSets)', () => {
+      const rs = h.store.get('ReplicaSet', 'default/web-7d9f8')!;
+      assert.deepEqual(
+        { ...rs, metadata: { name: rs.metadata.name, namespace: rs.metadata.namespace } },
+        {
+          metadata: { name: 'web-7d9f8', namespace: 'default' },
+          spec: { selector: { matchLabels: { app: 'web', 'pod-template-hash': '7d9f8' } } },
+        },
+      );
+      assert.deepEqual(Object.keys(rs.metadata).sort(), ['name', 'namespace', 'resourceVersion', 'uid']);
+      assert.deepEqual(h.store.get('Service', 'default/web')!.spec, { selector: { app: 'web' } });
+      assert.deepEqual(h.store.get('ReplicationController', 'default/legacy')!.spec, { selector: { app: 'legacy' } });
+      assert.deepEqual(h.store.get('StatefulSet', 'data/db')!.spec, { selector: { matchLabels: { app: 'db' } } });
+    });
+
     test('lists are paginated with limit and continue', () => {
       const nodeLists = h.server.requests.filter((r) => r.path === '/api/v1/nodes' && !r.watch);
       assert.equal(nodeLists.length, 3); // 5 nodes in pages of 2

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { parseAllDocuments } from 'yaml';
 import { ClusterStateError } from '../../../src/cluster/state-file/error.ts';
 import { parseClusterState, readClusterState } from '../../../src/cluster/state-file/parse.ts';
-import type { Kind } from '../../../src/cluster/types.ts';
+import { type Kind, objectKey } from '../../../src/cluster/types.ts';
 import { NODE_A, POD_WEB, tempDir } from './helpers.ts';
 
 function names(text: string, kind: Kind, file = 'cluster.yaml'): string[] {
@@ -21,6 +22,9 @@ function failure(text: string, file = 'cluster.yaml'): string {
   }
   assert.fail('expected the file to be rejected');
 }
+
+/** The items of a YAML List, as plain objects (what kubectl get -o json would print for them). */
+const parseAllItems = (text: string) => (parseAllDocuments(text)[0] as { toJS(): { items: unknown[] } }).toJS().items;
 
 describe('cluster-state file parsing', () => {
   it('reads a kind: List as kubectl get -o yaml prints it', () => {
@@ -92,14 +96,92 @@ describe('cluster-state file parsing', () => {
     assert.match(msg, /^cluster\.yaml: object orphan \(items\[0\]\): kind is required$/);
   });
 
+  it('reads Services and ReplicationControllers, ReplicaSets and StatefulSets, as kubectl get -o yaml prints them, down to namespace, name and selector', () => {
+    const text = `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Service
+  metadata: {name: web, namespace: shop, labels: {app: web}}
+  spec: {selector: {app: web}, ports: [{port: 80}], clusterIP: 10.0.0.1}
+- apiVersion: v1
+  kind: Service
+  metadata: {name: external, namespace: shop}
+  spec: {type: ExternalName, externalName: example.com}
+- apiVersion: v1
+  kind: ReplicationController
+  metadata: {name: legacy}
+  spec: {selector: {app: legacy}, template: {metadata: {labels: {app: legacy}}}}
+- apiVersion: apps/v1
+  kind: ReplicaSet
+  metadata: {name: web-7d9f8, namespace: shop, annotations: {deployment.kubernetes.io/revision: "3"}}
+  spec:
+    replicas: 3
+    selector: {matchLabels: {app: web}, matchExpressions: [{key: tier, operator: In, values: [front]}]}
+    template: {metadata: {labels: {app: web}}, spec: {containers: [{name: c, image: nginx}]}}
+  status: {replicas: 3}
+- apiVersion: apps/v1
+  kind: StatefulSet
+  metadata: {name: db, namespace: shop}
+  spec: {serviceName: db, selector: {matchLabels: {app: db}}, template: {metadata: {labels: {app: db}}}}
+`;
+    const { objects } = parseClusterState(text, 'cluster.yaml');
+    const specs = (kind: Kind) =>
+      (objects.get(kind) ?? []).map((o) => [objectKey(kind, o), (o as { spec: object }).spec]);
+    assert.deepEqual(specs('Service'), [
+      ['shop/web', { selector: { app: 'web' } }],
+      ['shop/external', {}],
+    ]);
+    assert.deepEqual(specs('ReplicationController'), [['default/legacy', { selector: { app: 'legacy' } }]]);
+    assert.deepEqual(specs('ReplicaSet'), [
+      [
+        'shop/web-7d9f8',
+        {
+          selector: {
+            matchLabels: { app: 'web' },
+            matchExpressions: [{ key: 'tier', operator: 'In', values: ['front'] }],
+          },
+        },
+      ],
+    ]);
+    assert.deepEqual(specs('StatefulSet'), [['shop/db', { selector: { matchLabels: { app: 'db' } } }]]);
+    const rs = objects.get('ReplicaSet')![0];
+    assert.deepEqual(Object.keys(rs.metadata).sort(), ['name', 'namespace', 'resourceVersion', 'uid']);
+    // The same objects from kubectl get -o json: one parse for both.
+    const json = parseClusterState(JSON.stringify({ kind: 'List', items: parseAllItems(text) }), 'cluster.json');
+    assert.deepEqual(json.objects, objects);
+  });
+
+  it('rejects a Service or controller whose selector has the wrong shape, in one sentence naming the object and the field', () => {
+    const cases: [string, RegExp][] = [
+      [
+        `kind: Service\nmetadata: {name: web}\nspec: {selector: app=web}\n`,
+        /^cluster\.yaml: Service web \(document 1\): \/spec\/selector must be object \(got string "app=web"\)$/,
+      ],
+      [
+        `kind: ReplicationController\nmetadata: {name: rc}\nspec: {selector: {app: 5}}\n`,
+        /^cluster\.yaml: ReplicationController rc \(document 1\): \/spec\/selector\/app must be string \(got number 5\)$/,
+      ],
+      [
+        `kind: ReplicaSet\nmetadata: {name: rs, namespace: shop}\nspec: {selector: {matchLabels: [app]}}\n`,
+        /^cluster\.yaml: ReplicaSet shop\/rs \(document 1\): \/spec\/selector\/matchLabels must be object \(got an array\)$/,
+      ],
+      [
+        `kind: StatefulSet\nmetadata: {name: db}\nspec: {selector: {matchExpressions: {key: app}}}\n`,
+        /^cluster\.yaml: StatefulSet db \(document 1\): \/spec\/selector\/matchExpressions must be array \(got an object\)$/,
+      ],
+    ];
+    for (const [text, message] of cases) assert.match(failure(text), message);
+  });
+
   it('counts kinds the extender does not store as skipped', () => {
-    const text = `kind: List\nitems:\n- kind: Namespace\n  metadata: {name: a}\n- kind: Namespace\n  metadata: {name: b}\n- kind: Service\n  metadata: {name: s}\n`;
+    const text = `kind: List\nitems:\n- kind: Namespace\n  metadata: {name: a}\n- kind: Namespace\n  metadata: {name: b}\n- kind: ConfigMap\n  metadata: {name: s}\n`;
     const { skipped, objects } = parseClusterState(text, 'cluster.yaml');
     assert.deepEqual(
       [...skipped],
       [
         ['Namespace', 2],
-        ['Service', 1],
+        ['ConfigMap', 1],
       ],
     );
     assert.equal([...objects.values()].flat().length, 0);
