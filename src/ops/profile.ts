@@ -3,9 +3,15 @@
 import type { ExtenderDeps } from '../extender/deps.ts';
 import { Framework } from '../framework/runner.ts';
 import { buildDefaultProfile, cacheLister, DEFAULT_WEIGHTS } from '../plugins/default-profile.ts';
+import { storeSelectorLister } from '../plugins/default-selector.ts';
 
 export function defaultProfileFramework(deps: ExtenderDeps, disabledPlugins: readonly string[] = []): Framework {
-  const plugins = buildDefaultProfile(deps.framework.plugins, cacheLister(deps.cache), disabledPlugins);
+  const plugins = buildDefaultProfile(
+    deps.framework.plugins,
+    cacheLister(deps.cache),
+    storeSelectorLister(deps.store),
+    disabledPlugins,
+  );
   return new Framework(plugins, {
     nominator: deps.nominator,
     priorityOf: deps.framework.priorityOf,

@@ -12,10 +12,12 @@ import {
   DEFAULT_NAMESPACE,
   type Kind,
   type KindMap,
+  type LabelSelector,
   namespaceOf,
   objectKey,
   type PersistentVolumeClaim,
   type Pod,
+  type StatefulSet,
 } from '../cluster/types.ts';
 import { ANN_SELECTED_NODE } from '../cluster/volume-annotations.ts';
 import { BadRequestError, type ExtenderDeps } from '../extender/deps.ts';
@@ -36,9 +38,11 @@ export const MAX_REPLICAS = 1000;
 /** The part of a StatefulSet simulate reads. */
 export interface StatefulSetTemplate {
   kind: 'StatefulSet';
-  metadata: { name: string; namespace?: string };
+  metadata: { name: string; namespace?: string; uid?: string };
   spec: {
     replicas?: number;
+    /** Its replicas spread by it (PodTopologySpread's default constraints), as the controller's pods would. */
+    selector?: LabelSelector;
     template: { metadata?: { labels?: Record<string, string> }; spec: Record<string, unknown> };
     volumeClaimTemplates?: { metadata: { name: string }; spec: Record<string, unknown> }[];
   };
@@ -83,12 +87,37 @@ export interface SimulateAnswer {
   unplaced: { pod: string; explanation: ExplainAnswer } | null;
 }
 
-function replicaPods(deps: ExtenderDeps, req: SimulateRequest): { pods: Pod[]; claims: PersistentVolumeClaim[][] } {
+interface Replicas {
+  pods: Pod[];
+  claims: PersistentVolumeClaim[][];
+  /** The StatefulSet the replicas belong to, which exists (in the private state) before its pods do. */
+  owner?: StatefulSet;
+}
+
+function replicaPods(deps: ExtenderDeps, req: SimulateRequest): Replicas {
   const set = req.statefulSet;
   if (set) {
     if (set.kind !== 'StatefulSet') throw new BadRequestError('statefulSet.kind must be StatefulSet');
     const count = req.replicas ?? set.spec.replicas ?? 1;
     const namespace = set.metadata.namespace || DEFAULT_NAMESPACE;
+    const owner: StatefulSet = {
+      metadata: {
+        name: set.metadata.name,
+        namespace,
+        uid: set.metadata.uid || `simulate:${namespace}/${set.metadata.name}`,
+        resourceVersion: '',
+      },
+      spec: set.spec.selector ? { selector: set.spec.selector } : {},
+    };
+    const ownerReferences = [
+      {
+        apiVersion: 'apps/v1',
+        kind: 'StatefulSet',
+        name: set.metadata.name,
+        uid: owner.metadata.uid,
+        controller: true,
+      },
+    ];
     const pods: Pod[] = [];
     const claims: PersistentVolumeClaim[][] = [];
     for (let i = 0; i < count; i++) {
@@ -122,13 +151,14 @@ function replicaPods(deps: ExtenderDeps, req: SimulateRequest): { pods: Pod[]; c
             namespace,
             uid: `simulate:${namespace}/${name}`,
             labels: set.spec.template.metadata?.labels,
+            ownerReferences,
           },
           spec: { ...spec, volumes },
         } as unknown as WirePod),
       );
       claims.push(own);
     }
-    return { pods, claims };
+    return { pods, claims, owner };
   }
   if (!req.pod && !req.name) {
     throw new BadRequestError('one of statefulSet, pod (a full Pod object) or name (with namespace) must be set');
@@ -231,11 +261,12 @@ function decision(binding: VolumeBindingPlugin | undefined, pod: Pod, node: stri
 export const EXTENDER_WEIGHT = 1;
 
 export function simulate(deps: ExtenderDeps, settings: VolumePluginsSettings, req: SimulateRequest): SimulateAnswer {
-  const { pods, claims } = replicaPods(deps, req);
+  const { pods, claims, owner } = replicaPods(deps, req);
   if (pods.length > MAX_REPLICAS) throw new BadRequestError(`replicas must be at most ${MAX_REPLICAS}`);
   const copy = copyOf(deps.store, settings);
   const { store, deps: own } = copy;
   const writer = new PrivateWriter(store);
+  if (owner) writer.write('StatefulSet', owner);
   const binding = own.framework.plugins.find((p) => p.name === VOLUME_BINDING) as VolumeBindingPlugin | undefined;
   const framework = defaultProfileFramework(own, req.disabledPlugins);
   const lookup = (name: string) => {

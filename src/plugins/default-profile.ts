@@ -3,6 +3,7 @@
 // The verbs keep running only the volume plugins (kube-scheduler runs the rest itself).
 import type { NodeInfo } from '../cache/node-info.ts';
 import type { AnyPlugin } from '../framework/interfaces.ts';
+import type { SpreadSelectorLister } from './default-selector.ts';
 import type { NodeInfoLister } from './helper.ts';
 import { IMAGE_LOCALITY, ImageLocalityPlugin } from './image-locality.ts';
 import { INTER_POD_AFFINITY, InterPodAffinityPlugin } from './inter-pod-affinity.ts';
@@ -57,10 +58,14 @@ export function cacheLister(cache: {
   };
 }
 
-/** The default profile around `volumePlugins` (already built, shared with the verbs), without `disabled`. */
+/**
+ * The default profile around `volumePlugins` (already built, shared with the verbs), without `disabled`;
+ * PodTopologySpread's system default constraints read `selectors`.
+ */
 export function buildDefaultProfile(
   volumePlugins: readonly AnyPlugin[],
   nodes: NodeInfoLister,
+  selectors: SpreadSelectorLister,
   disabled: readonly string[] = [],
 ): AnyPlugin[] {
   const before: AnyPlugin[] = [
@@ -72,7 +77,7 @@ export function buildDefaultProfile(
     new NodeResourcesFitPlugin(),
   ];
   const after: AnyPlugin[] = [
-    new PodTopologySpreadPlugin(nodes),
+    new PodTopologySpreadPlugin(nodes, selectors),
     new InterPodAffinityPlugin(nodes),
     new NodeResourcesBalancedAllocationPlugin(),
     new ImageLocalityPlugin(nodes),

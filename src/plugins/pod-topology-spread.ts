@@ -3,12 +3,13 @@
 // prefer the domains with fewer (score). Eligible nodes follow nodeAffinityPolicy (Honor by default: only nodes the
 // pod's nodeSelector/affinity admits) and nodeTaintsPolicy (Ignore by default), and must carry every constraint's key.
 //
-// Default constraints (kube-scheduler's system defaults, ScheduleAnyway by hostname and zone) select the pods of the
-// Services, ReplicaSets and StatefulSets that select the pod; the extender does not watch those, so like a cluster
-// without them the defaults contribute nothing here.
+// A pod without constraints of its own gets kube-scheduler's system defaults (defaultingType System): ScheduleAnyway
+// by hostname (maxSkew 3) and by zone (maxSkew 5), over the pods of the Services and the controller that manage it
+// (default-selector.ts). They only score, and as upstream's systemDefaulted spreading they do not require every
+// topology key: nodes without a zone label are scored by hostname alone and count together as the zone "".
 import type { NodeInfo } from '../cache/node-info.ts';
 import type { LabelSelector, Node, Pod, TopologySpreadConstraint } from '../cluster/types.ts';
-import { LABEL_HOSTNAME } from '../cluster/well-known-labels.ts';
+import { LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE } from '../cluster/well-known-labels.ts';
 import type { CycleState } from '../framework/cycle-state.ts';
 import {
   type FilterPlugin,
@@ -23,6 +24,7 @@ import {
   status,
 } from '../framework/interfaces.ts';
 import { MAX_NODE_SCORE } from '../framework/runner.ts';
+import { defaultSelector, type SpreadSelectorLister } from './default-selector.ts';
 import {
   doNotScheduleTaints,
   findMatchingUntoleratedTaint,
@@ -58,6 +60,15 @@ function constraintsOf(pod: Pod, when: string): Constraint[] {
       honorNodeAffinity: (c.nodeAffinityPolicy ?? 'Honor') === 'Honor',
       honorTaints: c.nodeTaintsPolicy === 'Honor',
     }));
+}
+
+/** systemDefaultConstraints (plugin.go), with the selector the pod's Services and controller give. */
+function systemDefaultConstraints(selector: LabelSelector): Constraint[] {
+  const base = { selector, minDomains: 1, honorNodeAffinity: true, honorTaints: false };
+  return [
+    { ...base, maxSkew: 3, topologyKey: LABEL_HOSTNAME },
+    { ...base, maxSkew: 5, topologyKey: LABEL_TOPOLOGY_ZONE },
+  ];
 }
 
 function hasAllKeys(node: Node, constraints: readonly Constraint[]): boolean {
@@ -103,9 +114,20 @@ export class PodTopologySpreadPlugin
 {
   readonly name = POD_TOPOLOGY_SPREAD;
   readonly #nodes: NodeInfoLister;
+  readonly #selectors: SpreadSelectorLister | undefined;
 
-  constructor(nodes: NodeInfoLister) {
+  /** With `selectors`, the system default constraints apply (kube-scheduler's default); without, none do. */
+  constructor(nodes: NodeInfoLister, selectors?: SpreadSelectorLister) {
     this.#nodes = nodes;
+    this.#selectors = selectors;
+  }
+
+  /** The pod's ScheduleAnyway constraints, or the system defaults when it has no constraints at all. */
+  #scoringConstraints(pod: Pod): { constraints: Constraint[]; systemDefaulted: boolean } {
+    if ((pod.spec.topologySpreadConstraints ?? []).length > 0 || !this.#selectors)
+      return { constraints: constraintsOf(pod, 'ScheduleAnyway'), systemDefaulted: false };
+    const selector = defaultSelector(pod, this.#selectors);
+    return { constraints: selector ? systemDefaultConstraints(selector) : [], systemDefaulted: true };
   }
 
   preFilter(state: CycleState, pod: Pod): Status {
@@ -164,18 +186,20 @@ export class PodTopologySpreadPlugin
   }
 
   preScore(state: CycleState, pod: Pod, nodes: readonly NodeInfo[]): Status {
-    const constraints = constraintsOf(pod, 'ScheduleAnyway');
+    const { constraints, systemDefaulted } = this.#scoringConstraints(pod);
     if (constraints.length === 0 || nodes.length === 0) return SKIP;
+    // Upstream's requireAllTopologies: only the system defaults let a node without a zone label be scored by hostname.
+    const requireAll = !systemDefaulted;
     const ignored = new Set<string>();
     const counts = constraints.map(() => new Map<string, number>());
     for (const info of nodes) {
       const node = info.node;
-      if (!node || !hasAllKeys(node, constraints)) {
+      if (!node || (requireAll && !hasAllKeys(node, constraints))) {
         ignored.add(info.name);
         continue;
       }
       constraints.forEach((c, i) => {
-        if (c.topologyKey !== LABEL_HOSTNAME) counts[i].set(node.metadata.labels![c.topologyKey], 0);
+        if (c.topologyKey !== LABEL_HOSTNAME) counts[i].set(node.metadata.labels?.[c.topologyKey] ?? '', 0);
       });
     }
     const weights = constraints.map((c, i) =>
@@ -184,10 +208,10 @@ export class PodTopologySpreadPlugin
     const ns = pod.metadata.namespace ?? 'default';
     for (const info of this.#nodes.list()) {
       const node = info.node;
-      if (!node || !hasAllKeys(node, constraints)) continue;
+      if (!node || (requireAll && !hasAllKeys(node, constraints))) continue;
       constraints.forEach((c, i) => {
         if (!nodeIncluded(c, pod, node)) return;
-        const value = node.metadata.labels![c.topologyKey];
+        const value = node.metadata.labels?.[c.topologyKey] ?? '';
         const current = counts[i].get(value);
         if (current === undefined) return;
         counts[i].set(value, current + countMatching(info, c.selector, ns));

@@ -5,8 +5,9 @@
 //
 // Each scenario gets its own API server and kube-scheduler. Every plugin of the default profile is exercised (taints,
 // cordon, node selector and affinity, host ports, cpu, extended resources, pod overhead, init and sidecar containers,
-// Too many pods, spread constraints with DoNotSchedule skew, pod affinity and anti-affinity both ways), and one cluster
-// is random: EXPLAIN_E2E_SEED=<n> replays the seed a failure printed.
+// Too many pods, spread constraints with DoNotSchedule skew, pod affinity and anti-affinity both ways, the default
+// spread constraints a ReplicaSet or Service brings), and one cluster is random: EXPLAIN_E2E_SEED=<n> replays the
+// seed a failure printed.
 import assert from 'node:assert/strict';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,14 +15,13 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { stringify } from 'yaml';
 import { analyze } from '../../src/cli/analyze.ts';
-import type { Container, Pod } from '../../src/cluster/types.ts';
+import { type Container, KINDS, type OwnerReference, type Pod } from '../../src/cluster/types.ts';
 import { created, waitFor } from '../cluster/kube/helpers.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { FakeApiServer, type FakeObject, writeKubeconfig } from './fake-apiserver.ts';
 import { type KubeSchedulerBinary, kubeSchedulers, startKubeScheduler } from './kube-scheduler.ts';
 
 const found = await kubeSchedulers();
-const KINDS = ['Node', 'Pod', 'PersistentVolume', 'PersistentVolumeClaim', 'StorageClass', 'CSINode', 'CSIDriver'];
 const SCHEDULER = 'explain-e2e';
 const ZONE = 'topology.kubernetes.io/zone';
 const HOST = 'kubernetes.io/hostname';
@@ -50,6 +50,7 @@ interface PodOptions {
   labels?: Record<string, string>;
   nodeName?: string;
   containers?: Container[];
+  ownerReferences?: OwnerReference[];
 }
 function pod(name: string, o: PodOptions = {}): FakeObject {
   const containers = o.containers ?? [
@@ -63,6 +64,7 @@ function pod(name: string, o: PodOptions = {}): FakeObject {
       uid: `uid-${name}`,
       resourceVersion: '1',
       labels: o.labels ?? { app: name },
+      ...(o.ownerReferences ? { ownerReferences: o.ownerReferences } : {}),
     },
     spec: { schedulerName: SCHEDULER, containers, ...(o.nodeName ? { nodeName: o.nodeName } : {}), ...o.spec },
     status: { phase: o.nodeName ? 'Running' : 'Pending' },
@@ -92,8 +94,11 @@ interface Scenario {
   cluster: FakeObject[];
   /** Tried one at a time, in order; a pod kube-scheduler binds stays, one it cannot is deleted before the next. */
   probes: FakeObject[];
-  /** Replicas of one template: simulate's count against the number kube-scheduler binds. */
-  simulate?: { template: PodOptions; replicas: number };
+  /**
+   * Replicas of one template: simulate's count against the number kube-scheduler binds; with `placements`, also how
+   * many go to each node (for clusters whose scores leave kube-scheduler no tie to break at random).
+   */
+  simulate?: { template: PodOptions; replicas: number; placements?: boolean };
   /** Said in every assertion message (the random scenario's seed). */
   context?: string;
 }
@@ -303,6 +308,45 @@ const RESOURCES: Scenario = {
   simulate: { template: { cpu: '450m' }, replicas: 12 },
 };
 
+// kube-scheduler's default topology spread constraints (ScheduleAnyway: hostname maxSkew 3, zone maxSkew 5) over the
+// pods of the Services and the controller that select a pod without constraints of its own. A big node holding four
+// replicas already and a small one half used by another pod: with the defaults the next replicas go to the small node
+// until the spread evens out (3 there, then 1 on the big one); without them, all four would go to the big one. The
+// scores differ by 5 or more at every step, so kube-scheduler has no tie to break.
+const webLabels = { app: 'web', 'pod-template-hash': '7d9f8' };
+const webOwner: OwnerReference[] = [
+  { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-7d9f8', uid: 'uid-web-7d9f8', controller: true },
+];
+function defaultSpread(selectedBy: 'ReplicaSet' | 'Service'): Scenario {
+  const owned = selectedBy === 'ReplicaSet' ? { ownerReferences: webOwner } : {};
+  const selector: FakeObject =
+    selectedBy === 'ReplicaSet'
+      ? created({
+          apiVersion: 'apps/v1',
+          kind: 'ReplicaSet',
+          metadata: { name: 'web-7d9f8', namespace: 'default', uid: 'uid-web-7d9f8', resourceVersion: '1' },
+          spec: { replicas: 5, selector: { matchLabels: webLabels }, template: { metadata: { labels: webLabels } } },
+        } as never)
+      : created({
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: 'web', namespace: 'default', uid: 'uid-svc-web', resourceVersion: '1' },
+          spec: { selector: { app: 'web' }, ports: [{ port: 80 }] },
+        } as never);
+  return {
+    name: `kube-scheduler's default topology spreading, the replicas selected by a ${selectedBy}`,
+    cluster: [
+      node('big', { labels: { [ZONE]: 'a' }, cpu: '32', memory: '16Gi' }),
+      node('small', { labels: { [ZONE]: 'b' }, cpu: '4', memory: '16Gi' }),
+      selector,
+      ...[0, 1, 2, 3].map((i) => pod(`web-${i}`, { nodeName: 'big', labels: webLabels, ...owned })),
+      pod('hog', { nodeName: 'small', cpu: '2' }),
+    ],
+    probes: [],
+    simulate: { template: { labels: webLabels, ...owned }, replicas: 4, placements: true },
+  };
+}
+
 /** A random cluster and pods from `seed` (fast-check's generator): only what the default profile decides. */
 function randomScenario(seed: number): Scenario {
   const apps = ['web', 'db', 'cache'];
@@ -486,9 +530,18 @@ async function check(binary: KubeSchedulerBinary, scenario: Scenario): Promise<v
         ]),
       );
       for (let i = 0; i < replicas; i++) server.add(pod(`replica-${i}`, template));
-      let bound = 0;
-      for (let i = 0; i < replicas; i++) if ('bound' in (await verdict(`replica-${i}`))) bound++;
+      const perNode: Record<string, number> = {};
+      for (let i = 0; i < replicas; i++) {
+        const v = await verdict(`replica-${i}`);
+        if (v.bound) perNode[v.bound] = (perNode[v.bound] ?? 0) + 1;
+      }
+      const bound = Object.values(perNode).reduce((a, b) => a + b, 0);
       assert.equal(simulated.placed, bound, where(`simulate placed ${simulated.placed} of ${replicas} replicas`));
+      if (scenario.simulate.placements) {
+        const ours: Record<string, number> = {};
+        for (const p of simulated.placements as { node: string }[]) ours[p.node] = (ours[p.node] ?? 0) + 1;
+        assert.deepEqual(ours, perNode, where('simulate puts as many replicas on each node as kube-scheduler'));
+      }
     }
   } finally {
     await ks.stop();
@@ -502,7 +555,15 @@ if (found.skip) {
 } else {
   for (const binary of found.binaries) {
     describe(`explain and simulate against kube-scheduler ${binary.version}`, () => {
-      for (const scenario of [MIXED, SPREAD, AFFINITY, RESOURCES, randomScenario(SEED)])
+      for (const scenario of [
+        MIXED,
+        SPREAD,
+        AFFINITY,
+        RESOURCES,
+        defaultSpread('ReplicaSet'),
+        defaultSpread('Service'),
+        randomScenario(SEED),
+      ])
         test(scenario.name, () => check(binary, scenario));
     });
   }

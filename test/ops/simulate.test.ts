@@ -3,7 +3,7 @@
 // cluster and the verbs' state never change, and the same state gives the same answer.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { KINDS } from '../../src/cluster/types.ts';
+import { type AnyObject, KINDS } from '../../src/cluster/types.ts';
 import { defaultSettings } from '../../src/config.ts';
 import { filter } from '../../src/extender/filter.ts';
 import { type StatefulSetTemplate, simulate } from '../../src/ops/simulate.ts';
@@ -106,5 +106,93 @@ describe('simulate on the example cluster', () => {
       ['default/db-0-0', 'default/db-0-1'],
     );
     assert.throws(() => simulate(deps, defaultSettings(), {}), /one of statefulSet, pod/);
+  });
+});
+
+// kube-scheduler spreads a Deployment's or StatefulSet's replicas by its default constraints (ScheduleAnyway, hostname
+// and zone, over the pods its Services and controller select): a big node already holding four replicas loses to a
+// small busy one until the counts even out. Without them, every replica goes to the node with the most room.
+describe('simulate with kube-scheduler default topology spread constraints', () => {
+  const ZONE = 'topology.kubernetes.io/zone';
+  const labels = { app: 'web', 'pod-template-hash': '7d9f8' };
+  const node = (name: string, cpu: string, zone: string): AnyObject =>
+    ({
+      kind: 'Node',
+      metadata: {
+        name,
+        uid: `uid-${name}`,
+        resourceVersion: '1',
+        labels: { 'kubernetes.io/hostname': name, [ZONE]: zone },
+      },
+      spec: {},
+      status: { allocatable: { cpu, memory: '16Gi', pods: '110' } },
+    }) as AnyObject;
+  const owner = [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-7d9f8', uid: 'uid-rs', controller: true }];
+  const pod = (name: string, nodeName?: string, o: { cpu?: string; owned?: boolean; app?: string } = {}): AnyObject =>
+    ({
+      kind: 'Pod',
+      metadata: {
+        name,
+        namespace: 'default',
+        uid: `uid-${name}`,
+        resourceVersion: '1',
+        labels: o.app ? { app: o.app } : labels,
+        ...(o.owned === false ? {} : { ownerReferences: owner }),
+      },
+      spec: {
+        containers: [{ name: 'c', image: 'nginx', resources: { requests: { cpu: o.cpu ?? '100m', memory: '64Mi' } } }],
+        ...(nodeName ? { nodeName } : {}),
+      },
+      status: { phase: nodeName ? 'Running' : 'Pending' },
+    }) as AnyObject;
+  const replicaSet = {
+    kind: 'ReplicaSet',
+    metadata: { name: 'web-7d9f8', namespace: 'default', uid: 'uid-rs', resourceVersion: '1' },
+    spec: { selector: { matchLabels: labels } },
+  } as AnyObject;
+  const service = {
+    kind: 'Service',
+    metadata: { name: 'web', namespace: 'default', uid: 'uid-svc', resourceVersion: '1' },
+    spec: { selector: { app: 'web' } },
+  } as AnyObject;
+  const base = [
+    node('big', '32', 'a'),
+    node('small', '4', 'b'),
+    ...[0, 1, 2, 3].map((i) => pod(`web-7d9f8-${i}`, 'big')),
+    pod('hog', 'small', { cpu: '2', owned: false, app: 'hog' }),
+    pod('web-7d9f8-new'),
+  ];
+  const placements = (objects: AnyObject[], req: Parameters<typeof simulate>[2]) => {
+    const answer = simulate(cluster(objects).deps, defaultSettings(), req);
+    return answer.placements.map((p) => p.node);
+  };
+  const replicas = { namespace: 'default', name: 'web-7d9f8-new', replicas: 4 };
+
+  it("a ReplicaSet's replicas go to the emptier node first, as kube-scheduler places them", () => {
+    assert.deepEqual(placements([...base, replicaSet], replicas), ['small', 'small', 'small', 'big']);
+  });
+
+  it('a Service that selects the replicas spreads them the same way', () => {
+    assert.deepEqual(placements([...base, service], replicas), ['small', 'small', 'small', 'big']);
+  });
+
+  it('without a Service or an existing controller selecting them, the node with the most room takes them all', () => {
+    assert.deepEqual(placements(base, replicas), ['big', 'big', 'big', 'big']);
+  });
+
+  it("a StatefulSet's replicas spread by its selector, the set existing before its pods", () => {
+    const template = { metadata: { labels }, spec: (pod('t') as { spec: Record<string, unknown> }).spec };
+    const set = (selector?: object): StatefulSetTemplate => ({
+      kind: 'StatefulSet',
+      metadata: { name: 'web', namespace: 'default' },
+      spec: { replicas: 4, ...(selector ? { selector } : {}), template },
+    });
+    assert.deepEqual(placements(base, { statefulSet: set({ matchLabels: labels }) }), [
+      'small',
+      'small',
+      'small',
+      'big',
+    ]);
+    assert.deepEqual(placements(base, { statefulSet: set() }), ['big', 'big', 'big', 'big']);
   });
 });

@@ -4,9 +4,21 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { newNodeInfo } from '../../src/cache/node-info.ts';
-import type { LabelSelector, Node, Pod, Taint, TopologySpreadConstraint } from '../../src/cluster/types.ts';
+import { ClusterStore } from '../../src/cluster/store.ts';
+import type {
+  LabelSelector,
+  Node,
+  Pod,
+  ReplicaSet,
+  ReplicationController,
+  Service,
+  StatefulSet,
+  Taint,
+  TopologySpreadConstraint,
+} from '../../src/cluster/types.ts';
 import { CycleState } from '../../src/framework/cycle-state.ts';
 import type { NodeScore } from '../../src/framework/interfaces.ts';
+import { defaultSelector, storeSelectorLister } from '../../src/plugins/default-selector.ts';
 import {
   ERR_REASON_CONSTRAINTS_NOT_MATCH,
   ERR_REASON_NODE_LABEL_NOT_MATCH,
@@ -679,5 +691,239 @@ describe('PodTopologySpread score (TestPodTopologySpreadScore)', () => {
 
   it('a pod without spread constraints is not scored (no default constraints without the Services and workloads selecting it)', () => {
     assert.deepEqual(score(makePod('p', { labels: { foo: '' } }), hosts('node-a', 'node-b'), on('node-a', 3)), {});
+  });
+});
+
+// kube-scheduler's defaultingType System (its default): a pod without constraints spreads ScheduleAnyway by hostname
+// (maxSkew 3) and zone (maxSkew 5) over the pods its Services and controller select (helper.DefaultSelector).
+// Upstream's cases from scoring_test.go (TestPreScoreSkip, TestPreScoreStateEmptyNodes, TestPodTopologySpreadScore)
+// under system defaulting, then the selector's own rules.
+describe('PodTopologySpread system default constraints', () => {
+  const H = 'kubernetes.io/hostname';
+  const Z = 'topology.kubernetes.io/zone';
+  const meta = (name: string, namespace = 'default') => ({ name, namespace, uid: `uid-${name}`, resourceVersion: '1' });
+  const rs = (name: string, selector: LabelSelector, namespace?: string): ReplicaSet => ({
+    metadata: meta(name, namespace),
+    spec: { selector },
+  });
+  const service = (name: string, selector?: Record<string, string>, namespace?: string): Service => ({
+    metadata: meta(name, namespace),
+    spec: selector ? { selector } : {},
+  });
+  const ownedBy = (pod: Pod, kind: string, name: string, apiVersion = 'apps/v1', controller = true): Pod => ({
+    ...pod,
+    metadata: { ...pod.metadata, ownerReferences: [{ apiVersion, kind, name, uid: `uid-${name}`, controller }] },
+  });
+  const labelled = (labels: Record<string, string>) => makePod('p', { labels });
+  type Workload = Service | ReplicationController | ReplicaSet | StatefulSet;
+  function storeOf(objects: [kind: string, obj: Workload][]) {
+    const store = new ClusterStore();
+    for (const [kind, obj] of objects) store.upsert(kind as 'Service', obj as Service);
+    return store;
+  }
+  function plugin(nodes: Node[], pods: Pod[], objects: [string, Workload][]) {
+    const infos = nodes.map((n) =>
+      newNodeInfo(
+        n,
+        pods.filter((p) => p.spec.nodeName === n.metadata.name),
+      ),
+    );
+    return { infos, plugin: new PodTopologySpreadPlugin({ list: () => infos }, storeSelectorLister(storeOf(objects))) };
+  }
+  function preScoreState(pod: Pod, nodes: Node[], objects: [string, Workload][]) {
+    const { infos, plugin: p } = plugin(nodes, [], objects);
+    const state = new CycleState();
+    const code = p.preScore(state, pod, infos).code;
+    return { code, state: state.read<Record<string, unknown>>('PreScorePodTopologySpread') };
+  }
+  function scores(pod: Pod, nodes: Node[], pods: Pod[], objects: [string, Workload][]) {
+    const { infos, plugin: p } = plugin(nodes, pods, objects);
+    const state = new CycleState();
+    if (p.preScore(state, pod, infos).code === 'Skip') return {};
+    const list: NodeScore[] = infos.map((i) => ({ name: i.name, score: p.score(state, pod, i) }));
+    p.normalizeScore(state, pod, list);
+    return Object.fromEntries(list.map((s) => [s.name, s.score]));
+  }
+  const zonal = (name: string, zone?: string) => makeNode(name, zone ? { labels: { [Z]: zone } } : {});
+  const fooPods = (nodeName: string, n: number) => on(nodeName, n, 'foo');
+  const systemConstraint = (maxSkew: number, topologyKey: string, selector: LabelSelector) => ({
+    maxSkew,
+    topologyKey,
+    selector,
+    minDomains: 1,
+    honorNodeAffinity: true,
+    honorTaints: false,
+  });
+
+  it('system default constraints and a replicaset: hostname and zone, nodes without a zone counted as zone ""', () => {
+    const pod = ownedBy(labelled({ foo: 'tar', baz: 'sup' }), 'ReplicaSet', 'rs1');
+    const { code, state } = preScoreState(
+      pod,
+      [zonal('node-a', 'mars'), zonal('node-b', 'mars'), zonal('node-c'), zonal('node-d')],
+      [['ReplicaSet', rs('rs1', foo)]],
+    );
+    assert.equal(code, 'Success');
+    assert.deepEqual(state?.constraints, [systemConstraint(3, H, foo), systemConstraint(5, Z, foo)]);
+    assert.deepEqual(state?.ignored, new Set());
+    assert.deepEqual(state?.counts, [
+      new Map(),
+      new Map([
+        ['mars', 0],
+        ['', 0],
+      ]),
+    ]);
+    assert.deepEqual(state?.weights, [Math.log(4 + 2), Math.log(2 + 2)]);
+  });
+
+  it("default constraints and a replicaset that doesn't match: a controller that does not exist gives no selector, so no scoring", () => {
+    const pod = ownedBy(labelled({ foo: 'bar', baz: 'sup' }), 'ReplicaSet', 'rs2');
+    const { code } = preScoreState(
+      pod,
+      [zonal('node-a', 'mars')],
+      [['ReplicaSet', rs('rs1', { matchExpressions: [{ key: 'tar', operator: 'Exists' }] })]],
+    );
+    assert.equal(code, 'Skip');
+  });
+
+  it('default constraints and a replicaset, but pod has constraints: only its own ScheduleAnyway ones', () => {
+    const pod = ownedBy(
+      incoming('foo baz', [hard(1, 'zone', bar), soft(2, 'planet', { matchLabels: { baz: 'sup' } })]),
+      'ReplicaSet',
+      'rs1',
+    );
+    const { state } = preScoreState(
+      pod,
+      [makeNode('node-a', { labels: { planet: 'mars', galaxy: 'andromeda' } })],
+      [['ReplicaSet', rs('rs1', foo)]],
+    );
+    assert.deepEqual(
+      (state!.constraints as { topologyKey: string; maxSkew: number }[]).map((c) => [c.topologyKey, c.maxSkew]),
+      [['planet', 2]],
+    );
+    assert.deepEqual(state?.counts, [new Map([['mars', 0]])]);
+  });
+
+  it("system defaulting, nodes don't have zone, pods match service: the same scores as one hostname constraint of maxSkew 3", () => {
+    const nodes = ['node-a', 'node-b', 'node-c', 'node-d'].map((n) => zonal(n));
+    const pods = [...fooPods('node-a', 4), ...fooPods('node-b', 3), ...fooPods('node-c', 2), ...fooPods('node-d', 1)];
+    assert.deepEqual(scores(labelled({ foo: '' }), nodes, pods, [['Service', service('svc', { foo: '' })]]), {
+      'node-a': 44,
+      'node-b': 66,
+      'node-c': 77,
+      'node-d': 100,
+    });
+  });
+
+  it('a node without a zone label is scored by hostname alone, not left out as a pod constraint would leave it', () => {
+    const nodes = [zonal('node-a', 'z1'), zonal('node-b', 'z1'), zonal('node-c'), zonal('node-d')];
+    const pods = [...fooPods('node-a', 2), ...fooPods('node-c', 1)];
+    // hostname: 2/0/1/0 × ln 6 + 2; zone z1 holds 2, zone "" 1 (node-c, node-d get no zone term) × ln 4 + 4.
+    assert.deepEqual(scores(labelled({ foo: '' }), nodes, pods, [['Service', service('svc', { foo: '' })]]), {
+      'node-a': 16,
+      'node-b': 41,
+      'node-c': 83,
+      'node-d': 100,
+    });
+    // The same constraints written on the pod require every key: the zone-less nodes score 0.
+    const own = incoming('foo', [soft(3, H, { matchLabels: { foo: '' } }), soft(5, Z, { matchLabels: { foo: '' } })]);
+    const withOwn = scores(own, nodes, pods, []);
+    assert.equal(withOwn['node-c'], 0);
+    assert.equal(withOwn['node-d'], 0);
+  });
+
+  it('a pod that no Service or controller selects gets no default constraints', () => {
+    const nodes = [zonal('node-a', 'z1'), zonal('node-b', 'z2')];
+    assert.deepEqual(
+      scores(labelled({ foo: '' }), nodes, fooPods('node-a', 3), [['Service', service('other', { app: 'x' })]]),
+      {},
+    );
+  });
+
+  it('the filter is unchanged: the system defaults are ScheduleAnyway only', () => {
+    const { infos, plugin: p } = plugin([zonal('node-a', 'z1')], fooPods('node-a', 9), [
+      ['Service', service('svc', { foo: '' })],
+    ]);
+    assert.equal(p.preFilter(new CycleState(), labelled({ foo: '' })).code, 'Skip');
+    assert.equal(infos.length, 1);
+  });
+
+  describe('the default selector (helper.DefaultSelector)', () => {
+    const pod = labelled({ app: 'web', tier: 'front' });
+    const selectorOf = (p: Pod, objects: [string, Workload][]) =>
+      defaultSelector(p, storeSelectorLister(storeOf(objects)));
+
+    it('merges the labels of every Service of the pod’s namespace that selects it', () => {
+      assert.deepEqual(
+        selectorOf(pod, [
+          ['Service', service('web', { app: 'web' })],
+          ['Service', service('front', { tier: 'front' })],
+          ['Service', service('db', { app: 'db' })],
+          ['Service', service('elsewhere', { app: 'web', zone: 'x' }, 'other')],
+        ]),
+        { matchLabels: { app: 'web', tier: 'front' } },
+      );
+    });
+
+    it('a Service without a selector selects nothing; one with an empty selector selects every pod but adds no label', () => {
+      assert.equal(selectorOf(pod, [['Service', service('headless')]]), undefined);
+      assert.equal(selectorOf(pod, [['Service', service('all', {})]]), undefined);
+    });
+
+    it("adds a ReplicaSet's or StatefulSet's requirements (matchLabels as In) found by the controller reference's name", () => {
+      const sel: LabelSelector = {
+        matchLabels: { app: 'web' },
+        matchExpressions: [{ key: 'tier', operator: 'Exists' }],
+      };
+      const want = {
+        matchLabels: { app: 'web' },
+        matchExpressions: [
+          { key: 'app', operator: 'In', values: ['web'] },
+          { key: 'tier', operator: 'Exists' },
+        ],
+      };
+      const objects: [string, Workload][] = [
+        ['Service', service('web', { app: 'web' })],
+        ['ReplicaSet', rs('web-1', sel)],
+        ['StatefulSet', { metadata: meta('web-ss'), spec: { selector: sel } }],
+      ];
+      assert.deepEqual(selectorOf(ownedBy(pod, 'ReplicaSet', 'web-1'), objects), want);
+      assert.deepEqual(selectorOf(ownedBy(pod, 'StatefulSet', 'web-ss'), objects), want);
+      // Found by name, whether or not its selector matches the pod: upstream does not check.
+      assert.deepEqual(
+        selectorOf(ownedBy(pod, 'ReplicaSet', 'other'), [['ReplicaSet', rs('other', { matchLabels: { app: 'db' } })]]),
+        {
+          matchExpressions: [{ key: 'app', operator: 'In', values: ['db'] }],
+        },
+      );
+    });
+
+    it("merges a ReplicationController's label map", () => {
+      const rc: ReplicationController = { metadata: meta('legacy'), spec: { selector: { app: 'web', v: '1' } } };
+      assert.deepEqual(
+        selectorOf(ownedBy(pod, 'ReplicationController', 'legacy', 'v1'), [['ReplicationController', rc]]),
+        {
+          matchLabels: { app: 'web', v: '1' },
+        },
+      );
+    });
+
+    it('only the controller reference of a supported kind and API version counts', () => {
+      const objects: [string, Workload][] = [['ReplicaSet', rs('web-1', { matchLabels: { app: 'web' } })]];
+      assert.equal(selectorOf(ownedBy(pod, 'ReplicaSet', 'web-1', 'apps/v1', false), objects), undefined);
+      assert.equal(selectorOf(ownedBy(pod, 'ReplicaSet', 'web-1', 'extensions/v1beta1'), objects), undefined);
+      assert.equal(selectorOf(ownedBy(pod, 'Job', 'web-1', 'batch/v1'), objects), undefined);
+      assert.equal(
+        selectorOf(ownedBy(pod, 'ReplicaSet', 'web-1'), [
+          ['ReplicaSet', rs('web-1', { matchLabels: { app: 'web' } }, 'other')],
+        ]),
+        undefined,
+      );
+    });
+
+    it('a controller whose selector is empty or invalid adds no requirement', () => {
+      assert.equal(selectorOf(ownedBy(pod, 'ReplicaSet', 'all'), [['ReplicaSet', rs('all', {})]]), undefined);
+      const invalid = rs('bad', { matchExpressions: [{ key: 'app', operator: 'In', values: [] }] });
+      assert.equal(selectorOf(ownedBy(pod, 'ReplicaSet', 'bad'), [['ReplicaSet', invalid]]), undefined);
+    });
   });
 });
