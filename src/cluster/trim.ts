@@ -211,6 +211,13 @@ const SELECTOR_KINDS: ReadonlySet<Kind> = new Set(SPREAD_SELECTOR_KINDS);
 
 function trimKind<K extends Kind>(kind: K, raw: KindMap[K]): KindMap[K] {
   if (kind === 'Pod') return trimPod(raw as Pod) as KindMap[K];
+  if (kind === 'Namespace') {
+    // Its labels only (InterPodAffinity's namespaceSelector): no spec, status, annotations or finalizers.
+    const meta = trimSelectorMeta(raw.metadata);
+    if (raw.metadata.labels && Object.keys(raw.metadata.labels).length > 0)
+      meta.labels = internRecord(raw.metadata.labels);
+    return { metadata: meta } as KindMap[K];
+  }
   if (SELECTOR_KINDS.has(kind)) return trimSelectorKind(raw as Service) as KindMap[K];
   const { apiVersion: _a, kind: _k, metadata, ...rest } = raw as KindMap[K] & { status?: unknown };
   const out = { ...internDeep(rest), metadata: trimMeta(metadata) } as KindMap[K] & {

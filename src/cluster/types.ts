@@ -311,6 +311,13 @@ export interface StatefulSet {
   spec: { selector?: LabelSelector };
 }
 
+/** A namespace's labels, which InterPodAffinity's namespaceSelector matches; nothing else of it is read. */
+export interface Namespace {
+  apiVersion?: string;
+  kind?: 'Namespace';
+  metadata: ObjectMeta;
+}
+
 /** Every kind the extender stores, by its API `kind` name. */
 export interface KindMap {
   Node: Node;
@@ -327,6 +334,7 @@ export interface KindMap {
   ReplicationController: ReplicationController;
   ReplicaSet: ReplicaSet;
   StatefulSet: StatefulSet;
+  Namespace: Namespace;
 }
 
 export type Kind = keyof KindMap;
@@ -347,6 +355,7 @@ export const KINDS: readonly Kind[] = [
   'ReplicationController',
   'ReplicaSet',
   'StatefulSet',
+  'Namespace',
 ];
 
 /** The kinds only PodTopologySpread's default constraints read (explain and simulate), never the verbs. */

@@ -4,12 +4,16 @@ import type { ExtenderDeps } from '../extender/deps.ts';
 import { Framework } from '../framework/runner.ts';
 import { buildDefaultProfile, cacheLister, DEFAULT_WEIGHTS } from '../plugins/default-profile.ts';
 import { storeSelectorLister } from '../plugins/default-selector.ts';
+import { storeNamespaceLabels } from '../plugins/inter-pod-affinity.ts';
 
 export function defaultProfileFramework(deps: ExtenderDeps, disabledPlugins: readonly string[] = []): Framework {
   const plugins = buildDefaultProfile(
     deps.framework.plugins,
-    cacheLister(deps.cache),
-    storeSelectorLister(deps.store),
+    {
+      nodes: cacheLister(deps.cache),
+      selectors: storeSelectorLister(deps.store),
+      namespaceLabels: storeNamespaceLabels(deps.store),
+    },
     disabledPlugins,
   );
   return new Framework(plugins, {

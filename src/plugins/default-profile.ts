@@ -6,7 +6,12 @@ import type { AnyPlugin } from '../framework/interfaces.ts';
 import type { SpreadSelectorLister } from './default-selector.ts';
 import type { NodeInfoLister } from './helper.ts';
 import { IMAGE_LOCALITY, ImageLocalityPlugin } from './image-locality.ts';
-import { INTER_POD_AFFINITY, InterPodAffinityPlugin } from './inter-pod-affinity.ts';
+import {
+  HARD_POD_AFFINITY_WEIGHT,
+  INTER_POD_AFFINITY,
+  InterPodAffinityPlugin,
+  type NamespaceLabels,
+} from './inter-pod-affinity.ts';
 import { NODE_AFFINITY, NodeAffinityPlugin } from './node-affinity.ts';
 import { NODE_NAME, NodeNamePlugin } from './node-name.ts';
 import { NODE_PORTS, NodePortsPlugin } from './node-ports.ts';
@@ -58,14 +63,20 @@ export function cacheLister(cache: {
   };
 }
 
-/**
- * The default profile around `volumePlugins` (already built, shared with the verbs), without `disabled`;
- * PodTopologySpread's system default constraints read `selectors`.
- */
+/** What the default profile's plugins read beyond the pod and the node they judge. */
+export interface ProfileListers {
+  /** The snapshot's nodes (PodTopologySpread, InterPodAffinity, ImageLocality). */
+  nodes: NodeInfoLister;
+  /** PodTopologySpread's system default constraints' selectors. */
+  selectors: SpreadSelectorLister;
+  /** InterPodAffinity's namespaceSelector. */
+  namespaceLabels: NamespaceLabels;
+}
+
+/** The default profile around `volumePlugins` (already built, shared with the verbs), without `disabled`. */
 export function buildDefaultProfile(
   volumePlugins: readonly AnyPlugin[],
-  nodes: NodeInfoLister,
-  selectors: SpreadSelectorLister,
+  { nodes, selectors, namespaceLabels }: ProfileListers,
   disabled: readonly string[] = [],
 ): AnyPlugin[] {
   const before: AnyPlugin[] = [
@@ -78,7 +89,7 @@ export function buildDefaultProfile(
   ];
   const after: AnyPlugin[] = [
     new PodTopologySpreadPlugin(nodes, selectors),
-    new InterPodAffinityPlugin(nodes),
+    new InterPodAffinityPlugin(nodes, HARD_POD_AFFINITY_WEIGHT, namespaceLabels),
     new NodeResourcesBalancedAllocationPlugin(),
     new ImageLocalityPlugin(nodes),
   ];

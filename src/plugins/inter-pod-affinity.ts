@@ -2,10 +2,14 @@
 // node's domain, its required anti-affinity refuses domains with one, and existing pods' required anti-affinity
 // refuses the pod in their domains; preferred terms (both ways) and existing pods' required affinity score.
 //
-// Namespaces: a term's `namespaces`, else the pod's own; a namespaceSelector is matched against the namespace's
-// `kubernetes.io/metadata.name` label only (the extender does not hold Namespace objects).
+// Namespaces: a term's `namespaces`, else the pod's own; a namespaceSelector is matched against the labels of the
+// Namespace the other pod is in (upstream merges the namespaces it selects into the incoming pod's terms, and matches
+// existing pods' terms against the incoming pod's namespace labels: the same test). A namespace the store does not
+// hold (a cluster-state file without Namespace objects) is taken to carry only the `kubernetes.io/metadata.name` label
+// the API server gives every namespace.
 import type { NodeInfo, PodInfo } from '../cache/node-info.ts';
 import { selectorMatchesSafely } from '../cluster/label-selector.ts';
+import type { ClusterStore } from '../cluster/store.ts';
 import type { LabelSelector, Pod, PodAffinityTerm, WeightedPodAffinityTerm } from '../cluster/types.ts';
 import type { CycleState } from '../framework/cycle-state.ts';
 import {
@@ -53,12 +57,23 @@ function term(owner: Pod, t: PodAffinityTerm): AffinityTerm {
   };
 }
 
+/** A namespace's labels by its name (upstream's Namespace lister, GetNamespaceLabelsSnapshot). */
+export type NamespaceLabels = (namespace: string) => Readonly<Record<string, string>>;
+
+/** Without Namespace objects: the label the API server sets on every namespace. */
+export const namespaceNameLabel: NamespaceLabels = (namespace) => ({ [NAMESPACE_NAME_LABEL]: namespace });
+
+/** The store's Namespace objects' labels; a namespace it does not hold has only its name label. */
+export function storeNamespaceLabels(store: ClusterStore): NamespaceLabels {
+  return (namespace) => store.get('Namespace', namespace)?.metadata.labels ?? namespaceNameLabel(namespace);
+}
+
 /** AffinityTerm.Matches */
-function matches(t: AffinityTerm, pod: Pod): boolean {
+function matches(t: AffinityTerm, pod: Pod, namespaceLabels: NamespaceLabels): boolean {
   const ns = pod.metadata.namespace ?? 'default';
   const inNamespace =
     t.namespaces.has(ns) ||
-    (t.namespaceSelector !== undefined && selectorMatchesSafely(t.namespaceSelector, { [NAMESPACE_NAME_LABEL]: ns }));
+    (t.namespaceSelector !== undefined && selectorMatchesSafely(t.namespaceSelector, namespaceLabels(ns)));
   return inNamespace && selectorMatches(t.selector, pod.metadata.labels);
 }
 
@@ -80,6 +95,8 @@ interface FilterState {
   affinityCounts: TopologyCounts;
   antiAffinityCounts: TopologyCounts;
   existingAntiAffinityCounts: TopologyCounts;
+  /** The pod matches its own affinity terms (the first pod of a group may go anywhere). */
+  matchesOwnAffinity: boolean;
 }
 
 export class InterPodAffinityPlugin
@@ -88,10 +105,16 @@ export class InterPodAffinityPlugin
   readonly name = INTER_POD_AFFINITY;
   readonly #nodes: NodeInfoLister;
   readonly #hardPodAffinityWeight: number;
+  readonly #namespaceLabels: NamespaceLabels;
 
-  constructor(nodes: NodeInfoLister, hardPodAffinityWeight = HARD_POD_AFFINITY_WEIGHT) {
+  constructor(
+    nodes: NodeInfoLister,
+    hardPodAffinityWeight = HARD_POD_AFFINITY_WEIGHT,
+    namespaceLabels: NamespaceLabels = namespaceNameLabel,
+  ) {
     this.#nodes = nodes;
     this.#hardPodAffinityWeight = hardPodAffinityWeight;
+    this.#namespaceLabels = namespaceLabels;
   }
 
   preFilter(state: CycleState, pod: Pod): Status {
@@ -109,6 +132,7 @@ export class InterPodAffinityPlugin
       affinityCounts: new Map(),
       antiAffinityCounts: new Map(),
       existingAntiAffinityCounts: new Map(),
+      matchesOwnAffinity: affinity.every((t) => matches(t, pod, this.#namespaceLabels)),
     };
     // Existing pods whose required anti-affinity matches the incoming pod: their domains are closed to it.
     for (const info of withAntiAffinity) {
@@ -119,7 +143,7 @@ export class InterPodAffinityPlugin
           existing.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution,
         );
         for (const t of terms) {
-          if (Object.hasOwn(labels, t.topologyKey) && matches(t, pod))
+          if (Object.hasOwn(labels, t.topologyKey) && matches(t, pod, this.#namespaceLabels))
             add(s.existingAntiAffinityCounts, t.topologyKey, labels[t.topologyKey], 1);
         }
       }
@@ -129,12 +153,12 @@ export class InterPodAffinityPlugin
       for (const info of all) {
         const labels = info.node?.metadata.labels ?? {};
         for (const { pod: existing } of info.pods.values()) {
-          if (affinity.length > 0 && affinity.every((t) => matches(t, existing))) {
+          if (affinity.length > 0 && affinity.every((t) => matches(t, existing, this.#namespaceLabels))) {
             for (const t of affinity)
               if (Object.hasOwn(labels, t.topologyKey)) add(s.affinityCounts, t.topologyKey, labels[t.topologyKey], 1);
           }
           for (const t of antiAffinity) {
-            if (Object.hasOwn(labels, t.topologyKey) && matches(t, existing))
+            if (Object.hasOwn(labels, t.topologyKey) && matches(t, existing, this.#namespaceLabels))
               add(s.antiAffinityCounts, t.topologyKey, labels[t.topologyKey], 1);
           }
         }
@@ -144,11 +168,11 @@ export class InterPodAffinityPlugin
     return SUCCESS;
   }
 
-  filter(state: CycleState, pod: Pod, nodeInfo: NodeInfo): Status {
+  filter(state: CycleState, _pod: Pod, nodeInfo: NodeInfo): Status {
     const s = state.read<FilterState>(PRE_FILTER_KEY);
     if (!s) return SUCCESS;
     const labels = nodeInfo.node?.metadata.labels ?? {};
-    if (!satisfyPodAffinity(s, pod, labels))
+    if (!satisfyPodAffinity(s, labels))
       return status('UnschedulableAndUnresolvable', ERR_REASON_AFFINITY_RULES_NOT_MATCH);
     if (!satisfyPodAntiAffinity(s, labels)) return status('Unschedulable', ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH);
     if (!satisfyExistingPodsAntiAffinity(s, labels))
@@ -179,23 +203,25 @@ export class InterPodAffinityPlugin
       const labels = info.node?.metadata.labels ?? {};
       const pods: Iterable<PodInfo> = hasConstraints ? info.pods.values() : (info.podsWithAffinity?.values() ?? []);
       for (const { pod: existing } of pods) {
-        for (const { weight, term: t } of preferredAffinity) if (matches(t, existing)) credit(t, labels, weight);
-        for (const { weight, term: t } of preferredAnti) if (matches(t, existing)) credit(t, labels, -weight);
+        for (const { weight, term: t } of preferredAffinity)
+          if (matches(t, existing, this.#namespaceLabels)) credit(t, labels, weight);
+        for (const { weight, term: t } of preferredAnti)
+          if (matches(t, existing, this.#namespaceLabels)) credit(t, labels, -weight);
         const a = existing.spec.affinity;
         if (!a?.podAffinity && !a?.podAntiAffinity) continue;
         if (this.#hardPodAffinityWeight > 0)
           for (const t of required(existing, a.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution))
-            if (matches(t, pod)) credit(t, labels, this.#hardPodAffinityWeight);
+            if (matches(t, pod, this.#namespaceLabels)) credit(t, labels, this.#hardPodAffinityWeight);
         for (const { weight, term: t } of weighted(
           existing,
           a.podAffinity?.preferredDuringSchedulingIgnoredDuringExecution,
         ))
-          if (matches(t, pod)) credit(t, labels, weight);
+          if (matches(t, pod, this.#namespaceLabels)) credit(t, labels, weight);
         for (const { weight, term: t } of weighted(
           existing,
           a.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution,
         ))
-          if (matches(t, pod)) credit(t, labels, -weight);
+          if (matches(t, pod, this.#namespaceLabels)) credit(t, labels, -weight);
       }
     }
     state.write(PRE_SCORE_KEY, scores);
@@ -247,7 +273,7 @@ export class InterPodAffinityPlugin
   }
 }
 
-function satisfyPodAffinity(s: FilterState, pod: Pod, labels: Record<string, string>): boolean {
+function satisfyPodAffinity(s: FilterState, labels: Record<string, string>): boolean {
   let podsExist = true;
   for (const t of s.affinity) {
     if (!Object.hasOwn(labels, t.topologyKey)) return false;
@@ -255,7 +281,7 @@ function satisfyPodAffinity(s: FilterState, pod: Pod, labels: Record<string, str
   }
   if (podsExist) return true;
   // The first pod of a group with affinity to itself: allowed when no pod anywhere matches and it matches itself.
-  return s.affinityCounts.size === 0 && s.affinity.every((t) => matches(t, pod));
+  return s.affinityCounts.size === 0 && s.matchesOwnAffinity;
 }
 
 function satisfyPodAntiAffinity(s: FilterState, labels: Record<string, string>): boolean {

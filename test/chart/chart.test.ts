@@ -136,9 +136,9 @@ for (const file of ['(defaults)', ...valueSets]) {
       }
     });
 
-    it('grants the extender exactly the API access its code uses: list/watch of fourteen kinds, bind writes only when delegated', () => {
+    it('grants the extender exactly the API access its code uses: list/watch of fifteen kinds, bind writes only when delegated', () => {
       assert.deepEqual(grants(extenderRules(objects)), expectedExtenderGrants(delegated));
-      assert.equal(Object.keys(RESOURCES).length, 14);
+      assert.equal(Object.keys(RESOURCES).length, 15);
     });
 
     it('runs every container non-root, read-only, unprivileged, without capabilities, with probes and resources', () => {

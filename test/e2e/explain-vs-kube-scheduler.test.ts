@@ -6,8 +6,8 @@
 // Each scenario gets its own API server and kube-scheduler. Every plugin of the default profile is exercised (taints,
 // cordon, node selector and affinity, host ports, cpu, extended resources, pod overhead, init and sidecar containers,
 // Too many pods, spread constraints with DoNotSchedule skew, pod affinity and anti-affinity both ways, the default
-// spread constraints a ReplicaSet or Service brings), and one cluster is random: EXPLAIN_E2E_SEED=<n> replays the
-// seed a failure printed.
+// spread constraints a ReplicaSet or Service brings, namespaceSelectors against Namespace labels), and one cluster is
+// random: EXPLAIN_E2E_SEED=<n> replays the seed a failure printed.
 import assert from 'node:assert/strict';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -51,6 +51,7 @@ interface PodOptions {
   nodeName?: string;
   containers?: Container[];
   ownerReferences?: OwnerReference[];
+  namespace?: string;
 }
 function pod(name: string, o: PodOptions = {}): FakeObject {
   const containers = o.containers ?? [
@@ -60,7 +61,7 @@ function pod(name: string, o: PodOptions = {}): FakeObject {
     kind: 'Pod',
     metadata: {
       name,
-      namespace: 'default',
+      namespace: o.namespace ?? 'default',
       uid: `uid-${name}`,
       resourceVersion: '1',
       labels: o.labels ?? { app: name },
@@ -71,15 +72,23 @@ function pod(name: string, o: PodOptions = {}): FakeObject {
   } as never);
 }
 
-const antiAffinity = (app: string, topologyKey: string): Pod['spec']['affinity'] => ({
-  podAntiAffinity: {
-    requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app } }, topologyKey }],
+/** A required term for pods labelled app=`app`, in the namespaces labelled `namespaces` if given. */
+const requiredTerm = (app: string, topologyKey: string, namespaces?: Record<string, string>) => [
+  {
+    labelSelector: { matchLabels: { app } },
+    topologyKey,
+    ...(namespaces ? { namespaceSelector: { matchLabels: namespaces } } : {}),
   },
+];
+const antiAffinity = (
+  app: string,
+  topologyKey: string,
+  namespaces?: Record<string, string>,
+): Pod['spec']['affinity'] => ({
+  podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: requiredTerm(app, topologyKey, namespaces) },
 });
-const affinity = (app: string, topologyKey: string): Pod['spec']['affinity'] => ({
-  podAffinity: {
-    requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app } }, topologyKey }],
-  },
+const affinity = (app: string, topologyKey: string, namespaces?: Record<string, string>): Pod['spec']['affinity'] => ({
+  podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: requiredTerm(app, topologyKey, namespaces) },
 });
 const spread = (
   maxSkew: number,
@@ -347,6 +356,42 @@ function defaultSpread(selectedBy: 'ReplicaSet' | 'Service'): Scenario {
   };
 }
 
+// InterPodAffinity's namespaceSelector selects namespaces by their labels, not only by kubernetes.io/metadata.name:
+// a db pod in namespace team-a (team=a) keeps away a pod whose anti-affinity selects team=a, and a guard in team-b
+// whose anti-affinity selects the namespaces labelled tier=web keeps the web pods of `default` (tier=web) out of its
+// zone.
+const namespace = (name: string, labels: Record<string, string>): FakeObject =>
+  created({
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name, uid: `uid-ns-${name}`, resourceVersion: '1', labels },
+  } as never);
+const NAMESPACES: Scenario = {
+  name: "inter-pod affinity's namespaceSelector against the namespaces' labels",
+  cluster: [
+    namespace('default', { tier: 'web' }),
+    namespace('team-a', { team: 'a' }),
+    namespace('team-b', { team: 'b' }),
+    node('n1', { labels: { [ZONE]: 'a' } }),
+    node('n2', { labels: { [ZONE]: 'a' } }),
+    node('n3', { labels: { [ZONE]: 'b' } }),
+    pod('db', { namespace: 'team-a', nodeName: 'n1', labels: { app: 'db' } }),
+    pod('guard', {
+      namespace: 'team-b',
+      nodeName: 'n3',
+      labels: { app: 'guard' },
+      spec: { affinity: antiAffinity('web', ZONE, { tier: 'web' }) },
+    }),
+  ],
+  probes: [
+    pod('away-from-team-a-db', {
+      spec: { nodeSelector: { [ZONE]: 'a' }, affinity: antiAffinity('db', ZONE, { team: 'a' }) },
+    }),
+    pod('near-team-a-db', { spec: { affinity: affinity('db', HOST, { team: 'a' }) } }),
+    pod('web-near-guard', { labels: { app: 'web' }, spec: { nodeSelector: { [ZONE]: 'b' } } }),
+  ],
+};
+
 /** A random cluster and pods from `seed` (fast-check's generator): only what the default profile decides. */
 function randomScenario(seed: number): Scenario {
   const apps = ['web', 'db', 'cache'];
@@ -562,6 +607,7 @@ if (found.skip) {
         RESOURCES,
         defaultSpread('ReplicaSet'),
         defaultSpread('Service'),
+        NAMESPACES,
         randomScenario(SEED),
       ])
         test(scenario.name, () => check(binary, scenario));

@@ -427,12 +427,23 @@ export class FakeApiServer {
     if (!old && !allowCreate) throw new HttpError(404, 'NotFound', `${type.plural} "${meta.name}" not found`);
     const oldMeta = old ? (JSON.parse(old.json) as FakeObject).metadata : undefined;
     const rv = ++this.#rv;
+    // The API server labels every namespace with its name (what a namespaceSelector can always match).
+    const labels =
+      type.kind === 'Namespace'
+        ? {
+            labels: {
+              ...(meta.labels as Record<string, string> | undefined),
+              'kubernetes.io/metadata.name': meta.name,
+            },
+          }
+        : {};
     const full: FakeObject = {
       ...obj,
       apiVersion: type.apiVersion,
       kind: type.kind,
       metadata: {
         ...meta,
+        ...labels,
         ...(namespace ? { namespace } : {}),
         uid: oldMeta?.uid ?? meta.uid ?? randomUUID(),
         creationTimestamp: oldMeta?.creationTimestamp ?? meta.creationTimestamp ?? now(),

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { newNodeInfo } from '../../src/cache/node-info.ts';
+import { ClusterStore } from '../../src/cluster/store.ts';
 import type { LabelSelectorRequirement, Node, Pod, PodAffinityTerm } from '../../src/cluster/types.ts';
 import { CycleState } from '../../src/framework/cycle-state.ts';
 import type { NodeScore } from '../../src/framework/interfaces.ts';
@@ -12,6 +13,8 @@ import {
   ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
   ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
   InterPodAffinityPlugin,
+  namespaceNameLabel,
+  storeNamespaceLabels,
 } from '../../src/plugins/inter-pod-affinity.ts';
 import { view } from './helpers.ts';
 
@@ -471,4 +474,62 @@ describe('InterPodAffinity score, existing pods required affinity (TestPreferred
     assert.deepEqual(score(pod, nodes, pods), { node1: 100, node2: 0, node3: 0 }));
   it('with hardPodAffinityWeight 0: existing pods required affinity does not score', () =>
     assert.deepEqual(score(pod, nodes, pods, 0), { node1: 0, node2: 0, node3: 0 }));
+});
+
+// A namespaceSelector selects namespaces by their labels (upstream's Namespace lister): those of the Namespace objects
+// the store holds, or only `kubernetes.io/metadata.name` for a namespace it does not hold (a cluster-state file
+// without Namespace objects). As upstream's namespaces in filtering_test.go: subteam1.team1 and subteam2.team1 carry
+// team=team1, subteam1.team2 team=team2.
+describe('InterPodAffinity namespaceSelector matches Namespace labels', () => {
+  const store = new ClusterStore();
+  for (const [name, team] of [
+    ['subteam1.team1', 'team1'],
+    ['subteam2.team1', 'team1'],
+    ['subteam1.team2', 'team2'],
+  ])
+    store.upsert('Namespace', {
+      metadata: {
+        name,
+        uid: `uid-${name}`,
+        resourceVersion: '1',
+        labels: { team, 'kubernetes.io/metadata.name': name },
+      },
+    });
+  const node1 = n('machine1', { region: 'r1', zone: 'z11' });
+  const scan = { service: 'securityscan' };
+  const team1: PodAffinityTerm = {
+    ...term('region', In('service', 'securityscan')),
+    namespaceSelector: { matchLabels: { team: 'team1' } },
+  };
+  function verdict(pod: Pod, pods: Pod[], namespaceLabels = storeNamespaceLabels(store)): string[] {
+    const infos = [newNodeInfo(node1, pods)];
+    const plugin = new InterPodAffinityPlugin({ list: () => infos }, 1, namespaceLabels);
+    const state = new CycleState();
+    return plugin.preFilter(state, pod).code === 'Skip' ? OK : view(plugin.filter(state, pod, infos[0]));
+  }
+
+  it("a required affinity term's namespaceSelector finds a matching pod in a namespace whose labels it selects", () => {
+    const pod = p({ affinity: [team1] });
+    assert.deepEqual(verdict(pod, [p({ node: 'machine1', namespace: 'subteam2.team1', labels: scan })]), OK);
+    assert.deepEqual(verdict(pod, [p({ node: 'machine1', namespace: 'subteam1.team2', labels: scan })]), AFFINITY);
+  });
+
+  it("an existing pod's anti-affinity namespaceSelector is matched against the incoming pod's namespace labels", () => {
+    const existing = p({ node: 'machine1', labels: { app: 'guard' }, anti: [team1] });
+    assert.deepEqual(verdict(p({ namespace: 'subteam1.team1', labels: scan }), [existing]), EXISTING);
+    assert.deepEqual(verdict(p({ namespace: 'subteam1.team2', labels: scan }), [existing]), OK);
+  });
+
+  it('a namespace without a Namespace object has only its kubernetes.io/metadata.name label', () => {
+    const byName: PodAffinityTerm = {
+      ...term('region', In('service', 'securityscan')),
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'orphan' } },
+    };
+    const inOrphan = [p({ node: 'machine1', namespace: 'orphan', labels: scan })];
+    assert.deepEqual(verdict(p({ affinity: [byName] }), inOrphan), OK);
+    assert.deepEqual(verdict(p({ affinity: [team1] }), inOrphan), AFFINITY);
+    // Without any Namespace objects, a team label matches nowhere.
+    const inTeam1 = [p({ node: 'machine1', namespace: 'subteam2.team1', labels: scan })];
+    assert.deepEqual(verdict(p({ affinity: [team1] }), inTeam1, namespaceNameLabel), AFFINITY);
+  });
 });

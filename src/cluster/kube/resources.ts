@@ -30,6 +30,7 @@ export const RESOURCES: Readonly<Record<Kind, ResourceInfo>> = {
   ReplicationController: info('ReplicationController', 'v1', 'replicationcontrollers', true),
   ReplicaSet: info('ReplicaSet', 'apps/v1', 'replicasets', true),
   StatefulSet: info('StatefulSet', 'apps/v1', 'statefulsets', true),
+  Namespace: info('Namespace', 'v1', 'namespaces', false),
 };
 
 /** The collection path across all namespaces (what list and watch use). */

@@ -204,6 +204,8 @@ const SCHEMAS: Record<Kind, TObject> = {
   ReplicationController: MapSelectorSpec,
   ReplicaSet: LabelSelectorSpec,
   StatefulSet: LabelSelectorSpec,
+  // Its labels are checked with every object's metadata.
+  Namespace: Type.Object({}, open),
 };
 
 type Validator = ReturnType<typeof Compile<TSchema>>;

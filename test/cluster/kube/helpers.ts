@@ -160,10 +160,20 @@ export function storageObjects(): FakeObject[] {
   ];
 }
 
-/** What PodTopologySpread's default selector reads, as the API serves it (templates and status included). */
+/**
+ * What PodTopologySpread's default selector and InterPodAffinity's namespaceSelector read, as the API serves it
+ * (templates and status included).
+ */
 export function workloadObjects(): FakeObject[] {
   const template = { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } };
   return [
+    {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: 'data', labels: { 'kubernetes.io/metadata.name': 'data', team: 'db' } },
+      spec: { finalizers: ['kubernetes'] },
+      status: { phase: 'Active' },
+    },
     {
       apiVersion: 'v1',
       kind: 'Service',

@@ -93,7 +93,7 @@ describe('KubeSource', () => {
       for (const kind of KINDS) assert.ok(h.store.count(kind) >= 1, kind);
     });
 
-    test('Services and controllers are kept as namespace, name and selector only (tens of thousands of ReplicaSets)', () => {
+    test('Services and controllers are kept as namespace, name and selector only (tens of thousands of ReplicaSets), Namespaces as their labels', () => {
       const rs = h.store.get('ReplicaSet', 'default/web-7d9f8')!;
       assert.deepEqual(
         { ...rs, metadata: { name: rs.metadata.name, namespace: rs.metadata.namespace } },
@@ -106,6 +106,9 @@ describe('KubeSource', () => {
       assert.deepEqual(h.store.get('Service', 'default/web')!.spec, { selector: { app: 'web' } });
       assert.deepEqual(h.store.get('ReplicationController', 'default/legacy')!.spec, { selector: { app: 'legacy' } });
       assert.deepEqual(h.store.get('StatefulSet', 'data/db')!.spec, { selector: { matchLabels: { app: 'db' } } });
+      const ns = h.store.get('Namespace', 'data')!;
+      assert.deepEqual(Object.keys(ns).sort(), ['metadata']);
+      assert.deepEqual(ns.metadata.labels, { 'kubernetes.io/metadata.name': 'data', team: 'db' });
     });
 
     test('lists are paginated with limit and continue', () => {

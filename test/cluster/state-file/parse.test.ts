@@ -152,6 +152,22 @@ items:
     assert.deepEqual(json.objects, objects);
   });
 
+  it('reads Namespaces down to their name and labels (what a namespaceSelector matches)', () => {
+    const text = `kind: Namespace
+metadata: {name: shop, labels: {kubernetes.io/metadata.name: shop, team: web}, annotations: {owner: me}}
+spec: {finalizers: [kubernetes]}
+status: {phase: Active}
+`;
+    const [ns] = parseClusterState(text, 'cluster.yaml').objects.get('Namespace')!;
+    assert.deepEqual(Object.keys(ns), ['metadata']);
+    assert.deepEqual(ns.metadata.labels, { 'kubernetes.io/metadata.name': 'shop', team: 'web' });
+    assert.equal(ns.metadata.namespace, undefined);
+    assert.match(
+      failure(`kind: Namespace\nmetadata: {name: shop, labels: {team: [web]}}\n`),
+      /^cluster\.yaml: Namespace shop \(document 1\): \/metadata\/labels\/team must be string \(got an array\)$/,
+    );
+  });
+
   it('rejects a Service or controller whose selector has the wrong shape, in one sentence naming the object and the field', () => {
     const cases: [string, RegExp][] = [
       [
@@ -175,12 +191,12 @@ items:
   });
 
   it('counts kinds the extender does not store as skipped', () => {
-    const text = `kind: List\nitems:\n- kind: Namespace\n  metadata: {name: a}\n- kind: Namespace\n  metadata: {name: b}\n- kind: ConfigMap\n  metadata: {name: s}\n`;
+    const text = `kind: List\nitems:\n- kind: Secret\n  metadata: {name: a}\n- kind: Secret\n  metadata: {name: b}\n- kind: ConfigMap\n  metadata: {name: s}\n`;
     const { skipped, objects } = parseClusterState(text, 'cluster.yaml');
     assert.deepEqual(
       [...skipped],
       [
-        ['Namespace', 2],
+        ['Secret', 2],
         ['ConfigMap', 1],
       ],
     );
