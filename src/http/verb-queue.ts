@@ -8,10 +8,17 @@
 // one: libuv stops reading a socket on a short read and sees the EOF on its next poll. A request completed on its last
 // read therefore looks alive for one turn after it is queued, whatever its client did. So a verb starts only once
 // SETTLE_TURNS turns have passed since it was queued: by then a close sent with the request has been read.
+//
+// libuv accepts at most one connection per turn (libuv#3696). With a verb in every turn, a burst of new connections
+// (kube-scheduler opens them for concurrent binds, and after every 503 that closed one) waited in the kernel's queue
+// for a turn each: seconds before even a 503 was sent. So while connections keep being accepted, the queue turns the
+// loop again before the next verb, up to ACCEPT_TURNS turns per verb.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 
 /** Event-loop turns (each with a poll for I/O) between queuing a verb and deciding whether its client is there. */
 export const SETTLE_TURNS = 2;
+/** Turns at most between two verbs while connections keep arriving: a flood of them cannot stop the verbs. */
+export const ACCEPT_TURNS = 64;
 
 export type DropReason = 'client_gone' | 'deadline';
 
@@ -47,6 +54,8 @@ export interface VerbQueueOptions {
   onDrop?: (verb: string, reason: DropReason) => void;
   onStart?: (verb: string) => void;
   onDepth?: (depth: number) => void;
+  /** Connections the server has accepted so far (a counter the queue watches grow). */
+  accepted?: () => number;
 }
 
 export class VerbQueue {
@@ -56,6 +65,8 @@ export class VerbQueue {
   #pumping = false;
   /** Event-loop turns the pump has waited through. */
   #turn = 0;
+  /** `accepted()` when the pump last looked. */
+  #accepted = 0;
   readonly #options: VerbQueueOptions;
   readonly #now: () => number;
 
@@ -93,6 +104,7 @@ export class VerbQueue {
       // Let the event loop read new requests and closed connections first.
       await nextTurn();
       this.#turn++;
+      await this.#acceptArrivals();
       const job = this.#take();
       if (!job) continue; // every job dropped, or the next one not settled yet
       try {
@@ -103,6 +115,18 @@ export class VerbQueue {
       }
     }
     this.#pumping = false;
+  }
+
+  /** Turns the loop while each turn accepts a connection (one per turn), up to ACCEPT_TURNS. */
+  async #acceptArrivals(): Promise<void> {
+    const accepted = this.#options.accepted;
+    if (!accepted) return;
+    for (let turns = 0; accepted() !== this.#accepted && turns < ACCEPT_TURNS; turns++) {
+      this.#accepted = accepted();
+      await nextTurn();
+      this.#turn++;
+    }
+    this.#accepted = accepted();
   }
 
   /**

@@ -6,7 +6,7 @@ import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { VerbDropped, VerbQueue } from '../../src/http/verb-queue.ts';
+import { ACCEPT_TURNS, VerbDropped, VerbQueue } from '../../src/http/verb-queue.ts';
 import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
 import { node, pod } from '../helpers/objects.ts';
 
@@ -80,6 +80,38 @@ describe('VerbQueue', () => {
     await assert.rejects(bad, /boom/);
     assert.equal(await good, 'ok');
   });
+  it('turns the loop before the next verb while connections keep being accepted (libuv accepts one per turn)', async () => {
+    let accepted = 0;
+    const queue = new VerbQueue({ deadlineMs: 5000, now: () => 0, accepted: () => accepted });
+    // A connection accepted in each of the next 10 turns.
+    const arrive = (left: number) => {
+      if (left === 0) return;
+      setImmediate(() => {
+        accepted++;
+        arrive(left - 1);
+      });
+    };
+    arrive(10);
+    assert.equal(await queue.run(request('filter'), () => accepted), 10);
+  });
+
+  it('a flood of connections delays a verb by at most ACCEPT_TURNS turns', async () => {
+    let accepted = 0;
+    let flooding = true;
+    const queue = new VerbQueue({ deadlineMs: 5000, now: () => 0, accepted: () => accepted });
+    const flood = (): void => {
+      if (!flooding) return;
+      setImmediate(() => {
+        accepted++;
+        flood();
+      });
+    };
+    flood();
+    const ranAfter = await queue.run(request('filter'), () => accepted);
+    flooding = false;
+    assert.ok(ranAfter <= ACCEPT_TURNS + 4, `the verb waited ${ranAfter} turns`);
+  });
+
   it('keeps no verb it has started: its request (the parsed body) can be collected at once', async () => {
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
@@ -178,6 +210,34 @@ describe('abandoned requests over real sockets', () => {
     real.destroy();
     await t.waitFor(() => abandoned.every((s) => s.destroyed));
     assert.equal((await started()) - startedBefore, rounds, 'only the fresh filters were computed');
+  });
+
+  it('new connections are accepted and answered while verbs are queued, not one per verb', async () => {
+    const count = 40;
+    const body = JSON.stringify({ Pod: pod('p', { uid: 'p' }), Nodes: null, NodeNames: ['node-a', 'node-b'] });
+    const busy = await Promise.all(Array.from({ length: count }, open));
+    for (const s of busy) assert.match(await roundTrip(s, httpRequest('GET', '/healthz')), /^HTTP\/1.1 200/);
+    const order: string[] = [];
+    const answered = (s: Socket, what: string) =>
+      new Promise<void>((resolve) => s.once('data', () => resolve(void order.push(what))));
+    // The verbs queue at once; the new connections reach the kernel's accept queue while they wait.
+    const filters = busy.map((s) => {
+      s.write(httpRequest('POST', '/scheduler/filter', body));
+      return answered(s, 'filter');
+    });
+    const fresh = Array.from({ length: count }, () => {
+      const s = connect(port, '127.0.0.1');
+      s.write(httpRequest('GET', '/healthz'));
+      return { s, done: answered(s, 'fresh') };
+    });
+    await Promise.all([...filters, ...fresh.map((f) => f.done)]);
+    for (const s of [...busy, ...fresh.map((f) => f.s)]) s.destroy();
+    const filtersFirst = order.slice(0, order.lastIndexOf('fresh')).filter((w) => w === 'filter').length;
+    // One accept per verb would answer the last new connection after about `count` filters.
+    assert.ok(
+      filtersFirst < count / 4,
+      `${filtersFirst} of ${count} filters were answered before the last new connection`,
+    );
   });
 
   it('exposes the queue depth', async () => {

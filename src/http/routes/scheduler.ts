@@ -44,7 +44,10 @@ function clientGone(raw: IncomingMessage | Http2ServerRequest): boolean {
 /** `admission`: a verb that starts no longer counts as waiting (maxQueuedVerbs). */
 export function schedulerRoutes(deps: AppDeps, admission: Admission): FastifyPluginAsyncTypebox {
   return async (app) => {
+    let accepted = 0;
+    app.server.on('connection', () => accepted++);
     const queue = new VerbQueue({
+      accepted: () => accepted,
       deadlineMs: deps.verbDeadlineSeconds * 1000,
       onDrop: (verb, reason) => deps.metrics.verbDropped.inc({ verb, reason }),
       onStart: (verb) => deps.metrics.verbStarted.inc({ verb }),
