@@ -3,6 +3,8 @@
 // its budget (--memory-budget 1Gi: in a pod the extender reads it from the cgroup).
 //   quiet       a 3-claim filter (500 names, cache mode) one at a time: its quiet latency
 //   sustainable 16 connections, closed loop: the filters/s the extender serves
+//   floor       the same open loop for up to 10 s against a process that answers every request 503 at once
+//               (bench/live/refusing-server.ts): the 503 latencies the machine, the client and the kernel cost
 //   open loop   2x that rate for --seconds, whatever the answers: statuses, p99 of the 200s (from the scheduled time)
 //               and of the 503s (from the request's send)
 //   abandoned   --abandoned non-cache filters (--full-nodes full Node objects each, MiBs of JSON), all at once, each
@@ -165,14 +167,14 @@ log(
  * A keep-alive HTTP/1.1 client on raw sockets for the open loop, cheap enough per request that the load generator is
  * not what lags: latencies from the send to the answer's last byte.
  */
-function rawClient() {
+function rawClient(port: number) {
   const idle: Socket[] = [];
   const send = (payload: Buffer): Promise<{ status: number; ms: number }> =>
     new Promise((resolve) => {
       const sent = performance.now();
       let s = idle.pop();
       if (!s) {
-        s = connect(port!, '127.0.0.1').setNoDelay(true);
+        s = connect(port, '127.0.0.1').setNoDelay(true);
         s.on('error', () => {});
       }
       const socket = s;
@@ -247,28 +249,14 @@ log(
   `sustainable: ${sustainable} filters/s at 16 connections (best second of ${perSecond.join(', ')}); open loop at ${rate}/s`,
 );
 
-// ------------------------------------------------------------------------------------------------- RSS watch
-let sampled = 0;
-let sampling = true;
-const sampler = (async () => {
-  while (sampling) {
-    sampled = Math.max(sampled, await rssMiB());
-    await sleep(20);
-  }
-})();
-const baselineRss = await rssMiB();
-await resetPeak();
-const beforeOpen = await metrics(); // this scrape also restarts the event-loop lag figures
-const cpuBefore = metric(beforeOpen, /process_cpu_seconds_total ([\d.]+)/);
-const openStarted = performance.now();
-
 // ------------------------------------------------------------------------------------------------- open loop
-const statuses = new Map<number, number>();
-const ok: number[] = [];
-const refused: number[] = [];
-{
-  const client = rawClient();
-  const total = Math.round(rate * SECONDS);
+/** Filters at `rate` per second for `seconds`, whatever the answers: statuses, 200s from schedule, 503s from send. */
+async function openLoop(to: number, seconds: number) {
+  const statuses = new Map<number, number>();
+  const ok: number[] = [];
+  const refused: number[] = [];
+  const client = rawClient(to);
+  const total = Math.round(rate * seconds);
   const start = performance.now() + 20;
   const inFlight: Promise<void>[] = [];
   for (let i = 0; i < total; ) {
@@ -288,9 +276,40 @@ const refused: number[] = [];
   }
   await Promise.all(inFlight);
   client.close();
+  ok.sort((a, b) => a - b);
+  refused.sort((a, b) => a - b);
+  return { statuses, ok, refused };
 }
-ok.sort((a, b) => a - b);
-refused.sort((a, b) => a - b);
+
+// The floor: the same open loop against a process that refuses everything at once (bench/live/refusing-server.ts).
+const refuser = spawn(process.execPath, ['bench/live/refusing-server.ts'], {
+  cwd: root,
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+const [refuserPort] = await once(createInterface(refuser.stdout), 'line');
+const floor = await openLoop(Number(refuserPort), Math.min(SECONDS, 10));
+refuser.kill();
+const floorP99 = quantile(floor.refused, 0.99);
+log(
+  `floor: the same open loop against an instant 503 for ${Math.min(SECONDS, 10)} s: p50 ${quantile(floor.refused, 0.5).toFixed(2)} ms, ` +
+    `p99 ${floorP99.toFixed(2)} ms (${floor.refused.length} × 503)`,
+);
+
+// ------------------------------------------------------------------------------------------------- RSS watch
+let sampled = 0;
+let sampling = true;
+const sampler = (async () => {
+  while (sampling) {
+    sampled = Math.max(sampled, await rssMiB());
+    await sleep(20);
+  }
+})();
+const baselineRss = await rssMiB();
+await resetPeak();
+const beforeOpen = await metrics(); // this scrape also restarts the event-loop lag figures
+const cpuBefore = metric(beforeOpen, /process_cpu_seconds_total ([\d.]+)/);
+const openStarted = performance.now();
+const { statuses, ok, refused } = await openLoop(port, SECONDS);
 const openPeak = Math.max(sampled, await peakMiB());
 const afterOpen = await metrics();
 // The share of one core the extender got while overloaded: below 1, the machine (not the extender) held requests.
@@ -425,13 +444,16 @@ at end \`${loadAtEnd.replace(/.*load average/, 'load average')}\` (shared machin
 | target | measured | |
 |---|---:|---|
 | RSS peak ≤ budget (${n(budgetMiB)} MiB) while overloaded | ${n(peak)} MiB | ${verdict(peak <= budgetMiB)} |
-| answers are 200 or 503: p99 of the 503s ≤ 5 ms | ${count(503) ? `${n(p99Refused, 2)} ms` : 'no 503: not overloaded'} (${n(count(503))} × 503, ${n(count(200))} × 200, ${n(openSent - count(200) - count(503))} other) | ${verdict(p99Refused <= 5 && openSent === count(200) + count(503))} |
+| answers are 200 or 503: p99 of the 503s ≤ 5 ms | ${count(503) ? `${n(p99Refused, 2)} ms` : 'no 503: not overloaded'} (${n(count(503))} × 503, ${n(count(200))} × 200, ${n(openSent - count(200) - count(503))} other); floor ${n(floorP99, 2)} ms | ${verdict(p99Refused <= 5 && openSent === count(200) + count(503))} |
 | ≤ 5 % of abandoned verbs computed | ${n(computedPct, 1)} % (${computed} of ${ABANDONED}) | ${verdict(computedPct <= 5)} |
 | a fresh filter afterwards ≤ 2× its quiet latency | ${n(freshMs / quietMs, 2)}× (${n(freshMs, 2)} ms against ${n(quietMs, 2)} ms) | ${verdict(freshMs / quietMs <= 2)} |
 
 - **Ready**: ${n(readyS, 1)} s, RSS ${n(readyRss)} MiB (heap used ${n(quietHeap)} MiB after the quiet run); before the load (after the quiet and closed-loop runs) ${n(baselineRss)} MiB.
 - **Quiet**: a 3-claim filter (500 names, cache mode) one at a time, median of 100: ${n(quietMs, 2)} ms.
 - **Sustainable**: ${n(sustainable)} filters/s at 16 connections (closed loop, the best second of five: ${perSecond.join(', ')}).
+- **Floor**: the same open loop for ${Math.min(SECONDS, 10)} s against a process that answers every request 503 at once
+  (\`bench/live/refusing-server.ts\`): p50 ${n(quantile(floor.refused, 0.5), 2)} ms, p99 ${n(floorP99, 2)} ms. No server answers
+  faster on this machine at this load; what the extender's 503s take above it is its own.
 - **Open loop** at ${n(rate)}/s (2×) for ${SECONDS} s, ${n(openSent)} requests: ${n(count(200))} answered 200 (p50
   ${n(quantile(ok, 0.5), 1)} ms, p99 ${n(quantile(ok, 0.99), 1)} ms from the scheduled time), ${n(count(503))} answered 503 (p50
   ${n(quantile(refused, 0.5), 2)} ms, p99 ${n(p99Refused, 2)} ms from the send; ${n(openReasons.queued_verbs)} refused past

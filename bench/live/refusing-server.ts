@@ -1,0 +1,18 @@
+// The overload bench's floor for 503s: a process that refuses every request at once with the extender's 503 (same
+// status, headers and body size), without reading the body. The open loop's 503 latencies against it are what the
+// machine, the client and the kernel cost; whatever the extender adds is above them.
+// Prints its port on stdout.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+const body = JSON.stringify({
+  statusCode: 503,
+  code: 'OVERLOADED',
+  error: 'Service Unavailable',
+  message: 'overloaded: 256 verbs are waiting to start (maxQueuedVerbs); retry after 1 s',
+});
+const server = createServer((_req, res) => {
+  res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' }).end(body);
+});
+server.keepAliveTimeout = 65_000;
+server.listen(0, '127.0.0.1', () => console.log((server.address() as AddressInfo).port));
