@@ -88,6 +88,18 @@ function trimMeta(meta: ObjectMeta): ObjectMeta {
   return out;
 }
 
+// A workload's pods name the same controller: one held list per controller, found by its identity (cheaper than
+// `shared`'s JSON key on every pod). Bounded like the other pools.
+const controllerPool = new Map<string, OwnerReference[]>();
+function controllerReference({ apiVersion, kind, name, uid }: OwnerReference): OwnerReference[] {
+  const hit = controllerPool.get(uid);
+  const held = hit?.[0];
+  if (held && held.name === name && held.kind === kind && held.apiVersion === apiVersion) return hit;
+  const refs = [{ apiVersion: intern(apiVersion), kind: intern(kind), name, uid, controller: true }];
+  if (controllerPool.size < SHARED_MAX_ENTRIES) controllerPool.set(uid, refs);
+  return refs;
+}
+
 /**
  * Pods: scheduling reads no pod annotation, and of the owner references only the controller's (PodTopologySpread's
  * default selector looks its ReplicaSet, StatefulSet or ReplicationController up), shared across its pods; there are
@@ -98,10 +110,7 @@ function trimPodMeta(meta: ObjectMeta): ObjectMeta {
   if (meta.namespace !== undefined) out.namespace = intern(meta.namespace);
   if (meta.labels && Object.keys(meta.labels).length > 0) out.labels = shared(internRecord(meta.labels));
   const controller = meta.ownerReferences?.find((r) => r.controller === true);
-  if (controller) {
-    const { apiVersion, kind, name, uid } = controller;
-    out.ownerReferences = [shared<OwnerReference>({ apiVersion, kind, name, uid, controller: true })];
-  }
+  if (controller) out.ownerReferences = controllerReference(controller);
   const created = timestamp(meta.creationTimestamp);
   if (created) out.creationTimestamp = created;
   const deleted = timestamp(meta.deletionTimestamp);

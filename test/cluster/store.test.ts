@@ -75,7 +75,7 @@ describe('store events', () => {
 });
 
 describe('trimming', () => {
-  it('drops managedFields, pod annotations and owner references, and status that scheduling does not read', () => {
+  it('drops managedFields, pod annotations, owner references but the controller’s, and status that scheduling does not read', () => {
     const raw = {
       ...pod('p', { nodeName: 'a' }),
       metadata: {
@@ -152,6 +152,40 @@ describe('trimming', () => {
       trimmed.spec.volumes?.map((v) => v.name),
       ['data', 'scratch'],
     );
+  });
+
+  it("keeps a pod's controller reference (PodTopologySpread's default selector finds its ReplicaSet by it), one copy per controller", () => {
+    const owned = (name: string, rs: string): Pod =>
+      JSON.parse(
+        JSON.stringify({
+          metadata: {
+            name,
+            namespace: 'd',
+            uid: name,
+            resourceVersion: '1',
+            ownerReferences: [
+              { apiVersion: 'v1', kind: 'Node', name: 'n', uid: 'node' },
+              {
+                apiVersion: 'apps/v1',
+                kind: 'ReplicaSet',
+                name: rs,
+                uid: `uid-${rs}`,
+                controller: true,
+                blockOwnerDeletion: true,
+              },
+            ],
+          },
+          spec: { containers: [] },
+        }),
+      );
+    const [a, b, other] = [owned('web-a', 'web-1'), owned('web-b', 'web-1'), owned('db-a', 'db-1')].map((p) =>
+      trimObject('Pod', p),
+    );
+    assert.deepEqual(a.metadata.ownerReferences, [
+      { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-1', uid: 'uid-web-1', controller: true },
+    ]);
+    assert.equal(a.metadata.ownerReferences, b.metadata.ownerReferences);
+    assert.equal(other.metadata.ownerReferences?.[0].name, 'db-1');
   });
 
   it('holds one copy of what the replicas of a workload repeat: containers, labels', () => {

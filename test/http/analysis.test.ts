@@ -99,5 +99,13 @@ describe('POST /api/v1/simulate', () => {
     assert.match(tooMany.body.message, /replicas/);
     const notASet = await t.request.post('/api/v1/simulate').send({ statefulSet: { ...web, kind: 'Deployment' } });
     assert.equal(notASet.status, 400);
+    // The selector the replicas spread by (PodTopologySpread's default constraints) must be a label selector.
+    for (const selector of ['app=web', { matchLabels: ['app'] }, { matchExpressions: { key: 'app' } }]) {
+      const badSelector = await t.request
+        .post('/api/v1/simulate')
+        .send({ statefulSet: { ...web, spec: { ...web.spec, selector } } });
+      assert.equal(badSelector.status, 400, JSON.stringify(selector));
+      assert.match(badSelector.body.message, /statefulSet\/spec\/selector/);
+    }
   });
 });
