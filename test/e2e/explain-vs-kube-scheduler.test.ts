@@ -323,24 +323,23 @@ const RESOURCES: Scenario = {
 // until the spread evens out (3 there, then 1 on the big one); without them, all four would go to the big one. The
 // scores differ by 5 or more at every step, so kube-scheduler has no tie to break.
 const webLabels = { app: 'web', 'pod-template-hash': '7d9f8' };
-const webOwner: OwnerReference[] = [
-  { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-7d9f8', uid: 'uid-web-7d9f8', controller: true },
-];
-function defaultSpread(selectedBy: 'ReplicaSet' | 'Service'): Scenario {
-  const owned = selectedBy === 'ReplicaSet' ? { ownerReferences: webOwner } : {};
+function defaultSpread(selectedBy: 'ReplicaSet' | 'StatefulSet' | 'Service'): Scenario {
+  const meta = { name: 'web-7d9f8', namespace: 'default', uid: 'uid-web-7d9f8', resourceVersion: '1' };
+  const controller = { apiVersion: 'apps/v1', kind: selectedBy, name: meta.name, uid: meta.uid, controller: true };
+  const owned = selectedBy === 'Service' ? {} : { ownerReferences: [controller] };
   const selector: FakeObject =
-    selectedBy === 'ReplicaSet'
+    selectedBy === 'Service'
       ? created({
-          apiVersion: 'apps/v1',
-          kind: 'ReplicaSet',
-          metadata: { name: 'web-7d9f8', namespace: 'default', uid: 'uid-web-7d9f8', resourceVersion: '1' },
-          spec: { replicas: 5, selector: { matchLabels: webLabels }, template: { metadata: { labels: webLabels } } },
-        } as never)
-      : created({
           apiVersion: 'v1',
           kind: 'Service',
-          metadata: { name: 'web', namespace: 'default', uid: 'uid-svc-web', resourceVersion: '1' },
+          metadata: { ...meta, name: 'web' },
           spec: { selector: { app: 'web' }, ports: [{ port: 80 }] },
+        } as never)
+      : created({
+          apiVersion: 'apps/v1',
+          kind: selectedBy,
+          metadata: meta,
+          spec: { replicas: 5, selector: { matchLabels: webLabels }, template: { metadata: { labels: webLabels } } },
         } as never);
   return {
     name: `kube-scheduler's default topology spreading, the replicas selected by a ${selectedBy}`,
@@ -606,6 +605,7 @@ if (found.skip) {
         AFFINITY,
         RESOURCES,
         defaultSpread('ReplicaSet'),
+        defaultSpread('StatefulSet'),
         defaultSpread('Service'),
         NAMESPACES,
         randomScenario(SEED),
