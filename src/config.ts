@@ -7,6 +7,7 @@ import { type Static, type TSchema, Type } from 'typebox';
 import { Value } from 'typebox/value';
 import { parse as parseYaml } from 'yaml';
 import { parseValue } from './cluster/quantity.ts';
+import { DEFAULT_MAX_QUEUED_WORK_SECONDS } from './http/admission.ts';
 import { LOG_FORMATS } from './log.ts';
 import { canonicalPluginName, PLUGIN_NAMES } from './plugins/names.ts';
 import { shapeSchema } from './volumes/scorer.ts';
@@ -105,6 +106,11 @@ const SETTINGS = Type.Object({
         'verb requests admitted and not yet started; past it a verb is answered 503 with Retry-After at once (default: one per 4 MiB of memoryBudget, at least 16)',
     }),
   ),
+  maxQueuedWorkSeconds: seconds({
+    default: DEFAULT_MAX_QUEUED_WORK_SECONDS,
+    description:
+      "expected computing time of the verbs admitted and not yet started, each counted at its verb's recent mean; past it a verb is answered 503 with Retry-After at once, so an admitted verb starts within about this long",
+  }),
   bindTimeoutSeconds: Type.Integer({
     minimum: 1,
     maximum: 86400,

@@ -402,6 +402,7 @@ const rejectedBy = (reason: string) =>
 const droppedBy = (reason: string) =>
   metric(final, new RegExp(`verb_dropped_total\\{verb="filter",reason="${reason}"\\} (\\d+)`));
 const reasons = {
+  queued_work: rejectedBy('queued_work'),
   queued_verbs: rejectedBy('queued_verbs'),
   body_bytes: rejectedBy('body_bytes'),
   connections: rejectedBy('connections'),
@@ -409,6 +410,7 @@ const reasons = {
   deadline: droppedBy('deadline'),
 };
 const openReasons = {
+  queued_work: metric(afterOpen, /admission_rejected_total\{reason="queued_work"\} (\d+)/),
   queued_verbs: metric(afterOpen, /admission_rejected_total\{reason="queued_verbs"\} (\d+)/),
   deadline: metric(afterOpen, /verb_dropped_total\{verb="filter",reason="deadline"\} (\d+)/),
 };
@@ -437,7 +439,7 @@ ${n(NODES)}-node local-storage cluster from a fake API server (\`bench/live/fake
 (\`src/main.ts serve --kubeconfig\`) with \`--memory-budget ${args.budget}\` (the chart's \`resources.limits.memory\`; in a
 pod it is read from the cgroup) and \`--max-old-space-size=${heapMiB}\` (${HEAP_FRACTION} of it, as the README's sizing
 section says): admission limits ${n(limits.maxConnections ?? 0)} connections,
-${n((limits.maxBodyBytesHeld ?? 0) / MiB, 0)} MiB of bodies held, ${n(limits.maxQueuedVerbs ?? 0)} verbs waiting.
+${n((limits.maxBodyBytesHeld ?? 0) / MiB, 0)} MiB of bodies held, ${n(limits.maxQueuedVerbs ?? 0)} verbs or ${limits.maxQueuedWorkSeconds} s of work waiting.
 Machine: ${cpus().length} CPUs, ${n(totalmem() / 2 ** 30, 0)} GiB; load at start \`${loadAtStart.replace(/.*load average/, 'load average')}\`,
 at end \`${loadAtEnd.replace(/.*load average/, 'load average')}\` (shared machine: compare figures of one run).
 
@@ -456,8 +458,8 @@ at end \`${loadAtEnd.replace(/.*load average/, 'load average')}\` (shared machin
   faster on this machine at this load; what the extender's 503s take above it is its own.
 - **Open loop** at ${n(rate)}/s (2×) for ${SECONDS} s, ${n(openSent)} requests: ${n(count(200))} answered 200 (p50
   ${n(quantile(ok, 0.5), 1)} ms, p99 ${n(quantile(ok, 0.99), 1)} ms from the scheduled time), ${n(count(503))} answered 503 (p50
-  ${n(quantile(refused, 0.5), 2)} ms, p99 ${n(p99Refused, 2)} ms from the send; ${n(openReasons.queued_verbs)} refused past
-  maxQueuedVerbs, ${n(openReasons.deadline)} dropped past verbDeadlineSeconds); RSS peak ${n(openPeak)} MiB. The
+  ${n(quantile(refused, 0.5), 2)} ms, p99 ${n(p99Refused, 2)} ms from the send; ${n(openReasons.queued_work)} refused past
+  maxQueuedWorkSeconds, ${n(openReasons.queued_verbs)} past maxQueuedVerbs, ${n(openReasons.deadline)} dropped past verbDeadlineSeconds); RSS peak ${n(openPeak)} MiB. The
   extender used ${n(cpuShare, 2)} of a core (it computes one verb at a time), its event-loop lag p50 ${n(lagP50, 1)} ms,
   p99 ${n(lagP99, 1)} ms; ${n(gcOpen.count)} major GCs stopped it for ${n(gcOpen.seconds * 1000)} ms in all.
 - **Abandoned**: ${ABANDONED} non-cache filters of ${n(heavyMiB, 1)} MiB (${n(FULL_NODES)} full nodes) on as many connections at

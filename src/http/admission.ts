@@ -11,8 +11,9 @@ import { type Readable, Transform } from 'node:stream';
 import { getHeapStatistics } from 'node:v8';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Gauge, type Registry } from 'prom-client';
+import { VerbCosts } from './verb-queue.ts';
 
-export type AdmissionReason = 'connections' | 'body_bytes' | 'queued_verbs';
+export type AdmissionReason = 'connections' | 'body_bytes' | 'queued_verbs' | 'queued_work';
 
 export interface AdmissionLimits {
   /** Bytes the process should stay within; the other limits default from it. */
@@ -23,6 +24,8 @@ export interface AdmissionLimits {
   maxBodyBytesHeld: number;
   /** Verb requests admitted and not yet started. */
   maxQueuedVerbs: number;
+  /** Expected computing time of the verbs admitted and not yet started, each at its verb's recent mean (s). */
+  maxQueuedWorkSeconds: number;
 }
 
 const MiB = 2 ** 20;
@@ -36,6 +39,13 @@ export function detectMemoryBudget(): number {
 }
 
 /**
+ * Work waiting, by default: an admitted verb starts within about a tenth of a second. A longer queue only makes
+ * kube-scheduler wait longer for the same answers, and a request that waits seconds outlives V8's young generation:
+ * at 5,000 nodes 256 waiting filters (a second of work) brought a major GC every two seconds and served fewer of them.
+ */
+export const DEFAULT_MAX_QUEUED_WORK_SECONDS = 0.1;
+
+/**
  * The limits, each as set or derived from the budget: a connection costs little (1 per MiB), a body held costs a few
  * times its bytes once parsed and answered (1/32 of the budget, 32Mi at 1Gi: --body-limit's default), a verb waiting
  * holds its parsed body (1 per 4 MiB, 256 at 1Gi; a 3-claim filter at 5,000 nodes costs ~3 ms, so 256 wait < 1 s).
@@ -47,6 +57,7 @@ export function admissionLimits(settings: Partial<AdmissionLimits>): AdmissionLi
     maxConnections: settings.maxConnections ?? Math.max(16, Math.floor(memoryBudget / MiB)),
     maxBodyBytesHeld: settings.maxBodyBytesHeld ?? Math.max(MiB, Math.floor(memoryBudget / 32)),
     maxQueuedVerbs: settings.maxQueuedVerbs ?? Math.max(16, Math.floor(memoryBudget / (4 * MiB))),
+    maxQueuedWorkSeconds: settings.maxQueuedWorkSeconds ?? DEFAULT_MAX_QUEUED_WORK_SECONDS,
   };
 }
 
@@ -54,6 +65,7 @@ const SETTING: Record<AdmissionReason, string> = {
   connections: 'maxConnections',
   body_bytes: 'maxBodyBytesHeld',
   queued_verbs: 'maxQueuedVerbs',
+  queued_work: 'maxQueuedWorkSeconds',
 };
 export const RETRY_AFTER_SECONDS = 1;
 
@@ -61,6 +73,8 @@ export const RETRY_AFTER_SECONDS = 1;
 interface Held {
   bytes: number;
   queued: boolean;
+  /** The verb's expected cost (ms) while it waits. */
+  work: number;
 }
 
 /** A chunked body that grew past the bytes the server may hold: answered like any other refusal. */
@@ -79,16 +93,28 @@ export class Admission {
   connections = 0;
   bodyBytes = 0;
   queuedVerbs = 0;
+  /** Expected computing time of the verbs admitted and not yet started (ms). */
+  queuedWork = 0;
   readonly #over = new WeakSet<object>();
   readonly #held = new WeakMap<object, Held>();
   readonly #bodyLimit: number;
   readonly #onReject: (reason: AdmissionReason) => void;
+  /** What each verb recently took (the verb queue records them; a waiting verb counts at its mean). */
+  readonly costs: VerbCosts;
 
-  /** `bodyLimit`: a body larger than --body-limit is left to Fastify's 413, which reads none of it either. */
-  constructor(limits: AdmissionLimits, bodyLimit: number, onReject: (reason: AdmissionReason) => void = () => {}) {
+  /**
+   * `bodyLimit`: a body larger than --body-limit is left to Fastify's 413, which reads none of it either.
+   */
+  constructor(
+    limits: AdmissionLimits,
+    bodyLimit: number,
+    onReject: (reason: AdmissionReason) => void = () => {},
+    costs = new VerbCosts(),
+  ) {
     this.limits = limits;
     this.#bodyLimit = bodyLimit;
     this.#onReject = onReject;
+    this.costs = costs;
   }
 
   /**
@@ -111,15 +137,18 @@ export class Admission {
    * Whether a request may go on, from its headers alone; reserves what it will hold until `release`. A body larger
    * than the limit is admitted only when no other body is held, so that every body --body-limit accepts gets in.
    */
-  admit(raw: IncomingMessage | Http2ServerRequest, verb: boolean): AdmissionReason | undefined {
+  admit(raw: IncomingMessage | Http2ServerRequest, verb: string | undefined): AdmissionReason | undefined {
     if ('socket' in raw && !('stream' in raw) && this.#over.has(raw.socket)) return 'connections';
     if (verb && this.queuedVerbs >= this.limits.maxQueuedVerbs) return 'queued_verbs';
+    if (verb && this.queuedWork > 0 && this.queuedWork >= this.limits.maxQueuedWorkSeconds * 1000) return 'queued_work';
     let length = Number(raw.headers['content-length'] ?? 0) || 0;
     if (length > this.#bodyLimit) length = 0;
     if (length > 0 && this.bodyBytes > 0 && this.bodyBytes + length > this.limits.maxBodyBytesHeld) return 'body_bytes';
     this.bodyBytes += length;
+    const work = verb ? this.costs.estimate(verb) : 0;
     if (verb) this.queuedVerbs++;
-    this.#held.set(raw, { bytes: length, queued: verb });
+    this.queuedWork += work;
+    this.#held.set(raw, { bytes: length, queued: verb !== undefined, work });
     return undefined;
   }
 
@@ -128,7 +157,13 @@ export class Admission {
     const held = this.#held.get(raw);
     if (!held?.queued) return;
     held.queued = false;
+    this.#unqueue(held);
+  }
+
+  #unqueue(held: Held): void {
     this.queuedVerbs--;
+    // Sums of floats drift: an empty queue holds no work.
+    this.queuedWork = this.queuedVerbs === 0 ? 0 : this.queuedWork - held.work;
   }
 
   /** The response is done (sent, or the connection closed): what the request held is free. */
@@ -137,7 +172,7 @@ export class Admission {
     if (!held) return;
     this.#held.delete(raw);
     this.bodyBytes -= held.bytes;
-    if (held.queued) this.queuedVerbs--;
+    if (held.queued) this.#unqueue(held);
   }
 
   /** Counts a body without Content-Length as it streams; past the limit the stream fails with Overloaded. */
@@ -164,7 +199,9 @@ export class Admission {
         ? `${this.limits.maxConnections} connections are open`
         : reason === 'queued_verbs'
           ? `${this.limits.maxQueuedVerbs} verbs are waiting to start`
-          : `${(this.limits.maxBodyBytesHeld / MiB).toFixed(1)} MiB of request bodies are held`;
+          : reason === 'queued_work'
+            ? `the ${this.queuedVerbs} verbs waiting to start will take about ${(this.queuedWork / 1000).toFixed(3)} s`
+            : `${(this.limits.maxBodyBytesHeld / MiB).toFixed(1)} MiB of request bodies are held`;
     return `overloaded: ${what} (${SETTING[reason]}); retry after ${RETRY_AFTER_SECONDS} s`;
   }
 
@@ -174,8 +211,9 @@ export class Admission {
 }
 
 /**
- * The 503 every refusal gets. A refusal for the verbs waiting keeps the connection (Node discards the small body
- * unparsed, and kube-scheduler's retry reuses it); the others close it (HTTP/1.1), with the unread body.
+ * The 503 every refusal gets. A refusal for the verbs waiting (their number or their work) keeps the connection (Node
+ * discards the small body unparsed, and kube-scheduler's retry reuses it); the others close it (HTTP/1.1), with the
+ * unread body.
  */
 export function answerOverloaded(
   request: FastifyRequest,
@@ -183,7 +221,8 @@ export function answerOverloaded(
   reason: AdmissionReason,
   message: string,
 ): FastifyReply {
-  if (reason !== 'queued_verbs' && request.raw.httpVersionMajor === 1) reply.header('connection', 'close');
+  const waiting = reason === 'queued_verbs' || reason === 'queued_work';
+  if (!waiting && request.raw.httpVersionMajor === 1) reply.header('connection', 'close');
   return reply
     .code(503)
     .header('retry-after', String(RETRY_AFTER_SECONDS))
@@ -192,7 +231,8 @@ export function answerOverloaded(
 
 /** What admission needs to know of a request's route. */
 export interface AdmissionRoutes {
-  isVerb: (request: FastifyRequest) => boolean;
+  /** The scheduler verb a request calls, if any. */
+  verb: (request: FastifyRequest) => string | undefined;
   /** Always served, uncounted: the probes and /metrics (a refused liveness probe would restart the pod). */
   exempt: (request: FastifyRequest) => boolean;
 }
@@ -203,7 +243,7 @@ export interface AdmissionRoutes {
  */
 export function admitRequest(admission: Admission, routes: AdmissionRoutes) {
   return (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
-    const reason = routes.exempt(request) ? undefined : admission.admit(request.raw, routes.isVerb(request));
+    const reason = routes.exempt(request) ? undefined : admission.admit(request.raw, routes.verb(request));
     if (reason === undefined) {
       // 'close' when the connection goes first; 'finish' alone from light-my-request (inject).
       const release = () => admission.release(request.raw);
@@ -250,11 +290,13 @@ export function admissionGauges(registry: Registry, admission: Admission): void 
   const { limits } = admission;
   perResource(
     'topology_extender_admission_held',
-    'Open connections, bytes of request bodies held, verbs admitted and not started (resource label)',
+    'Open connections, bytes of request bodies held, verbs admitted and not started, and their expected computing ' +
+      'time in seconds (resource label)',
     () => ({
       connections: admission.connections,
       body_bytes: admission.bodyBytes,
       queued_verbs: admission.queuedVerbs,
+      queued_work_seconds: admission.queuedWork / 1000,
     }),
   );
   perResource(
@@ -265,6 +307,7 @@ export function admissionGauges(registry: Registry, admission: Admission): void 
       connections: limits.maxConnections,
       body_bytes: limits.maxBodyBytesHeld,
       queued_verbs: limits.maxQueuedVerbs,
+      queued_work_seconds: limits.maxQueuedWorkSeconds,
     }),
   );
 }

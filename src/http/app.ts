@@ -91,7 +91,7 @@ export async function buildApp(deps: AppDeps) {
   );
   admissionGauges(deps.metrics.registry, admission);
   const routes = {
-    isVerb: (request: FastifyRequest) => request.routeOptions.config.verb !== undefined,
+    verb: (request: FastifyRequest) => request.routeOptions.config.verb,
     exempt: (request: FastifyRequest) => exempt(request.routeOptions.url),
   };
   // HTTPS: requests see the TLS socket, counted once its handshake is done.

@@ -33,7 +33,7 @@ export const OVERLOADED = {
   503: HttpError(
     503,
     'Not served, retry after Retry-After: the extender is over an admission limit (maxConnections, maxBodyBytesHeld, ' +
-      'maxQueuedVerbs; the body was not read). The scheduler verbs also answer it uncomputed before the cluster is ' +
+      'maxQueuedVerbs, maxQueuedWorkSeconds; the body was not read). The scheduler verbs also answer it uncomputed before the cluster is ' +
       'listed (just started), when the request waited past verbDeadlineSeconds, or when its client has gone',
   ),
 };

@@ -81,7 +81,7 @@ export function createMetrics(deps: {
     name: 'topology_extender_admission_rejected_total',
     help:
       'Requests answered 503 with Retry-After before their body was read, by the limit they met (connections: ' +
-      'maxConnections, body_bytes: maxBodyBytesHeld, queued_verbs: maxQueuedVerbs)',
+      'maxConnections, body_bytes: maxBodyBytesHeld, queued_verbs: maxQueuedVerbs, queued_work: maxQueuedWorkSeconds)',
     labelNames: ['reason'],
     registers: [registry],
   });

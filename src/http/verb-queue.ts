@@ -22,6 +22,25 @@ export const ACCEPT_TURNS = 64;
 
 export type DropReason = 'client_gone' | 'deadline';
 
+/**
+ * What each verb recently took to compute (its synchronous part: the time it holds the event loop), as an
+ * exponentially weighted mean, so that admission can bound the work waiting in the queue by time (maxQueuedWorkSeconds)
+ * whatever the cluster's size makes a verb cost.
+ */
+export class VerbCosts {
+  readonly #meanMs = new Map<string, number>();
+
+  record(verb: string, ms: number): void {
+    const mean = this.#meanMs.get(verb);
+    this.#meanMs.set(verb, mean === undefined ? ms : mean + (ms - mean) / 8);
+  }
+
+  /** The verb's mean cost in ms; 0 until one has run. */
+  estimate(verb: string): number {
+    return this.#meanMs.get(verb) ?? 0;
+  }
+}
+
 export class VerbDropped extends Error {
   readonly reason: DropReason;
   constructor(reason: DropReason, message: string) {
@@ -56,6 +75,8 @@ export interface VerbQueueOptions {
   onDepth?: (depth: number) => void;
   /** Connections the server has accepted so far (a counter the queue watches grow). */
   accepted?: () => number;
+  /** Records what each verb took to compute. */
+  costs?: VerbCosts;
 }
 
 export class VerbQueue {
@@ -109,7 +130,9 @@ export class VerbQueue {
       if (!job) continue; // every job dropped, or the next one not settled yet
       try {
         this.#options.onStart?.(job.verb);
+        const began = this.#now();
         job.resolve(job.work());
+        this.#options.costs?.record(job.verb, this.#now() - began);
       } catch (err) {
         job.reject(err);
       }

@@ -2,9 +2,11 @@
 // with Retry-After from its headers alone (its body is never sent in these tests, so it cannot have been read), the
 // refusal is counted by reason in /metrics, and what a request held is free again once it is answered.
 import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { admissionLimits } from '../../src/http/admission.ts';
+import { Admission, admissionLimits } from '../../src/http/admission.ts';
+import { VerbCosts } from '../../src/http/verb-queue.ts';
 import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
 import { node, pod } from '../helpers/objects.ts';
 
@@ -17,12 +19,78 @@ describe('admission limits', () => {
       maxConnections: 1024,
       maxBodyBytesHeld: 32 * MiB,
       maxQueuedVerbs: 256,
+      maxQueuedWorkSeconds: 0.1,
     });
-    assert.deepEqual(admissionLimits({ memoryBudget: 64 * MiB, maxQueuedVerbs: 3 }), {
+    assert.deepEqual(admissionLimits({ memoryBudget: 64 * MiB, maxQueuedVerbs: 3, maxQueuedWorkSeconds: 2 }), {
       memoryBudget: 64 * MiB,
       maxConnections: 64,
       maxBodyBytesHeld: 2 * MiB,
       maxQueuedVerbs: 3,
+      maxQueuedWorkSeconds: 2,
+    });
+  });
+
+  describe('the work waiting is bounded by time, each verb at its recent mean', () => {
+    const request = () => ({ headers: {}, socket: {} }) as IncomingMessage;
+    const admission = (costs: VerbCosts) =>
+      new Admission(
+        { ...admissionLimits({ memoryBudget: 1024 * MiB }), maxQueuedWorkSeconds: 0.01 },
+        MiB,
+        () => {},
+        costs,
+      );
+
+    it('refuses a verb once the verbs waiting are expected to take the limit; starting one makes room', () => {
+      const costs = new VerbCosts();
+      costs.record('filter', 4);
+      const a = admission(costs);
+      const waiting = [request(), request(), request()];
+      for (const r of waiting) assert.equal(a.admit(r, 'filter'), undefined);
+      assert.equal(a.queuedWork, 12);
+      assert.equal(a.admit(request(), 'filter'), 'queued_work');
+      assert.match(
+        a.message('queued_work'),
+        /the 3 verbs waiting to start will take about 0\.012 s \(maxQueuedWorkSeconds\)/,
+      );
+      a.started(waiting[0]);
+      assert.equal(a.queuedWork, 8);
+      assert.equal(a.admit(request(), 'filter'), undefined);
+    });
+
+    it('a cheap verb (bind) queues many where an expensive one (filter) queues few', () => {
+      const costs = new VerbCosts();
+      costs.record('filter', 5);
+      costs.record('bind', 0.125);
+      const filters = admission(costs);
+      let admitted = 0;
+      while (filters.admit(request(), 'filter') === undefined) admitted++;
+      assert.equal(admitted, 2);
+      const binds = admission(costs);
+      admitted = 0;
+      while (binds.admit(request(), 'bind') === undefined) admitted++;
+      assert.equal(admitted, 80);
+    });
+
+    it('a verb never measured is admitted, and never blocks the ones behind it', () => {
+      const a = admission(new VerbCosts());
+      for (let i = 0; i < 50; i++) assert.equal(a.admit(request(), 'preempt'), undefined);
+      assert.equal(a.queuedWork, 0);
+    });
+
+    it('probes and the ops API are not verbs: never counted as waiting work', () => {
+      const costs = new VerbCosts();
+      costs.record('filter', 50);
+      const a = admission(costs);
+      assert.equal(a.admit(request(), 'filter'), undefined);
+      assert.equal(a.admit(request(), undefined), undefined);
+      assert.equal(a.queuedVerbs, 1);
+    });
+
+    it('the means follow recent costs', () => {
+      const costs = new VerbCosts();
+      costs.record('filter', 8);
+      for (let i = 0; i < 40; i++) costs.record('filter', 1);
+      assert.ok(costs.estimate('filter') < 1.1, `mean ${costs.estimate('filter')}`);
     });
   });
 
@@ -40,6 +108,8 @@ describe('admission over real sockets', () => {
       maxConnections: 4,
       maxBodyBytesHeld: 64 * 1024,
       maxQueuedVerbs: 2,
+      // Out of the way of the other limits; its own test has a server of its own.
+      maxQueuedWorkSeconds: 3600,
     });
     await t.extender.app.listen({ host: '127.0.0.1', port: 0 });
     port = (t.extender.app.server.address() as { port: number }).port;
@@ -49,9 +119,9 @@ describe('admission over real sockets', () => {
     await t.close();
   });
 
-  const open = () =>
+  const open = (to = port) =>
     new Promise<Socket>((resolve, reject) => {
-      const s = connect(port, '127.0.0.1', () => resolve(s));
+      const s = connect(to, '127.0.0.1', () => resolve(s));
       s.on('error', reject);
       sockets.push(s);
     });
@@ -81,14 +151,14 @@ describe('admission over real sockets', () => {
     assert.equal(body.length, bytes);
     return body;
   };
-  const metrics = async () => (await t.extender.app.inject({ url: '/metrics' })).body;
-  const rejected = async (reason: string) =>
-    Number(new RegExp(`admission_rejected_total\\{reason="${reason}"\\} (\\d+)`).exec(await metrics())?.[1] ?? 0);
+  const metrics = async (of = t) => (await of.extender.app.inject({ url: '/metrics' })).body;
+  const rejected = async (reason: string, of = t) =>
+    Number(new RegExp(`admission_rejected_total\\{reason="${reason}"\\} (\\d+)`).exec(await metrics(of))?.[1] ?? 0);
   /** Waits until the server holds `value` of `resource` (topology_extender_admission_held). */
-  const holds = async (resource: string, value: number) => {
+  const holds = async (resource: string, value: number, of = t) => {
     const pattern = new RegExp(`admission_held\\{resource="${resource}"\\} (\\d+)`);
     for (let i = 0; i < 1000; i++) {
-      if (Number(pattern.exec(await metrics())?.[1]) === value) return;
+      if (Number(pattern.exec(await metrics(of))?.[1]) === value) return;
       await new Promise((resolve) => setImmediate(resolve));
     }
     assert.fail(`the server never held ${value} ${resource}`);
@@ -97,7 +167,8 @@ describe('admission over real sockets', () => {
     assert.match(text, /^HTTP\/1.1 503/);
     assert.match(text, /\r\nretry-after: 1\r\n/i);
     // Closed with the unread body, except past the verbs waiting: that body is small and the connection reused.
-    if (setting === 'maxQueuedVerbs') assert.match(text, /\r\nconnection: keep-alive\r\n/i);
+    if (setting === 'maxQueuedVerbs' || setting === 'maxQueuedWorkSeconds')
+      assert.match(text, /\r\nconnection: keep-alive\r\n/i);
     else assert.match(text, /\r\nconnection: close\r\n/i);
     const body = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4));
     assert.equal(body.statusCode, 503);
@@ -157,6 +228,32 @@ describe('admission over real sockets', () => {
     await holds('queued_verbs', 0);
     const fresh = await answer(await open(), head('/scheduler/prioritize', filterBody.length) + filterBody);
     assert.match(fresh, /^HTTP\/1.1 200/);
+  });
+
+  // Without the bound the refused request would wait for a body never sent: the timeout turns that into a failure.
+  it('a verb past the work waiting to start is refused at once, on the connection it came on', {
+    timeout: 30_000,
+  }, async () => {
+    // The least limit there is: any verb waiting with a known cost is work enough to refuse the next.
+    const w = await createTestExtender([node('node-a', { zone: 'a' })], { maxQueuedWorkSeconds: Number.MIN_VALUE });
+    try {
+      await w.extender.app.listen({ host: '127.0.0.1', port: 0 });
+      const to = (w.extender.app.server.address() as { port: number }).port;
+      const prioritize = head('/scheduler/prioritize', filterBody.length);
+      // A prioritize computed once: its cost is known.
+      assert.match(await answer(await open(to), prioritize + filterBody), /^HTTP\/1.1 200/);
+      const waiting = await open(to);
+      waiting.write(prioritize);
+      await holds('queued_verbs', 1, w);
+      assertOverloaded(await answer(await open(to), prioritize), 'maxQueuedWorkSeconds');
+      assert.equal(await rejected('queued_work', w), 1);
+      assert.match(await answer(waiting, filterBody), /^HTTP\/1.1 200/);
+      await holds('queued_verbs', 0, w);
+      assert.match(await answer(await open(to), prioritize + filterBody), /^HTTP\/1.1 200/);
+    } finally {
+      for (const s of sockets.splice(0)) s.destroy();
+      await w.close();
+    }
   });
 
   it('requests on connections past the limit are refused; the probes on them are served', async () => {

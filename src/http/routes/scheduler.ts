@@ -41,13 +41,14 @@ function clientGone(raw: IncomingMessage | Http2ServerRequest): boolean {
   return socket?.destroyed === true || socket?.readableEnded === true || socket?.writable === false;
 }
 
-/** `admission`: a verb that starts no longer counts as waiting (maxQueuedVerbs). */
+/** `admission`: a verb that starts no longer counts as waiting (maxQueuedVerbs, maxQueuedWorkSeconds); the queue records what each verb took. */
 export function schedulerRoutes(deps: AppDeps, admission: Admission): FastifyPluginAsyncTypebox {
   return async (app) => {
     let accepted = 0;
     app.server.on('connection', () => accepted++);
     const queue = new VerbQueue({
       accepted: () => accepted,
+      costs: admission.costs,
       deadlineMs: deps.verbDeadlineSeconds * 1000,
       onDrop: (verb, reason) => deps.metrics.verbDropped.inc({ verb, reason }),
       onStart: (verb) => deps.metrics.verbStarted.inc({ verb }),
