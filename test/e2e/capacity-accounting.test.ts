@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { boundClaim, created, node, pod, provisionedPV, pvc, storageClass, waitFor } from '../cluster/kube/helpers.ts';
 import { makeCSIDriver, makeCSIStorageCapacity } from '../helpers/objects.ts';
-import { type ExtenderProcess, startExtender } from './extender-process.ts';
+import { callExtender, type ExtenderProcess, startExtender } from './extender-process.ts';
 import { FakeApiServer, type FakeObject, writeKubeconfig } from './fake-apiserver.ts';
 
 const DRIVER = 'lvm.csi.example.com';
@@ -28,18 +28,7 @@ function capacity(size: string): FakeObject {
   );
 }
 
-async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const res = await fetch(`${extender.url}${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return {
-    status: res.status,
-    body: (res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text) as T,
-  };
-}
+const call = <T>(method: 'GET' | 'POST', path: string, body?: unknown) => callExtender<T>(extender, method, path, body);
 
 async function filter(name: string): Promise<string[]> {
   const { status, body } = await call<{ NodeNames: string[] | null }>('POST', '/scheduler/filter', {

@@ -73,3 +73,22 @@ export async function startExtender(
     },
   };
 }
+
+/** One HTTP call to the extender: the status and the body, parsed when it is JSON (else the text). */
+export async function callExtender<T>(
+  extender: Pick<ExtenderProcess, 'url'>,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
+  const res = await fetch(`${extender.url}${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return {
+    status: res.status,
+    body: (res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text) as T,
+  };
+}

@@ -5,7 +5,8 @@
 // it is compacted away) and the streaming watch-list (sendInitialEvents), GET, PUT with a resourceVersion precondition
 // (409), merge and strategic merge PATCH, server-side apply on status, the status subresource, POST (create and
 // pods/{name}/binding), DELETE with preconditions. Every write is recorded, and fault hooks let a test drop watch
-// streams, fail or delay calls, apply a write and lose its reply, force conflicts and silence watches.
+// streams, fail or delay calls, forbid resources (RBAC 403), apply a write and lose its reply, force conflicts and
+// silence watches.
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -209,6 +210,8 @@ export class FakeApiServer {
   readonly #watchers = new Set<Watcher>();
   readonly #lists = new Map<string, ListSnapshot>();
   readonly #fail: FailRule[] = [];
+  /** Plural resource names every request for is refused with 403, as RBAC refuses a role without them. */
+  readonly #forbidden = new Set<string>();
   readonly #lose: LoseRule[] = [];
   /** Responses held open by a 'hang' rule, ended at stop(). */
   readonly #hung = new Set<ServerResponse>();
@@ -362,6 +365,19 @@ export class FakeApiServer {
    */
   loseReplyNext(path: string | RegExp, count = 1, method?: string, how: 'reset' | 'hang' = 'reset'): void {
     this.#lose.push({ path, remaining: count, method, how });
+  }
+
+  /**
+   * Refuses every request for these resources (plural names) with RBAC's 403 Forbidden until allow(): a role that
+   * lacks them.
+   */
+  forbid(...plurals: string[]): void {
+    for (const p of plurals) this.#forbidden.add(p);
+  }
+
+  /** Grants what forbid() refused: the role gains the resources. */
+  allow(...plurals: string[]): void {
+    for (const p of plurals) this.#forbidden.delete(p);
   }
 
   /** Forgets every pending failNext and loseReplyNext rule. */
@@ -612,6 +628,18 @@ export class FakeApiServer {
 
     try {
       const route = this.#route(url.pathname);
+      const { plural, apiVersion } = route.type;
+      if (this.#forbidden.has(plural)) {
+        const verb = watch ? 'watch' : method !== 'GET' ? method.toLowerCase() : route.name ? 'get' : 'list';
+        const group = apiVersion.includes('/') ? apiVersion.split('/')[0] : '';
+        const scope = route.namespace ? `in the namespace "${route.namespace}"` : 'at the cluster scope';
+        throw new HttpError(
+          403,
+          'Forbidden',
+          `${plural} is forbidden: User "system:serviceaccount:kube-system:topology-extender" cannot ${verb} resource "${plural}" in API group "${group}" ${scope}`,
+          { kind: plural },
+        );
+      }
       if (watch) {
         if (method !== 'GET' || route.name)
           throw new HttpError(405, 'MethodNotAllowed', 'watch needs a collection GET');
