@@ -12,13 +12,15 @@ export interface KindStatus {
   /** The watch is silent past the staleness threshold, or restarting after an error. */
   stale: boolean;
   relists: number;
+  /** Why the last list failed (`403 Forbidden`, a network error), until a list succeeds. */
+  error?: string;
   watchRestarts: number;
 }
 
 export interface Source {
   /** Human-readable name for logs and /readyz ("cluster-state examples/cluster.yaml", "kube https://..."). */
   readonly description: string;
-  /** Starts filling the store; resolves after the initial list (or load) of every kind. */
+  /** Starts filling the store; resolves after the initial list (or load) of every kind the verbs read. */
   start(store: ClusterStore): Promise<void>;
   /** Per-kind health, read by /readyz and /metrics. */
   status(): KindStatus[];

@@ -3,6 +3,7 @@
 // update them. Values that only ever grow are Counters named ..._total.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { SchedulerCache } from '../cache/interface.ts';
+import { ANALYSIS_ONLY_KINDS, unavailableKinds } from '../cluster/analysis-kinds.ts';
 import type { Source } from '../cluster/source.ts';
 import type { ClusterStore } from '../cluster/store.ts';
 import { KINDS } from '../cluster/types.ts';
@@ -201,6 +202,18 @@ export function createMetrics(deps: {
     (s) => (s.silentForMs === undefined ? -1 : s.silentForMs / 1000),
   );
   perKind('gauge', 'topology_extender_watch_stale', '1 while the watch of a kind is stale', (s) => (s.stale ? 1 : 0));
+  new Gauge({
+    name: 'topology_extender_analysis_kind_unavailable',
+    help: '1 while a kind only explain and simulate read cannot be listed or followed (readiness does not wait for it), by kind',
+    labelNames: ['kind'],
+    registers: [registry],
+    collect() {
+      const statuses = deps.source.status();
+      const unavailable = new Set(unavailableKinds(statuses).map((s) => s.kind));
+      for (const s of statuses)
+        if (ANALYSIS_ONLY_KINDS.has(s.kind)) this.set({ kind: s.kind }, unavailable.has(s.kind) ? 1 : 0);
+    },
+  });
   return {
     registry,
     verbDuration,

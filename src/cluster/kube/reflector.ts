@@ -22,6 +22,17 @@ export interface ReflectorOptions {
   backoff: BackoffOptions;
   /** Server-side watch timeout in seconds; default random in [300, 600) like client-go, so watches end gradually. */
   watchTimeoutSeconds?: () => number;
+  /**
+   * For a kind only explain and simulate read: what they lose without it. start() then resolves at the first list
+   * that fails too, and the failure is logged once as a warning saying so.
+   */
+  analysisOnly?: string;
+}
+
+/** A list failure in a few words: `403 Forbidden`, or the network error. */
+function shortError(err: unknown): string {
+  if (err instanceof KubeApiError && err.code > 0) return `${err.code} ${err.reason}`;
+  return (err as Error).message;
 }
 
 /**
@@ -76,6 +87,10 @@ export class Reflector {
   #relists = 0;
   /** Consecutive failed lists or watches; reset by a good list or any delivered event. */
   #failures = 0;
+  /** Why the last list failed, until one succeeds. */
+  #listError: string | undefined;
+  /** An analysis-only kind whose unavailability was logged: said once per outage, and its end too. */
+  #unavailableLogged = false;
   #watchRestarts = 0;
   #lists = 0;
   #loop: Promise<void> | undefined;
@@ -128,6 +143,7 @@ export class Reflector {
         (silentForMs !== undefined && silentForMs > this.#o.staleAfterMs) || this.#failures >= STALE_AFTER_FAILURES,
       relists: this.#relists,
       watchRestarts: this.#watchRestarts,
+      ...(this.#listError === undefined ? {} : { error: this.#listError }),
     };
   }
 
@@ -150,10 +166,25 @@ export class Reflector {
         } catch (err) {
           if (this.#stopped) break;
           this.#failures++;
+          this.#listError = shortError(err);
           const delay = this.#backoff.next();
-          // 401/403/404 will not heal by themselves (credentials, RBAC, a missing API): still retried, but loud.
-          const level = err instanceof KubeApiError && !err.retriable ? 'error' : 'warn';
-          log[level]({ err, kind, retryInMs: delay }, `listing ${kind} failed, retrying: ${(err as Error).message}`);
+          const lost = this.#o.analysisOnly;
+          if (lost !== undefined) {
+            // The verbs never read this kind, so their readiness does not wait for it, whatever the error: a 403 from
+            // a role without it, a 404, or a 5xx and a network error that may last (telling them apart would only
+            // decide how long scheduling stops). It is retried like any kind, and used once it lists.
+            this.#firstList.resolve();
+            const { plural } = this.#o.resource;
+            const hint = err instanceof KubeApiError && err.code === 403 ? `grant list and watch on ${plural}; ` : '';
+            const message = `cannot list ${plural} (${this.#listError}): ${lost} in explain and simulate; ${hint}retrying in the background`;
+            if (this.#unavailableLogged) log.debug?.({ err, kind, retryInMs: delay }, message);
+            else log.warn({ err, kind, retryInMs: delay }, message);
+            this.#unavailableLogged = true;
+          } else {
+            // 401/403/404 will not heal by themselves (credentials, RBAC, a missing API): still retried, but loud.
+            const level = err instanceof KubeApiError && !err.retriable ? 'error' : 'warn';
+            log[level]({ err, kind, retryInMs: delay }, `listing ${kind} failed, retrying: ${(err as Error).message}`);
+          }
           await wait(delay, this.#stop.signal);
           continue;
         }
@@ -214,11 +245,16 @@ export class Reflector {
     store.replace(kind, items);
     this.#backoff.reset();
     this.#failures = 0;
+    this.#listError = undefined;
     this.#rv = resourceVersion;
     this.#lastHeard = Date.now();
     if (this.#lists++ > 0) this.#relists++;
     this.#synced = true;
     this.#o.logger.info({ kind, count: items.length, resourceVersion }, `${kind} listed`);
+    if (this.#unavailableLogged) {
+      this.#unavailableLogged = false;
+      this.#o.logger.info({ kind }, `${resource.plural} listed after failing: explain and simulate use them again`);
+    }
     this.#firstList.resolve();
   }
 

@@ -1,9 +1,11 @@
 // The live source: one reflector (paginated list + bookmark watch) per stored kind, all feeding the store.
-// start() resolves once every kind has been listed; transient errors are retried with backoff and logged, never thrown.
+// start() resolves once every kind has been listed (an analysis-only kind: or has failed to list once, see
+// ../analysis-kinds.ts); errors are retried with backoff and logged, never thrown.
 
 import type { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import type { Log } from '../../log.ts';
+import { ANALYSIS_ONLY_KINDS, unavailableKinds } from '../analysis-kinds.ts';
 import type { KindStatus, Source } from '../source.ts';
 import type { ClusterStore } from '../store.ts';
 import { KINDS, type Kind } from '../types.ts';
@@ -57,14 +59,17 @@ export class KubeSource implements Source {
           staleAfterMs: o.staleAfterMs ?? 60_000,
           backoff: o.backoff ?? {},
           watchTimeoutSeconds: o.watchTimeoutSeconds,
+          analysisOnly: ANALYSIS_ONLY_KINDS.get(kind),
         }),
     );
     const started = performance.now();
     await Promise.all(this.#reflectors.map((r) => r.start()));
-    if (this.#reflectors.every((r) => r.status().synced)) {
+    const statuses = this.status();
+    if (statuses.every((s) => s.synced || ANALYSIS_ONLY_KINDS.has(s.kind))) {
       const counts = Object.fromEntries(this.#reflectors.map((r) => [r.kind, store.count(r.kind)]));
+      const unavailable = unavailableKinds(statuses).map((s) => s.kind);
       this.#logger.info(
-        { server: this.#client.server, ms: Math.round(performance.now() - started), counts },
+        { server: this.#client.server, ms: Math.round(performance.now() - started), counts, unavailable },
         'cluster state synced',
       );
     }

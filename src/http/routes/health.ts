@@ -1,7 +1,9 @@
 // Probes and metrics. /healthz is the process only; /readyz tells kube-scheduler's operators whether our view of the
-// cluster can be trusted: every kind listed once and no watch stale.
+// cluster can be trusted: every kind the verbs read listed once and no watch stale. The analysis-only kinds never hold
+// readiness back; those missing are listed as unavailable.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { ANALYSIS_ONLY_KINDS, unavailableKinds } from '../../cluster/analysis-kinds.ts';
 import type { AppDeps } from '../app.ts';
 import { Answer } from '../errors.ts';
 
@@ -10,6 +12,11 @@ const Readiness = Type.Object({
   source: Type.String(),
   notSynced: Type.Array(Type.String(), { description: 'Kinds not listed yet' }),
   stale: Type.Array(Type.String(), { description: 'Kinds whose watch is silent or restarting' }),
+  unavailable: Type.Array(Type.String(), {
+    description:
+      'Kinds only explain and simulate read (Services, controllers, Namespaces) that cannot be listed or followed now: ' +
+      'not needed for readiness; explain and simulate say what they could not model',
+  }),
 });
 
 /** What the probes and metrics read: served by the app and, with --health-port, by the health listener too. */
@@ -34,19 +41,22 @@ export function healthRoutes(deps: HealthDeps): FastifyPluginAsyncTypebox {
       {
         schema: {
           tags: ['health'],
-          summary: 'Readiness: every kind synced and no watch stale',
+          summary: 'Readiness: every kind the verbs read synced and no watch of them stale',
           response: {
-            200: Answer('Ready: every kind listed, no watch stale', Readiness),
+            200: Answer('Ready: every kind the verbs read listed, no watch of them stale', Readiness),
             503: Answer('Not ready: the kinds not listed yet or whose watch is stale', Readiness),
           },
         },
       },
       async (_request, reply) => {
-        const kinds = deps.source.status();
+        const all = deps.source.status();
+        const kinds = all.filter((k) => !ANALYSIS_ONLY_KINDS.has(k.kind));
         const notSynced = kinds.filter((k) => !k.synced).map((k) => k.kind);
         const stale = kinds.filter((k) => k.synced && k.stale).map((k) => k.kind);
+        const unavailable = unavailableKinds(all).map((k) => k.kind);
         const ready = deps.started() && notSynced.length === 0 && stale.length === 0;
-        return reply.code(ready ? 200 : 503).send({ ready, source: deps.source.description, notSynced, stale });
+        const body = { ready, source: deps.source.description, notSynced, stale, unavailable };
+        return reply.code(ready ? 200 : 503).send(body);
       },
     );
 

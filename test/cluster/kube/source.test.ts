@@ -9,7 +9,7 @@ import { ClusterStore } from '../../../src/cluster/store.ts';
 import { KINDS } from '../../../src/cluster/types.ts';
 import { FakeApiServer, writeKubeconfig } from '../../e2e/fake-apiserver.ts';
 import { type RecordingLogger, recordingLogger } from '../../helpers/log.ts';
-import { node, pod, storageObjects, waitFor } from './helpers.ts';
+import { node, pod, storageObjects, waitFor, workloadObjects } from './helpers.ts';
 
 interface Harness {
   server: FakeApiServer;
@@ -208,6 +208,26 @@ describe('KubeSource', () => {
     const warns = h.logger.at('warn').filter((r) => r.msg.startsWith('listing Node failed'));
     assert.equal(warns.length, 3);
     assert.ok(warns.every((w) => typeof (w.obj as { retryInMs?: number }).retryInMs === 'number'));
+  });
+
+  test('an analysis-only kind failing with a 5xx does not hold start back; it is retried, warned about once, and listed when it answers', async () => {
+    h = await harness((s) => {
+      s.add(node('node-a'), ...workloadObjects());
+      s.failNext(/^\/api\/v1\/namespaces$/, 1_000_000, 503, 'GET', false);
+    });
+    await h.source.start(h.store);
+    assert.deepEqual(nodeNames(h.store), ['node-a']);
+    const namespaces = () => h.source.status().find((s) => s.kind === 'Namespace')!;
+    assert.equal(namespaces().synced, false);
+    assert.match(namespaces().error ?? '', /^503 /);
+    await waitFor('retried', () => h.server.requests.filter((r) => r.path === '/api/v1/namespaces').length >= 3);
+    const warns = h.logger.at('warn');
+    assert.equal(warns.length, 1, 'one warning, not one per retry');
+    assert.match(warns[0].msg, /^cannot list namespaces \(503 [^)]*\): InterPodAffinity's namespaceSelector matched/);
+    h.server.clearFailures();
+    await waitFor('listed once the server answers', () => namespaces().synced);
+    assert.equal(namespaces().error, undefined);
+    assert.equal(h.store.count('Namespace'), 1);
   });
 
   test('410 Gone on the watch relists, and objects that vanished meanwhile are deleted', async () => {
