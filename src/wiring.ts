@@ -48,6 +48,7 @@ export async function createExtender(parts: ExtenderParts) {
     settings,
     assumedPodTTLms: settings.assumedPodTtlSeconds * 1000,
     onStore: parts.onStore,
+    sourceStatus: () => source.status(),
   });
   const volumeBinder = extender.framework.plugins.find((p) => p instanceof VolumeBindingPlugin)?.binder;
   const binder = new PodBinder(extender);

@@ -151,6 +151,7 @@ async function load(values: Record<string, unknown>): Promise<{ deps: ExtenderDe
     logger,
     settings,
     assumedPodTTLms: Number.MAX_SAFE_INTEGER,
+    sourceStatus: () => source.status(),
   });
   await source.start(store);
   return { deps, close: () => source.stop() };
@@ -245,7 +246,7 @@ export function simulateTable(a: SimulateAnswer): string {
     ];
     rows.push([p.pod, p.node, String(p.score), volumes.join(', ') || '-']);
   }
-  const head = `${a.placed}/${a.requested} replicas placed`;
+  const head = `${a.placed}/${a.requested} replicas placed${(a.notes ?? []).map((n) => `\nNote: ${n}`).join('')}`;
   const tail = a.unplaced ? `\n\n${a.unplaced.pod} does not fit: ${a.unplaced.explanation.summary}\n` : '\n';
   return `${head}\n\n${a.placements.length > 0 ? table(rows) : '(none)'}${tail}`;
 }

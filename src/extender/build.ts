@@ -3,6 +3,7 @@
 import { NodeInfoCache } from '../cache/cache.ts';
 import { newNodeInfo } from '../cache/node-info.ts';
 import { podPriority } from '../cache/priority.ts';
+import type { KindStatus } from '../cluster/source.ts';
 import type { ClusterStore } from '../cluster/store.ts';
 import type { ClusterWriter } from '../cluster/writer.ts';
 import { Framework } from '../framework/runner.ts';
@@ -19,6 +20,8 @@ export interface ExtenderDepsParts {
   assumedPodTTLms: number;
   /** Called with the store after the cache subscribes, before the scheduling state and the plugins do. */
   onStore?: (store: ClusterStore) => void;
+  /** The source's per-kind health (a live source may serve without the analysis-only kinds). */
+  sourceStatus?: () => readonly KindStatus[];
 }
 
 /**
@@ -46,6 +49,7 @@ export function buildExtenderDeps(parts: ExtenderDepsParts): {
     writer,
     logger,
     nodeInfoForUnknownNode: (node) => newNodeInfo(node),
+    sourceStatus: parts.sourceStatus,
   };
   return { deps, cache, stop: () => state.close() };
 }

@@ -1,6 +1,7 @@
 import type { SchedulerCache } from '../cache/interface.ts';
 import type { NodeInfo } from '../cache/node-info.ts';
 import type { Nominator } from '../cache/nominator.ts';
+import type { KindStatus } from '../cluster/source.ts';
 import type { ClusterStore } from '../cluster/store.ts';
 import type { Node } from '../cluster/types.ts';
 import type { ClusterWriter } from '../cluster/writer.ts';
@@ -18,6 +19,8 @@ export interface ExtenderDeps {
   logger: Log;
   /** NodeInfo for a node the cache does not know (non-cache mode): the node as sent, with no pods. */
   nodeInfoForUnknownNode: (node: Node) => NodeInfo;
+  /** The source's per-kind health: explain and simulate note the analysis-only kinds it cannot serve. */
+  sourceStatus?: () => readonly KindStatus[];
 }
 
 /** Input that kube-scheduler would never send; the HTTP layer answers it with 400 naming the problem. */

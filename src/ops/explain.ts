@@ -1,6 +1,7 @@
 // Explain: why a pod fits or does not fit each node, from a run of kube-scheduler's default profile (preFilter once,
 // then the filter plugins per node until one rejects, the volume plugins being the verbs' own), with the PodScheduled
 // message kube-scheduler writes, every plugin that rejects each node and each plugin's detail.
+import { unavailableKindNotes } from '../cluster/analysis-kinds.ts';
 import { DEFAULT_NAMESPACE, objectKey, type Pod } from '../cluster/types.ts';
 import { unknownNodeReason } from '../extender/candidates.ts';
 import { BadRequestError, type ExtenderDeps } from '../extender/deps.ts';
@@ -56,7 +57,7 @@ export interface ExplainAnswer {
    * ..." with what preemption found), else "M/N nodes are available".
    */
   summary: string;
-  /** Said when the pod belongs to another scheduler, or preemption would make room. */
+  /** Said when the pod belongs to another scheduler, preemption would make room, or a kind could not be listed. */
   notes?: string[];
   /** The kube-scheduler release whose reason strings and default profile the answer follows. */
   kubeSchedulerVersion: string;
@@ -151,6 +152,7 @@ export function explain(deps: ExtenderDeps, req: ExplainRequest): ExplainAnswer 
   const notes: string[] = [];
   const note = schedulerNote(pod);
   if (note) notes.push(note);
+  notes.push(...unavailableKindNotes(deps.sourceStatus?.() ?? []));
   if (feasible === 0) {
     // Upstream counts the nodes a preFilter excluded by the absent nodes' status, not one by one.
     const failed = [...statuses.values()];

@@ -5,6 +5,7 @@
 // random), and every node is judged (kube-scheduler stops at a share of a large cluster's nodes).
 
 import type { NodeInfo } from '../cache/node-info.ts';
+import { unavailableKindNotes } from '../cluster/analysis-kinds.ts';
 import { bindClaim, bindVolume } from '../cluster/state-file/bind.ts';
 import { type ProvisioningView, planProvisioning } from '../cluster/state-file/provision.ts';
 import type { ClusterStore } from '../cluster/store.ts';
@@ -85,6 +86,8 @@ export interface SimulateAnswer {
   placements: Placement[];
   /** The first replica that does not fit, with explain's summary and nodes (listed up to 20). */
   unplaced: { pod: string; explanation: ExplainAnswer } | null;
+  /** What the placements could not model: the analysis-only kinds the source cannot serve. */
+  notes?: string[];
 }
 
 interface Replicas {
@@ -274,6 +277,8 @@ export function simulate(deps: ExtenderDeps, settings: VolumePluginsSettings, re
     return info?.node ? info : undefined;
   };
   const answer: SimulateAnswer = { requested: pods.length, placed: 0, placements: [], unplaced: null };
+  const notes = unavailableKindNotes(deps.sourceStatus?.() ?? []);
+  if (notes.length > 0) answer.notes = notes;
   for (const [i, pod] of pods.entries()) {
     // A claim the StatefulSet controller would find already there is reused, as the controller does.
     for (const c of claims[i]) {

@@ -94,7 +94,12 @@ const ExplainAnswer = Type.Object({
       'When no node fits, the PodScheduled message kube-scheduler writes (`0/N nodes are available: ...`, with ' +
       "preemption's verdict), else `M/N nodes are available`",
   }),
-  notes: Type.Optional(Type.Array(Type.String())),
+  notes: Type.Optional(
+    Type.Array(Type.String(), {
+      description:
+        'Another schedulerName, preemption that would make room, or what could not be modelled (kinds not listed)',
+    }),
+  ),
   kubeSchedulerVersion: Type.String({
     description: 'The kube-scheduler minor whose default profile and reasons apply',
   }),
@@ -198,6 +203,11 @@ const SimulateAnswer = Type.Object({
   unplaced: Type.Union([Type.Object({ pod: Type.String(), explanation: ExplainAnswer }), Type.Null()], {
     description: 'The first replica that does not fit, with its explanation (up to 20 nodes listed)',
   }),
+  notes: Type.Optional(
+    Type.Array(Type.String(), {
+      description: 'What the placements could not model (kinds the extender could not list, e.g. Services)',
+    }),
+  ),
 });
 
 const NOT_FOUND = HttpError(404, 'namespace/name names a pod that is not in the cache');
