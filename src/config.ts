@@ -109,7 +109,7 @@ const SETTINGS = Type.Object({
   maxQueuedWorkSeconds: seconds({
     default: DEFAULT_MAX_QUEUED_WORK_SECONDS,
     description:
-      "expected computing time of the verbs admitted and not yet started, each counted at its verb's recent mean; past it a verb is answered 503 with Retry-After at once, so an admitted verb starts within about this long",
+      "expected computing time of the verbs admitted and not yet started, each counted at its verb's recent mean; past it, once the oldest of them has waited as long, a verb is answered 503 with Retry-After at once (a burst is admitted whole, up to maxQueuedVerbs; a sustained overload keeps about this much work waiting)",
   }),
   bindTimeoutSeconds: Type.Integer({
     minimum: 1,

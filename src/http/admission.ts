@@ -11,7 +11,12 @@ import { type Readable, Transform } from 'node:stream';
 import { getHeapStatistics } from 'node:v8';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Gauge, type Registry } from 'prom-client';
-import { VerbCosts } from './verb-queue.ts';
+/** What admission reads of the verb queue (src/http/verb-queue.ts): a verb's expected cost (ms), its recent mean. */
+export interface VerbEstimates {
+  estimate(verb: string): number;
+}
+
+const UNMEASURED: VerbEstimates = { estimate: () => 0 };
 
 export type AdmissionReason = 'connections' | 'body_bytes' | 'queued_verbs' | 'queued_work';
 
@@ -75,6 +80,8 @@ interface Held {
   queued: boolean;
   /** The verb's expected cost (ms) while it waits. */
   work: number;
+  /** When it was admitted (ms, performance.now()). */
+  since: number;
 }
 
 /** A chunked body that grew past the bytes the server may hold: answered like any other refusal. */
@@ -98,9 +105,11 @@ export class Admission {
   readonly #over = new WeakSet<object>();
   readonly #held = new WeakMap<object, Held>();
   readonly #bodyLimit: number;
+  readonly #now: () => number;
   readonly #onReject: (reason: AdmissionReason) => void;
-  /** What each verb recently took (the verb queue records them; a waiting verb counts at its mean). */
-  readonly costs: VerbCosts;
+  readonly #estimates: VerbEstimates;
+  /** The verbs admitted and not started, oldest first. */
+  readonly #waiting = new Set<Held>();
 
   /**
    * `bodyLimit`: a body larger than --body-limit is left to Fastify's 413, which reads none of it either.
@@ -109,12 +118,14 @@ export class Admission {
     limits: AdmissionLimits,
     bodyLimit: number,
     onReject: (reason: AdmissionReason) => void = () => {},
-    costs = new VerbCosts(),
+    estimates: VerbEstimates = UNMEASURED,
+    now: () => number = () => performance.now(),
   ) {
     this.limits = limits;
     this.#bodyLimit = bodyLimit;
     this.#onReject = onReject;
-    this.costs = costs;
+    this.#estimates = estimates;
+    this.#now = now;
   }
 
   /**
@@ -140,16 +151,32 @@ export class Admission {
   admit(raw: IncomingMessage | Http2ServerRequest, verb: string | undefined): AdmissionReason | undefined {
     if ('socket' in raw && !('stream' in raw) && this.#over.has(raw.socket)) return 'connections';
     if (verb && this.queuedVerbs >= this.limits.maxQueuedVerbs) return 'queued_verbs';
-    if (verb && this.queuedWork > 0 && this.queuedWork >= this.limits.maxQueuedWorkSeconds * 1000) return 'queued_work';
+    if (verb && this.#overQueuedWork()) return 'queued_work';
     let length = Number(raw.headers['content-length'] ?? 0) || 0;
     if (length > this.#bodyLimit) length = 0;
     if (length > 0 && this.bodyBytes > 0 && this.bodyBytes + length > this.limits.maxBodyBytesHeld) return 'body_bytes';
     this.bodyBytes += length;
-    const work = verb ? this.costs.estimate(verb) : 0;
-    if (verb) this.queuedVerbs++;
-    this.queuedWork += work;
-    this.#held.set(raw, { bytes: length, queued: verb !== undefined, work });
+    const held: Held = { bytes: length, queued: verb !== undefined, work: 0, since: this.#now() };
+    if (verb) {
+      held.work = this.#estimates.estimate(verb);
+      this.queuedVerbs++;
+      this.queuedWork += held.work;
+      this.#waiting.add(held);
+    }
+    this.#held.set(raw, held);
     return undefined;
+  }
+
+  /**
+   * Past maxQueuedWorkSeconds only while the queue is not draining in time: the verbs waiting are expected to take that
+   * long and the oldest of them has already waited that long. A burst (kube-scheduler binding many pods at once) is
+   * admitted whole, bounded by maxQueuedVerbs; a sustained overload keeps about that much work waiting.
+   */
+  #overQueuedWork(): boolean {
+    const limitMs = this.limits.maxQueuedWorkSeconds * 1000;
+    if (this.queuedWork === 0 || this.queuedWork < limitMs) return false;
+    const oldest = this.#waiting.values().next().value;
+    return oldest !== undefined && this.#now() - oldest.since >= limitMs;
   }
 
   /** The verb started: it no longer waits. */
@@ -161,6 +188,7 @@ export class Admission {
   }
 
   #unqueue(held: Held): void {
+    this.#waiting.delete(held);
     this.queuedVerbs--;
     // Sums of floats drift: an empty queue holds no work.
     this.queuedWork = this.queuedVerbs === 0 ? 0 : this.queuedWork - held.work;

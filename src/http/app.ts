@@ -30,6 +30,7 @@ import { healthRoutes } from './routes/health.ts';
 import { opsRoutes } from './routes/ops.ts';
 import { schedulerRoutes } from './routes/scheduler.ts';
 import { reloadOnChange, requireClientCertificate, secureServerOptions, type TlsFiles } from './tls.ts';
+import { VerbQueue } from './verb-queue.ts';
 
 export interface AppDeps {
   extender: ExtenderDeps;
@@ -86,8 +87,21 @@ export async function buildApp(deps: AppDeps) {
   app.removeContentTypeParser('text/plain');
   // The probes and /metrics are always served: a refused liveness probe would restart an overloaded pod.
   const exempt = (url: string | undefined) => url === '/healthz' || url === '/readyz' || url === '/metrics';
-  const admission = new Admission(deps.admission, deps.bodyLimit, (reason) =>
-    deps.metrics.admissionRejected.inc({ reason }),
+  // The verbs run one at a time (src/http/verb-queue.ts); admission reads how much work waits there.
+  let accepted = 0;
+  app.server.on('connection', () => accepted++);
+  const queue = new VerbQueue({
+    accepted: () => accepted,
+    deadlineMs: deps.verbDeadlineSeconds * 1000,
+    onDrop: (verb, reason) => deps.metrics.verbDropped.inc({ verb, reason }),
+    onStart: (verb) => deps.metrics.verbStarted.inc({ verb }),
+    onDepth: (depth) => deps.metrics.verbQueueDepth.set(depth),
+  });
+  const admission = new Admission(
+    deps.admission,
+    deps.bodyLimit,
+    (reason) => deps.metrics.admissionRejected.inc({ reason }),
+    queue,
   );
   admissionGauges(deps.metrics.registry, admission);
   const routes = {
@@ -153,7 +167,7 @@ export async function buildApp(deps: AppDeps) {
       'onRoute',
       documentResponses(UNAUTHORIZED, () => true),
     );
-    await protectedRoutes.register(schedulerRoutes(deps, admission), { prefix: '/scheduler' });
+    await protectedRoutes.register(schedulerRoutes(deps, admission, queue), { prefix: '/scheduler' });
     await protectedRoutes.register(opsRoutes(deps), { prefix: '/api/v1' });
     await protectedRoutes.register(analysisRoutes(deps), { prefix: '/api/v1' });
   });

@@ -25,7 +25,7 @@ export type DropReason = 'client_gone' | 'deadline';
 /**
  * What each verb recently took to compute (its synchronous part: the time it holds the event loop), as an
  * exponentially weighted mean, so that admission can bound the work waiting in the queue by time (maxQueuedWorkSeconds)
- * whatever the cluster's size makes a verb cost.
+ * whatever the cluster's size makes a verb cost. The queue records them.
  */
 export class VerbCosts {
   readonly #meanMs = new Map<string, number>();
@@ -75,8 +75,6 @@ export interface VerbQueueOptions {
   onDepth?: (depth: number) => void;
   /** Connections the server has accepted so far (a counter the queue watches grow). */
   accepted?: () => number;
-  /** Records what each verb took to compute. */
-  costs?: VerbCosts;
 }
 
 export class VerbQueue {
@@ -88,6 +86,7 @@ export class VerbQueue {
   #turn = 0;
   /** `accepted()` when the pump last looked. */
   #accepted = 0;
+  readonly #costs = new VerbCosts();
   readonly #options: VerbQueueOptions;
   readonly #now: () => number;
 
@@ -103,6 +102,11 @@ export class VerbQueue {
   /** Requests waiting to start. */
   depth(): number {
     return this.#jobs.length - this.#head;
+  }
+
+  /** What a verb is expected to take to compute: its recent mean (ms), 0 until one has run. */
+  estimate(verb: string): number {
+    return this.#costs.estimate(verb);
   }
 
   /**
@@ -132,7 +136,7 @@ export class VerbQueue {
         this.#options.onStart?.(job.verb);
         const began = this.#now();
         job.resolve(job.work());
-        this.#options.costs?.record(job.verb, this.#now() - began);
+        this.#costs.record(job.verb, this.#now() - began);
       } catch (err) {
         job.reject(err);
       }

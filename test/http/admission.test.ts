@@ -30,20 +30,25 @@ describe('admission limits', () => {
     });
   });
 
-  describe('the work waiting is bounded by time, each verb at its recent mean', () => {
+  describe('the work waiting is bounded by time, each verb at its recent mean, once the queue stops draining', () => {
     const request = () => ({ headers: {}, socket: {} }) as IncomingMessage;
-    const admission = (costs: VerbCosts) =>
+    /** A clock that moves a second each time it is read: the verbs waiting have always waited long. */
+    const stepping = () => {
+      let ms = 0;
+      return () => (ms += 1000);
+    };
+    /** Verbs that cost `costs` ms. */
+    const admission = (costs: Record<string, number>, now = stepping()) =>
       new Admission(
         { ...admissionLimits({ memoryBudget: 1024 * MiB }), maxQueuedWorkSeconds: 0.01 },
         MiB,
         () => {},
-        costs,
+        { estimate: (verb) => costs[verb] ?? 0 },
+        now,
       );
 
     it('refuses a verb once the verbs waiting are expected to take the limit; starting one makes room', () => {
-      const costs = new VerbCosts();
-      costs.record('filter', 4);
-      const a = admission(costs);
+      const a = admission({ filter: 4 });
       const waiting = [request(), request(), request()];
       for (const r of waiting) assert.equal(a.admit(r, 'filter'), undefined);
       assert.equal(a.queuedWork, 12);
@@ -57,10 +62,16 @@ describe('admission limits', () => {
       assert.equal(a.admit(request(), 'filter'), undefined);
     });
 
+    it('a burst is admitted whole while the oldest verb waiting has waited less than the limit', () => {
+      const clock = { ms: 0 };
+      const a = admission({ bind: 4 }, () => clock.ms);
+      for (let i = 0; i < 20; i++) assert.equal(a.admit(request(), 'bind'), undefined);
+      clock.ms = 10;
+      assert.equal(a.admit(request(), 'bind'), 'queued_work');
+    });
+
     it('a cheap verb (bind) queues many where an expensive one (filter) queues few', () => {
-      const costs = new VerbCosts();
-      costs.record('filter', 5);
-      costs.record('bind', 0.125);
+      const costs = { filter: 5, bind: 0.125 };
       const filters = admission(costs);
       let admitted = 0;
       while (filters.admit(request(), 'filter') === undefined) admitted++;
@@ -72,15 +83,13 @@ describe('admission limits', () => {
     });
 
     it('a verb never measured is admitted, and never blocks the ones behind it', () => {
-      const a = admission(new VerbCosts());
+      const a = admission({});
       for (let i = 0; i < 50; i++) assert.equal(a.admit(request(), 'preempt'), undefined);
       assert.equal(a.queuedWork, 0);
     });
 
     it('probes and the ops API are not verbs: never counted as waiting work', () => {
-      const costs = new VerbCosts();
-      costs.record('filter', 50);
-      const a = admission(costs);
+      const a = admission({ filter: 50 });
       assert.equal(a.admit(request(), 'filter'), undefined);
       assert.equal(a.admit(request(), undefined), undefined);
       assert.equal(a.queuedVerbs, 1);

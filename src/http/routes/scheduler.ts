@@ -13,7 +13,7 @@ import type { AppDeps } from '../app.ts';
 import { Answer } from '../errors.ts';
 import { BINDING_ARGS_EXAMPLES, EXTENDER_ARGS_EXAMPLES, PREEMPTION_ARGS_EXAMPLES, withExamples } from '../examples.ts';
 import type { Verb } from '../metrics.ts';
-import { VerbDropped, VerbQueue } from '../verb-queue.ts';
+import { VerbDropped, type VerbQueue } from '../verb-queue.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -41,19 +41,9 @@ function clientGone(raw: IncomingMessage | Http2ServerRequest): boolean {
   return socket?.destroyed === true || socket?.readableEnded === true || socket?.writable === false;
 }
 
-/** `admission`: a verb that starts no longer counts as waiting (maxQueuedVerbs, maxQueuedWorkSeconds); the queue records what each verb took. */
-export function schedulerRoutes(deps: AppDeps, admission: Admission): FastifyPluginAsyncTypebox {
+/** The verbs run in `queue`'s turn; one that starts no longer counts as waiting for `admission`. */
+export function schedulerRoutes(deps: AppDeps, admission: Admission, queue: VerbQueue): FastifyPluginAsyncTypebox {
   return async (app) => {
-    let accepted = 0;
-    app.server.on('connection', () => accepted++);
-    const queue = new VerbQueue({
-      accepted: () => accepted,
-      costs: admission.costs,
-      deadlineMs: deps.verbDeadlineSeconds * 1000,
-      onDrop: (verb, reason) => deps.metrics.verbDropped.inc({ verb, reason }),
-      onStart: (verb) => deps.metrics.verbStarted.inc({ verb }),
-      onDepth: (depth) => deps.metrics.verbQueueDepth.set(depth),
-    });
     /** Runs a verb in its turn (VerbQueue); a dropped one is answered 503 with the reason. */
     const inTurn = async <T>(
       request: FastifyRequest,
