@@ -11,6 +11,7 @@ import { type Readable, Transform } from 'node:stream';
 import { getHeapStatistics } from 'node:v8';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Gauge, type Registry } from 'prom-client';
+
 /** What admission reads of the verb queue (src/http/verb-queue.ts): a verb's expected cost (ms), its recent mean. */
 export interface VerbEstimates {
   estimate(verb: string): number;
@@ -113,6 +114,7 @@ export class Admission {
 
   /**
    * `bodyLimit`: a body larger than --body-limit is left to Fastify's 413, which reads none of it either.
+   * `estimates`: what each verb recently took (the verb queue); `now`: the clock the verbs' waits are timed on.
    */
   constructor(
     limits: AdmissionLimits,
