@@ -100,6 +100,16 @@ describe('admission limits', () => {
       costs.record('filter', 8);
       for (let i = 0; i < 40; i++) costs.record('filter', 1);
       assert.ok(costs.estimate('filter') < 1.1, `mean ${costs.estimate('filter')}`);
+      // Ten times slower for good (the cluster grew): learned within a few dozen verbs.
+      for (let i = 0; i < 60; i++) costs.record('filter', 10);
+      assert.ok(costs.estimate('filter') > 9, `mean ${costs.estimate('filter')}`);
+    });
+
+    it('one verb slowed by a pause (a major GC) does not make its kind look slow', () => {
+      const costs = new VerbCosts();
+      for (let i = 0; i < 10; i++) costs.record('prioritize', 0.5);
+      costs.record('prioritize', 80);
+      assert.ok(costs.estimate('prioritize') < 0.8, `mean ${costs.estimate('prioritize')}`);
     });
   });
 
