@@ -32,6 +32,7 @@ import { parseArgs } from 'node:util';
 import type { Node, Pod } from '../src/cluster/types.ts';
 import { HEAP_PER_POD_TARGET, measurePodHeap } from './live/memory.ts';
 import { measureTimeToReady, startFakeApiServer } from './live/time-to-ready.ts';
+import { onSchedule } from './open-loop.ts';
 import { sections } from './results-section.ts';
 import { candidateNames, generateCluster, LOCAL_STORAGE_SHAPE } from './synthetic.ts';
 import {
@@ -336,30 +337,23 @@ function connections16(port: number, s: Scenario, seconds: number): Promise<Cann
 
 /** Requests issued on schedule at `rate`/s whatever the answers: latency counts from the scheduled time. */
 async function openLoop(port: number, s: Scenario, rate: number, seconds: number) {
-  const total = Math.round(rate * seconds);
   const samples: number[] = [];
   let failed = 0;
-  const start = performance.now() + 20;
-  const inFlight: Promise<void>[] = [];
-  for (let i = 0; i < total; ) {
-    const now = performance.now();
-    for (; i < total && start + (i * 1000) / rate <= now; i++) {
-      const due = start + (i * 1000) / rate;
-      inFlight.push(
-        call(port, 'POST', s.path, s.bodies[i % s.bodies.length]).then(
-          (a) => {
-            if (a.status === 200) samples.push(performance.now() - due);
-            else failed++;
-          },
-          () => {
-            failed++;
-          },
-        ),
-      );
-    }
-    await new Promise((r) => setImmediate(r));
-  }
-  await Promise.all(inFlight);
+  await onSchedule(
+    rate,
+    seconds,
+    (i, due) =>
+      call(port, 'POST', s.path, s.bodies[i % s.bodies.length]).then(
+        (a) => {
+          if (a.status === 200) samples.push(performance.now() - due);
+          else failed++;
+        },
+        () => {
+          failed++;
+        },
+      ),
+    'spin',
+  );
   samples.sort((a, b) => a - b);
   return { p50: quantile(samples, 0.5), p99: quantile(samples, 0.99), answered: samples.length, failed };
 }

@@ -27,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parseValue } from '../../src/cluster/quantity.ts';
 import type { Node } from '../../src/cluster/types.ts';
+import { onSchedule } from '../open-loop.ts';
 import { writeResultsSection } from '../results-section.ts';
 import { candidateNames, generateCluster, LOCAL_STORAGE_SHAPE } from '../synthetic.ts';
 import { startFakeApiServer } from './time-to-ready.ts';
@@ -256,25 +257,18 @@ async function openLoop(to: number, seconds: number) {
   const ok: number[] = [];
   const refused: number[] = [];
   const client = rawClient(to);
-  const total = Math.round(rate * seconds);
-  const start = performance.now() + 20;
-  const inFlight: Promise<void>[] = [];
-  for (let i = 0; i < total; ) {
-    const now = performance.now();
-    for (; i < total && start + (i * 1000) / rate <= now; i++) {
-      const due = start + (i * 1000) / rate;
-      inFlight.push(
-        client.send(filterRequests[i % VARIANTS]).then((a) => {
-          statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1);
-          if (a.status === 200) ok.push(performance.now() - due);
-          else if (a.status === 503) refused.push(a.ms);
-        }),
-      );
-    }
-    // Sleep until the next request is due (a busy loop would take a core from the extender on a small machine).
-    await sleep(Math.max(0, start + (i * 1000) / rate - performance.now()));
-  }
-  await Promise.all(inFlight);
+  // Sleeping between sends: a spinning client would take a core from the extender on a small machine.
+  await onSchedule(
+    rate,
+    seconds,
+    (i, due) =>
+      client.send(filterRequests[i % VARIANTS]).then((a) => {
+        statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1);
+        if (a.status === 200) ok.push(performance.now() - due);
+        else if (a.status === 503) refused.push(a.ms);
+      }),
+    'sleep',
+  );
   client.close();
   ok.sort((a, b) => a - b);
   refused.sort((a, b) => a - b);

@@ -32,11 +32,10 @@ export class VerbCosts {
 
   record(verb: string, ms: number): void {
     const mean = this.#meanMs.get(verb);
-    if (mean === undefined) return void this.#meanMs.set(verb, ms);
     // A GC pause inside one verb must not make every verb of its kind look slow (and refused): one sample moves the
     // mean at most as far as four times the mean would. A verb that really got slower is learned within a few dozen.
-    const sample = mean > 0 ? Math.min(ms, 4 * mean) : ms;
-    this.#meanMs.set(verb, mean + (sample - mean) / 8);
+    const sample = mean ? Math.min(ms, 4 * mean) : ms;
+    this.#meanMs.set(verb, mean === undefined ? sample : mean + (sample - mean) / 8);
   }
 
   /** The verb's mean cost in ms; 0 until one has run. */
