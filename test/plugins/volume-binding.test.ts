@@ -493,3 +493,62 @@ describe('reserve, preBind and unreserve', () => {
     assert.deepEqual([reserve.code, ...reserve.reasons], ['UnschedulableAndUnresolvable', BIND_CONFLICT]);
   });
 });
+
+describe('decisions kept from filter for the requests that follow', () => {
+  const nodeA = makeNode('node-a');
+  const host = (n: string) => ({ 'kubernetes.io/hostname': [n] });
+  const pvOn = (name: string, size: string) =>
+    makePV(name, { className: 'wait-sc', phase: 'Available', size, affinity: host('node-a') });
+  const objects = () => [
+    nodeA,
+    pvOn('pv-small', '10Gi'),
+    pvOn('pv-big', '100Gi'),
+    waitClaim('claim-0'),
+    waitClaim('claim-1'),
+  ];
+  const pod = makePod('pod-1', { claims: ['claim-1'] });
+  const nominated = makePod('pod-0', { claims: ['claim-0'] });
+  const reserveOnA = (plugin: VolumeBindingPlugin) => {
+    const state = new CycleState();
+    plugin.preFilter(state, pod);
+    return plugin.reserve(state, pod, 'node-a');
+  };
+  const claimOf = (plugin: VolumeBindingPlugin, pv: string) => plugin.binder.pvCache.get(pv)?.spec.claimRef?.name;
+
+  it('without storage scoring or nominated pods filter keeps nothing, and bind finds the same volume again', () => {
+    const cluster = new TestCluster([waitSC, ...objects(), pod]);
+    const plugin = new VolumeBindingPlugin(cluster.binder(5));
+    const state = new CycleState();
+    plugin.preFilter(state, pod);
+    assert.equal(plugin.filter(state, pod, nodeInfo(nodeA)).code, 'Success');
+    assert.equal(plugin.decisions.podCount, 0);
+    assert.equal(reserveOnA(plugin).code, 'Success');
+    assert.equal(claimOf(plugin, 'pv-small'), 'claim-1');
+  });
+
+  it("with storage scoring filter keeps each node's decision for prioritize", () => {
+    const cluster = new TestCluster([waitSC, ...objects(), pod]);
+    const plugin = new VolumeBindingPlugin(cluster.binder(5), buildCapacityScorer(VOLUME_CAPACITY_PRIORITY));
+    const state = new CycleState();
+    plugin.preFilter(state, pod);
+    plugin.filter(state, pod, nodeInfo(nodeA));
+    const kept = plugin.decisions.get(pod.metadata.uid, 'node-a', plugin.binder.generation());
+    assert.deepEqual(
+      kept?.staticBindings.map((b) => b.pv.metadata.name),
+      ['pv-small'],
+    );
+  });
+
+  it("a choice that avoided a nominated pod's volume is kept, and bind takes it, without storage scoring", () => {
+    const cluster = new TestCluster([waitSC, ...objects(), nominated, pod]);
+    const plugin = new VolumeBindingPlugin(cluster.binder(5));
+    const state = new CycleState();
+    plugin.preFilter(state, pod);
+    // The nominated pod would take pv-small on node-a: the pod is offered pv-big there.
+    plugin.addPod(state, pod, nominated, nodeInfo(nodeA));
+    assert.equal(plugin.filter(state, pod, nodeInfo(nodeA)).code, 'Success');
+    assert.equal(reserveOnA(plugin).code, 'Success');
+    assert.equal(claimOf(plugin, 'pv-big'), 'claim-1');
+    assert.equal(claimOf(plugin, 'pv-small'), undefined);
+  });
+});
