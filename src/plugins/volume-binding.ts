@@ -149,16 +149,14 @@ export class VolumeBindingPlugin
       if (found.jointOnly) this.binder.jointOnlyRejections++;
       return status('UnschedulableAndUnresolvable', ...found.reasons);
     }
-    // With nominated pods the first pass decides (it avoids what they hold); the second only confirms the fit.
-    if (data.held || !data.podVolumesByNode.has(nodeInfo.name)) {
+    // Kept (for this cycle and the requests that follow) only where a later step needs what this filter alone knew:
+    // the scores prioritize reads, or a choice that avoided nominated pods' volumes (the first pass decides; the
+    // second only confirms the fit). Otherwise reserve and bind find the same volumes again for their one node (same
+    // generation, same state). Holding ~500 nodes' decisions per filter was most of what outlived young-generation
+    // GCs: under overload at 5,000 nodes it brought a major GC, a stall of ~0.5 s, every second or two.
+    if (this.#scorer ? !data.podVolumesByNode.has(nodeInfo.name) || data.held : data.held) {
       data.podVolumesByNode.set(nodeInfo.name, found.podVolumes);
-      // Kept across requests only where a later one needs what this filter alone knew: the scores prioritize reads,
-      // or a choice that avoided nominated pods' volumes. Otherwise bind finds the same volumes again for its one
-      // node (same generation, same state): remembering ~500 nodes' decisions per filter was most of what survived
-      // young-generation GCs, and under overload brought a major GC (a stall of ~0.5 s at 5,000 nodes) every second.
-      if (this.#scorer || data.held) {
-        this.decisions.remember(pod.metadata.uid, nodeInfo.name, generation, found.podVolumes);
-      }
+      this.decisions.remember(pod.metadata.uid, nodeInfo.name, generation, found.podVolumes);
     }
     return SUCCESS;
   }
