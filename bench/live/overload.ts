@@ -170,10 +170,11 @@ log(
  */
 function rawClient(port: number) {
   const idle: Socket[] = [];
-  const send = (payload: Buffer): Promise<{ status: number; ms: number }> =>
+  const send = (payload: Buffer): Promise<{ status: number; ms: number; fresh: boolean }> =>
     new Promise((resolve) => {
       const sent = performance.now();
       let s = idle.pop();
+      const fresh = !s;
       if (!s) {
         s = connect(port, '127.0.0.1').setNoDelay(true);
         s.on('error', () => {});
@@ -184,7 +185,7 @@ function rawClient(port: number) {
         socket.off('data', onData).off('close', onClose);
         if (reuse) idle.push(socket);
         else socket.destroy();
-        resolve({ status, ms: performance.now() - sent });
+        resolve({ status, ms: performance.now() - sent, fresh });
       };
       const onData = (d: Buffer) => {
         text += d.toString('latin1');
@@ -256,6 +257,8 @@ async function openLoop(to: number, seconds: number) {
   const statuses = new Map<number, number>();
   const ok: number[] = [];
   const refused: number[] = [];
+  /** The 503s on connections opened for them (the client had none idle): these waited to be accepted too. */
+  const refusedNew: number[] = [];
   const client = rawClient(to);
   // Sleeping between sends: a spinning client would take a core from the extender on a small machine.
   await onSchedule(
@@ -265,14 +268,18 @@ async function openLoop(to: number, seconds: number) {
       client.send(filterRequests[i % VARIANTS]).then((a) => {
         statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1);
         if (a.status === 200) ok.push(performance.now() - due);
-        else if (a.status === 503) refused.push(a.ms);
+        else if (a.status === 503) {
+          refused.push(a.ms);
+          if (a.fresh) refusedNew.push(a.ms);
+        }
       }),
     'sleep',
   );
   client.close();
   ok.sort((a, b) => a - b);
   refused.sort((a, b) => a - b);
-  return { statuses, ok, refused };
+  refusedNew.sort((a, b) => a - b);
+  return { statuses, ok, refused, refusedNew };
 }
 
 // The floor: the same open loop against a process that refuses everything at once (bench/live/refusing-server.ts).
@@ -303,7 +310,7 @@ await resetPeak();
 const beforeOpen = await metrics(); // this scrape also restarts the event-loop lag figures
 const cpuBefore = metric(beforeOpen, /process_cpu_seconds_total ([\d.]+)/);
 const openStarted = performance.now();
-const { statuses, ok, refused } = await openLoop(port, SECONDS);
+const { statuses, ok, refused, refusedNew } = await openLoop(port, SECONDS);
 const openPeak = Math.max(sampled, await peakMiB());
 const afterOpen = await metrics();
 // The share of one core the extender got while overloaded: below 1, the machine (not the extender) held requests.
@@ -325,7 +332,7 @@ const openSent = [...statuses.values()].reduce((a, b) => a + b, 0);
 log(
   `open loop ${rate}/s for ${SECONDS} s: ${openSent} sent, ${count(200)} × 200 (p50 ${quantile(ok, 0.5).toFixed(1)} ms, ` +
     `p99 ${quantile(ok, 0.99).toFixed(1)} ms from schedule), ${count(503)} × 503 (p50 ${quantile(refused, 0.5).toFixed(2)} ms, ` +
-    `p99 ${quantile(refused, 0.99).toFixed(2)} ms), other ${openSent - count(200) - count(503)}; RSS peak ${openPeak.toFixed(0)} MiB; the extender used ` +
+    `p99 ${quantile(refused, 0.99).toFixed(2)} ms; ${refusedNew.length} on new connections, p99 ${quantile(refusedNew, 0.99).toFixed(2)} ms), other ${openSent - count(200) - count(503)}; RSS peak ${openPeak.toFixed(0)} MiB; the extender used ` +
     `${cpuShare.toFixed(2)} of a core, event-loop lag p50 ${lagP50.toFixed(1)} ms, p99 ${lagP99.toFixed(1)} ms; ${gcOpen.count} major GCs, ` +
     `${(gcOpen.seconds * 1000).toFixed(0)} ms in all (mean ${((gcOpen.seconds * 1000) / Math.max(1, gcOpen.count)).toFixed(0)} ms)`,
 );
@@ -452,7 +459,8 @@ at end \`${loadAtEnd.replace(/.*load average/, 'load average')}\` (shared machin
   faster on this machine at this load; what the extender's 503s take above it is its own.
 - **Open loop** at ${n(rate)}/s (2×) for ${SECONDS} s, ${n(openSent)} requests: ${n(count(200))} answered 200 (p50
   ${n(quantile(ok, 0.5), 1)} ms, p99 ${n(quantile(ok, 0.99), 1)} ms from the scheduled time), ${n(count(503))} answered 503 (p50
-  ${n(quantile(refused, 0.5), 2)} ms, p99 ${n(p99Refused, 2)} ms from the send; ${n(openReasons.queued_work)} refused past
+  ${n(quantile(refused, 0.5), 2)} ms, p99 ${n(p99Refused, 2)} ms from the send; ${n(refusedNew.length)} of them on connections opened
+  for them, p99 ${n(quantile(refusedNew, 0.99), 2)} ms; ${n(openReasons.queued_work)} refused past
   maxQueuedWorkSeconds, ${n(openReasons.queued_verbs)} past maxQueuedVerbs, ${n(openReasons.deadline)} dropped past verbDeadlineSeconds); RSS peak ${n(openPeak)} MiB. The
   extender used ${n(cpuShare, 2)} of a core (it computes one verb at a time), its event-loop lag p50 ${n(lagP50, 1)} ms,
   p99 ${n(lagP99, 1)} ms; ${n(gcOpen.count)} major GCs stopped it for ${n(gcOpen.seconds * 1000)} ms in all.
