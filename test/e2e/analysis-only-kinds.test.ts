@@ -90,7 +90,8 @@ describe('kinds only explain and simulate read', () => {
   test('once the role grants them, they are listed and the notes go', async () => {
     server.allow('services', 'replicasets');
     await waitFor('both listed', async () => (await readyz()).body.unavailable.length === 0, 60_000);
-    assert.ok(
+    // The log comes through the extender's stdout: it may be read after /readyz answered.
+    await waitFor('the recovery logged', async () =>
       extender.logs.some((l) => l.msg === 'services listed after failing: explain and simulate use them again'),
     );
     assert.deepEqual(await notes('explain'), []);
