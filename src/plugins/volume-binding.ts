@@ -149,14 +149,19 @@ export class VolumeBindingPlugin
       if (found.jointOnly) this.binder.jointOnlyRejections++;
       return status('UnschedulableAndUnresolvable', ...found.reasons);
     }
-    // Kept (for this cycle and the requests that follow) only where a later step needs what this filter alone knew:
-    // the scores prioritize reads, or a choice that avoided nominated pods' volumes (the first pass decides; the
-    // second only confirms the fit). Otherwise reserve and bind find the same volumes again for their one node (same
-    // generation, same state). Holding ~500 nodes' decisions per filter was most of what outlived young-generation
-    // GCs: under overload at 5,000 nodes it brought a major GC, a stall of ~0.5 s, every second or two.
-    if (this.#scorer ? !data.podVolumesByNode.has(nodeInfo.name) || data.held : data.held) {
-      data.podVolumesByNode.set(nodeInfo.name, found.podVolumes);
-      this.decisions.remember(pod.metadata.uid, nodeInfo.name, generation, found.podVolumes);
+    // With nominated pods the first pass decides (it avoids what they hold); the second only confirms the fit. Such a
+    // choice is kept whole; of the others only the score prioritize will read (reserve finds the volumes again for its
+    // one node, at the same generation the same ones): a filter's ~500 nodes' volumes, held until the pod's next
+    // filter, were most of what outlived young-generation GCs, and under overload brought a major GC every few seconds.
+    if (data.held || !data.podVolumesByNode.has(nodeInfo.name)) {
+      if (data.held) data.podVolumesByNode.set(nodeInfo.name, found.podVolumes);
+      const score = this.#scorer ? this.#score(found.podVolumes, this.#scorer) : undefined;
+      if (data.held || score !== undefined) {
+        this.decisions.remember(pod.metadata.uid, nodeInfo.name, generation, {
+          podVolumes: data.held ? found.podVolumes : undefined,
+          score,
+        });
+      }
     }
     return SUCCESS;
   }
@@ -216,7 +221,10 @@ export class VolumeBindingPlugin
     try {
       const found = this.binder.findPodVolumes(pod, data.claims, node);
       if (found.reasons.length > 0) return { status: status('UnschedulableAndUnresolvable', ...found.reasons) };
-      this.decisions.remember(pod.metadata.uid, nodeName, generation, found.podVolumes);
+      this.decisions.remember(pod.metadata.uid, nodeName, generation, {
+        podVolumes: found.podVolumes,
+        score: undefined,
+      });
       return { podVolumes: found.podVolumes, status: SUCCESS };
     } catch (err) {
       return { status: status('Error', errorMessage(err)) };
@@ -229,18 +237,16 @@ export class VolumeBindingPlugin
     if (data.skip) return 0;
     const own = data.podVolumesByNode.get(nodeInfo.name);
     if (own) return this.#score(own, this.#scorer);
-    // Prioritize follows filter: the decision filter remembered carries the score once one prioritize computed it.
-    // The pod's decisions are read once per cycle and generation, not once per node.
+    // Prioritize follows filter: the decision filter remembered carries the score (one kept for bind gets it from the
+    // first prioritize that reads it). The pod's decisions are read once per cycle and generation, not once per node.
     const generation = this.binder.generation();
     if (data.decidedAt !== generation) {
       data.decided = this.decisions.forPod(pod.metadata.uid, generation);
       data.decidedAt = generation;
     }
     const cached = data.decided?.get(nodeInfo.name);
-    if (cached) {
-      cached.score ??= this.#score(cached.podVolumes, this.#scorer);
-      return cached.score;
-    }
+    if (cached?.score === undefined && cached?.podVolumes) cached.score = this.#score(cached.podVolumes, this.#scorer);
+    if (cached?.score !== undefined) return cached.score;
     const { podVolumes } = this.#decision(data, pod, nodeInfo.name);
     return podVolumes ? this.#score(podVolumes, this.#scorer) : 0;
   }

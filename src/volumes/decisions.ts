@@ -1,16 +1,18 @@
-// Binding decisions that filter computed, kept per (pod UID, node) for the prioritize and bind that follow.
-// A decision is valid only while the binder's generation is unchanged: any PV/PVC/class/capacity/CSINode/label
-// change (an assumption included) makes the next reader recompute from current state. Only one generation is kept
-// per pod, and only the most recent pods, so the cache stays small however long pods stay pending.
+// What filter decided per (pod UID, node), kept for the prioritize and bind that follow: the storage score, and the
+// volumes themselves only where they cannot be found again (a choice that avoided nominated pods' volumes); reserve
+// finds the others again for its one node. A decision is valid only while the binder's generation is unchanged: any
+// PV/PVC/class/capacity/CSINode/label change (an assumption included) makes the next reader recompute from current
+// state. Only one generation is kept per pod, and only the most recent pods, so the cache stays small however long
+// pods stay pending: a score per node, where ~500 nodes' volumes per filter were most of what outlived young-generation
+// GCs (and, at 2,000 pods, could hold hundreds of MiB).
 import type { PodVolumes } from './binder.ts';
 
 /**
- * What filter decided for the pod on a node, and the storage score computed from it by the first prioritize that
- * read it: everything the score reads (the PVs and capacity objects chosen, the in-flight bytes against them) is
- * fixed for the decision's generation, so later prioritizes of the pod at that generation reuse it.
+ * What filter decided for the pod on a node: the storage score (everything it reads is fixed for the decision's
+ * generation, so prioritizes of the pod at that generation reuse it), and the volumes when they must be kept.
  */
 export interface Decision {
-  readonly podVolumes: PodVolumes;
+  readonly podVolumes: PodVolumes | undefined;
   score: number | undefined;
 }
 
@@ -27,7 +29,7 @@ export class DecisionCache {
     this.#maxPods = maxPods;
   }
 
-  remember(podUID: string, nodeName: string, generation: number, podVolumes: PodVolumes): void {
+  remember(podUID: string, nodeName: string, generation: number, decision: Decision): void {
     let pod = this.#byPod.get(podUID);
     if (!pod || pod.generation !== generation) {
       // Re-inserting moves the pod to the young end; the oldest pod goes when the cache is full.
@@ -39,15 +41,15 @@ export class DecisionCache {
       pod = { generation, byNode: new Map() };
       this.#byPod.set(podUID, pod);
     }
-    pod.byNode.set(nodeName, { podVolumes, score: undefined });
+    pod.byNode.set(nodeName, decision);
   }
 
-  /** The decision for (pod, node) if it was computed at this generation. */
+  /** The volumes decided for (pod, node) at this generation, if they were kept. */
   get(podUID: string, nodeName: string, generation: number): PodVolumes | undefined {
     return this.decision(podUID, nodeName, generation)?.podVolumes;
   }
 
-  /** The same, with the score memoised on it. */
+  /** The decision for (pod, node) if it was made at this generation. */
   decision(podUID: string, nodeName: string, generation: number): Decision | undefined {
     return this.forPod(podUID, generation)?.get(nodeName);
   }

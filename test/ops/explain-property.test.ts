@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import fc from 'fast-check';
-import type { AnyObject, PersistentVolume, PersistentVolumeClaim } from '../../src/cluster/types.ts';
+import type { AnyObject, PersistentVolume, PersistentVolumeClaim, Pod } from '../../src/cluster/types.ts';
 import { filter } from '../../src/extender/filter.ts';
 import { explain } from '../../src/ops/explain.ts';
 import { DEFAULT_PROFILE_PLUGINS } from '../../src/plugins/default-profile.ts';
@@ -102,9 +102,12 @@ it('explain agrees with filter on every node, and names the PV the filter would 
         else assert.equal(filtered.FailedAndUnresolvableNodes[n.name], n.reasons.join(', '), n.name);
 
         const explained = (n.detail.VolumeBinding as { claims: ClaimExplanation[] } | undefined)?.claims ?? [];
+        // What filter chose there: the volumes bind would find for the node at this generation.
+        const { binder } = binding;
         const decision =
           n.verdict === 'Fits'
-            ? binding.decisions.get(subject.metadata.uid, n.name, binding.binder.generation())
+            ? binder.findPodVolumes(subject as Pod, binder.getPodVolumeClaims(subject as Pod), binder.node(n.name)!)
+                .podVolumes
             : undefined;
         for (const c of explained) {
           if (c.phase !== 'Unbound' || c.refusedVolumes === undefined) continue;

@@ -526,17 +526,19 @@ describe('decisions kept from filter for the requests that follow', () => {
     assert.equal(claimOf(plugin, 'pv-small'), 'claim-1');
   });
 
-  it("with storage scoring filter keeps each node's decision for prioritize", () => {
+  it('with storage scoring filter keeps the score of each node, not its volumes, and bind finds them again', () => {
     const cluster = new TestCluster([waitSC, ...objects(), pod]);
     const plugin = new VolumeBindingPlugin(cluster.binder(5), buildCapacityScorer(VOLUME_CAPACITY_PRIORITY));
     const state = new CycleState();
     plugin.preFilter(state, pod);
     plugin.filter(state, pod, nodeInfo(nodeA));
-    const kept = plugin.decisions.get(pod.metadata.uid, 'node-a', plugin.binder.generation());
-    assert.deepEqual(
-      kept?.staticBindings.map((b) => b.pv.metadata.name),
-      ['pv-small'],
-    );
+    const kept = plugin.decisions.decision(pod.metadata.uid, 'node-a', plugin.binder.generation());
+    // The score a plugin with nothing cached computes from the volumes it finds.
+    const fresh = new VolumeBindingPlugin(cluster.binder(5), buildCapacityScorer(VOLUME_CAPACITY_PRIORITY));
+    assert.deepEqual(kept, { podVolumes: undefined, score: fresh.score(new CycleState(), pod, nodeInfo(nodeA)) });
+    assert.ok((kept?.score ?? 0) > 0);
+    assert.equal(reserveOnA(plugin).code, 'Success');
+    assert.equal(claimOf(plugin, 'pv-small'), 'claim-1');
   });
 
   it("a choice that avoided a nominated pod's volume is kept, and bind takes it, without storage scoring", () => {
