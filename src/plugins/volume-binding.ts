@@ -78,6 +78,7 @@ export class VolumeBindingPlugin
   readonly decisions: DecisionCache;
   readonly #reservations: VolumeReservations;
   readonly #scorer: CapacityScorer | undefined;
+  readonly #classResources = new Map<string, StorageResource>();
   readonly #now: () => number;
 
   constructor(
@@ -253,7 +254,9 @@ export class VolumeBindingPlugin
 
   /** Upstream StorageCapacityScoring over the decided volumes, per storage class. */
   #score(podVolumes: PodVolumes, scorer: CapacityScorer): number {
-    const classResources = new Map<string, StorageResource>();
+    // One map for every call: filter scores each node it passes, and the scorer only reads it.
+    const classResources = this.#classResources;
+    classResources.clear();
     if (podVolumes.staticBindings.length > 0) {
       // With static bindings only they count (upstream StorageCapacityScoring).
       for (const b of podVolumes.staticBindings) {
