@@ -78,7 +78,6 @@ export class VolumeBindingPlugin
   readonly decisions: DecisionCache;
   readonly #reservations: VolumeReservations;
   readonly #scorer: CapacityScorer | undefined;
-  readonly #classResources = new Map<string, StorageResource>();
   readonly #now: () => number;
 
   constructor(
@@ -254,9 +253,7 @@ export class VolumeBindingPlugin
 
   /** Upstream StorageCapacityScoring over the decided volumes, per storage class. */
   #score(podVolumes: PodVolumes, scorer: CapacityScorer): number {
-    // One map for every call: filter scores each node it passes, and the scorer only reads it.
-    const classResources = this.#classResources;
-    classResources.clear();
+    const classResources = new Map<string, StorageResource>();
     if (podVolumes.staticBindings.length > 0) {
       // With static bindings only they count (upstream StorageCapacityScoring).
       for (const b of podVolumes.staticBindings) {
