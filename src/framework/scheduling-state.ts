@@ -1,5 +1,5 @@
-// The one home of the state that outlives a scheduling cycle: nominations (pods waiting after preempting), the
-// binding decisions filter computed for the prioritize and bind that follow, the volumes reserved by binds in flight,
+// The one home of the state that outlives a scheduling cycle: nominations (pods waiting after preempting), what
+// filter decided for the prioritize and bind that follow (decisions.ts), the volumes reserved by binds in flight,
 // and which scheduled pods use which claims. Built once with the verbs (extender/build.ts; plugins get their parts)
 // and closed on shutdown: it owns every store subscription the plugins need, so plugins keep only per-cycle state,
 // as upstream's do.
