@@ -11,6 +11,7 @@ import { type Readable, Transform } from 'node:stream';
 import { getHeapStatistics } from 'node:v8';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Gauge, type Registry } from 'prom-client';
+import { clientGone } from './client-gone.ts';
 
 /** What admission reads of the verb queue (src/http/verb-queue.ts): a verb's expected cost (ms), its recent mean. */
 export interface VerbEstimates {
@@ -83,6 +84,8 @@ interface Held {
   work: number;
   /** When it was admitted (ms, performance.now()). */
   since: number;
+  /** The request, while it waits: a verb whose client left is no work waiting. */
+  raw?: IncomingMessage | Http2ServerRequest;
 }
 
 /** A chunked body that grew past the bytes the server may hold: answered like any other refusal. */
@@ -160,6 +163,7 @@ export class Admission {
     this.bodyBytes += length;
     const held: Held = { bytes: length, queued: verb !== undefined, work: 0, since: this.#now() };
     if (verb) {
+      held.raw = raw;
       held.work = this.#estimates.estimate(verb);
       this.queuedVerbs++;
       this.queuedWork += held.work;
@@ -176,20 +180,29 @@ export class Admission {
    */
   #overQueuedWork(): boolean {
     const limitMs = this.limits.maxQueuedWorkSeconds * 1000;
-    if (this.queuedWork === 0 || this.queuedWork < limitMs) return false;
-    const oldest = this.#waiting.values().next().value;
-    return oldest !== undefined && this.#now() - oldest.since >= limitMs;
+    const over = () => {
+      if (this.queuedWork === 0 || this.queuedWork < limitMs) return false;
+      const oldest = this.#waiting.values().next().value;
+      return oldest !== undefined && this.#now() - oldest.since >= limitMs;
+    };
+    if (!over()) return false;
+    // Before refusing, the verbs whose clients left stop counting: when kube-scheduler gives up on many requests at
+    // once, their closes are read before or with its next request, and their 'close' events (which release them) a
+    // turn or more later; that request was refused for work nobody waits for.
+    for (const held of this.#waiting) if (held.raw && clientGone(held.raw)) this.#unqueue(held);
+    return over();
   }
 
   /** The verb started: it no longer waits. */
   started(raw: object): void {
     const held = this.#held.get(raw);
     if (!held?.queued) return;
-    held.queued = false;
     this.#unqueue(held);
   }
 
   #unqueue(held: Held): void {
+    held.queued = false;
+    held.raw = undefined;
     this.#waiting.delete(held);
     this.queuedVerbs--;
     // Sums of floats drift: an empty queue holds no work.

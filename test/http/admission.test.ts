@@ -62,6 +62,22 @@ describe('admission limits', () => {
       assert.equal(a.admit(request(), 'filter'), undefined);
     });
 
+    it('verbs whose clients left are not work waiting: the request read with their closes is admitted', () => {
+      const a = admission({ filter: 4 });
+      const waiting = [request(), request(), request()];
+      for (const r of waiting) assert.equal(a.admit(r, 'filter'), undefined);
+      assert.equal(a.admit(request(), 'filter'), 'queued_work');
+      // kube-scheduler gave up on two of them: their FINs are read, their 'close' events (release) not yet.
+      for (const r of waiting.slice(0, 2)) (r.socket as { readableEnded: boolean }).readableEnded = true;
+      assert.equal(a.admit(request(), 'filter'), undefined);
+      assert.equal(a.queuedVerbs, 2);
+      assert.equal(a.queuedWork, 8);
+      // Released later, they are not taken off twice.
+      for (const r of waiting) a.release(r);
+      assert.equal(a.queuedVerbs, 1);
+      assert.equal(a.queuedWork, 4);
+    });
+
     it('a burst is admitted whole while the oldest verb waiting has waited less than the limit', () => {
       const clock = { ms: 0 };
       const a = admission({ bind: 4 }, () => clock.ms);

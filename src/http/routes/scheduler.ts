@@ -1,6 +1,4 @@
 // The four extender verbs. Handlers only translate: the decisions live in src/extender.
-import type { IncomingMessage } from 'node:http';
-import type { Http2ServerRequest } from 'node:http2';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { BadRequestError } from '../../extender/deps.ts';
@@ -10,6 +8,7 @@ import { prioritize } from '../../extender/prioritize.ts';
 import * as wire from '../../extender/wire.ts';
 import type { Admission } from '../admission.ts';
 import type { AppDeps } from '../app.ts';
+import { clientGone } from '../client-gone.ts';
 import { Answer } from '../errors.ts';
 import { BINDING_ARGS_EXAMPLES, EXTENDER_ARGS_EXAMPLES, PREEMPTION_ARGS_EXAMPLES, withExamples } from '../examples.ts';
 import type { Verb } from '../metrics.ts';
@@ -29,17 +28,6 @@ declare module 'fastify' {
 
 const NOT_SYNCED =
   'the extender has not listed the cluster yet (just started): no verdict from a partial view; retry after backoff';
-
-/**
- * Whether the client closed the connection (HTTP/1.1: Node's server aborts the request on the client's FIN and ends
- * the socket, so no answer can reach it) or cancelled the stream (HTTP/2), as far as Node has read.
- */
-function clientGone(raw: IncomingMessage | Http2ServerRequest): boolean {
-  if ('stream' in raw) return raw.stream.destroyed || raw.stream.closed || (raw.stream.session?.destroyed ?? true);
-  // `=== true` and `=== false`: an injected request's socket (light-my-request) has none of these.
-  const socket = raw.socket;
-  return socket?.destroyed === true || socket?.readableEnded === true || socket?.writable === false;
-}
 
 /** The verbs run in `queue`'s turn; one that starts no longer counts as waiting for `admission`. */
 export function schedulerRoutes(deps: AppDeps, admission: Admission, queue: VerbQueue): FastifyPluginAsyncTypebox {
