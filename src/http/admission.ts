@@ -79,14 +79,17 @@ export const RETRY_AFTER_SECONDS = 1;
 /** What a request holds until its response is done. */
 interface Held {
   bytes: number;
-  queued: boolean;
-  /** The verb's expected cost (ms) while it waits. */
-  work: number;
-  /** When it was admitted (ms, performance.now()). */
-  since: number;
-  /** The request, while it waits: a verb whose client left is no work waiting. */
-  raw?: IncomingMessage | Http2ServerRequest;
 }
+
+/** A verb admitted and not started. */
+interface Waiting {
+  /** Its expected cost (ms). */
+  work: number;
+  /** When it was admitted (ms, the admission clock). */
+  since: number;
+}
+
+type Request = IncomingMessage | Http2ServerRequest;
 
 /** A chunked body that grew past the bytes the server may hold: answered like any other refusal. */
 export class Overloaded extends Error {
@@ -103,7 +106,6 @@ export class Admission {
   readonly limits: AdmissionLimits;
   connections = 0;
   bodyBytes = 0;
-  queuedVerbs = 0;
   /** Expected computing time of the verbs admitted and not yet started (ms). */
   queuedWork = 0;
   readonly #over = new WeakSet<object>();
@@ -112,8 +114,8 @@ export class Admission {
   readonly #now: () => number;
   readonly #onReject: (reason: AdmissionReason) => void;
   readonly #estimates: VerbEstimates;
-  /** The verbs admitted and not started, oldest first. */
-  readonly #waiting = new Set<Held>();
+  /** The verbs admitted and not started, by request, oldest first. */
+  readonly #waiting = new Map<Request, Waiting>();
 
   /**
    * `bodyLimit`: a body larger than --body-limit is left to Fastify's 413, which reads none of it either.
@@ -153,7 +155,7 @@ export class Admission {
    * Whether a request may go on, from its headers alone; reserves what it will hold until `release`. A body larger
    * than the limit is admitted only when no other body is held, so that every body --body-limit accepts gets in.
    */
-  admit(raw: IncomingMessage | Http2ServerRequest, verb: string | undefined): AdmissionReason | undefined {
+  admit(raw: Request, verb: string | undefined): AdmissionReason | undefined {
     if ('socket' in raw && !('stream' in raw) && this.#over.has(raw.socket)) return 'connections';
     if (verb && this.queuedVerbs >= this.limits.maxQueuedVerbs) return 'queued_verbs';
     if (verb && this.#overQueuedWork()) return 'queued_work';
@@ -161,16 +163,18 @@ export class Admission {
     if (length > this.#bodyLimit) length = 0;
     if (length > 0 && this.bodyBytes > 0 && this.bodyBytes + length > this.limits.maxBodyBytesHeld) return 'body_bytes';
     this.bodyBytes += length;
-    const held: Held = { bytes: length, queued: verb !== undefined, work: 0, since: this.#now() };
+    this.#held.set(raw, { bytes: length });
     if (verb) {
-      held.raw = raw;
-      held.work = this.#estimates.estimate(verb);
-      this.queuedVerbs++;
-      this.queuedWork += held.work;
-      this.#waiting.add(held);
+      const work = this.#estimates.estimate(verb);
+      this.queuedWork += work;
+      this.#waiting.set(raw, { work, since: this.#now() });
     }
-    this.#held.set(raw, held);
     return undefined;
+  }
+
+  /** Verbs admitted and not yet started. */
+  get queuedVerbs(): number {
+    return this.#waiting.size;
   }
 
   /**
@@ -189,33 +193,30 @@ export class Admission {
     // Before refusing, the verbs whose clients left stop counting: when kube-scheduler gives up on many requests at
     // once, their closes are read before or with its next request, and their 'close' events (which release them) a
     // turn or more later; that request was refused for work nobody waits for.
-    for (const held of this.#waiting) if (held.raw && clientGone(held.raw)) this.#unqueue(held);
+    for (const raw of this.#waiting.keys()) if (clientGone(raw)) this.#unqueue(raw);
     return over();
   }
 
   /** The verb started: it no longer waits. */
-  started(raw: object): void {
-    const held = this.#held.get(raw);
-    if (!held?.queued) return;
-    this.#unqueue(held);
+  started(raw: Request): void {
+    this.#unqueue(raw);
   }
 
-  #unqueue(held: Held): void {
-    held.queued = false;
-    held.raw = undefined;
-    this.#waiting.delete(held);
-    this.queuedVerbs--;
+  #unqueue(raw: Request): void {
+    const waiting = this.#waiting.get(raw);
+    if (!waiting) return;
+    this.#waiting.delete(raw);
     // Sums of floats drift: an empty queue holds no work.
-    this.queuedWork = this.queuedVerbs === 0 ? 0 : this.queuedWork - held.work;
+    this.queuedWork = this.#waiting.size === 0 ? 0 : this.queuedWork - waiting.work;
   }
 
   /** The response is done (sent, or the connection closed): what the request held is free. */
-  release(raw: object): void {
+  release(raw: Request): void {
+    this.#unqueue(raw);
     const held = this.#held.get(raw);
     if (!held) return;
     this.#held.delete(raw);
     this.bodyBytes -= held.bytes;
-    if (held.queued) this.#unqueue(held);
   }
 
   /** Counts a body without Content-Length as it streams; past the limit the stream fails with Overloaded. */
