@@ -1,9 +1,15 @@
 // The overload bench's floor for 503s: a process that refuses every request at once with the extender's 503 (same
 // status, headers and body size), without reading the body. The open loop's 503 latencies against it are what the
 // machine, the client and the kernel cost; whatever the extender adds is above them.
+// --busy-core: a second thread computes without pause meanwhile, as an overloaded extender's main thread does: the
+// floor for refusals answered by a thread of their own while one core of the machine is taken (the best a server
+// that also computes could do).
 // Prints its port on stdout.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Worker } from 'node:worker_threads';
+
+if (process.argv.includes('--busy-core')) new Worker('for (;;);', { eval: true }).unref();
 
 const body = JSON.stringify({
   statusCode: 503,
