@@ -177,7 +177,7 @@ export class Reflector {
             const { plural } = this.#o.resource;
             const hint = err instanceof KubeApiError && err.code === 403 ? `grant list and watch on ${plural}; ` : '';
             const message = `cannot list ${plural} (${this.#listError}): ${lost} in explain and simulate; ${hint}retrying in the background`;
-            if (this.#unavailableLogged) log.debug?.({ err, kind, retryInMs: delay }, message);
+            if (this.#unavailableLogged) log.debug({ err, kind, retryInMs: delay }, message);
             else log.warn({ err, kind, retryInMs: delay }, message);
             this.#unavailableLogged = true;
           } else {
@@ -209,11 +209,11 @@ export class Reflector {
         case 'closed':
           if (end.delivered > 0) {
             this.#backoff.reset();
-            log.debug?.({ kind, resourceVersion: this.#rv }, `${kind} watch closed by the server, watching again`);
+            log.debug({ kind, resourceVersion: this.#rv }, `${kind} watch closed by the server, watching again`);
           } else {
             // A stream that closes at once, again and again, must not turn into a busy loop.
             const delay = this.#backoff.next();
-            log.debug?.({ kind, retryInMs: delay }, `${kind} watch closed without events, watching again`);
+            log.debug({ kind, retryInMs: delay }, `${kind} watch closed without events, watching again`);
             await wait(delay, this.#stop.signal);
           }
           break;
