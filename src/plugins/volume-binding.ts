@@ -40,6 +40,11 @@ interface StateData {
   reservation?: Reservation;
   /** What nominated pods added to the node being checked would take there (filter's first pass only). */
   held?: HeldVolumes;
+  /**
+   * A pod was removed from the node (preemption's victim selection): filter answers for a node that is not the
+   * cluster's, so it remembers nothing for the prioritize and bind that follow.
+   */
+  whatIf?: boolean;
   /** The pod's remembered decisions (DecisionCache) at binder generation `decidedAt`, read once for score. */
   decided?: ReadonlyMap<string, Decision>;
   decidedAt?: number;
@@ -153,6 +158,7 @@ export class VolumeBindingPlugin
     // choice is kept whole; of the others only the score prioritize will read (reserve finds the volumes again for its
     // one node, at the same generation the same ones): a filter's ~500 nodes' volumes, held until the pod's next
     // filter, were most of what outlived young-generation GCs, and under overload brought a major GC every few seconds.
+    if (data.whatIf) return SUCCESS;
     if (data.held || !data.podVolumesByNode.has(nodeInfo.name)) {
       if (data.held) data.podVolumesByNode.set(nodeInfo.name, found.podVolumes);
       const score = this.#scorer ? this.#score(found.podVolumes, this.#scorer) : undefined;
@@ -203,8 +209,13 @@ export class VolumeBindingPlugin
     return { pvs, capacity };
   }
 
-  /** A scheduled pod's bound claims stay bound when it goes: removing it frees no PV. */
-  removePod(_state: CycleState, _pod: Pod, _podToRemove: Pod, _nodeInfo: NodeInfo): Status {
+  /**
+   * A scheduled pod's bound claims stay bound when it goes: removing it frees no PV. From here on the node is a
+   * what-if, and filter's decisions about it are not remembered.
+   */
+  removePod(state: CycleState, pod: Pod, _podToRemove: Pod, _nodeInfo: NodeInfo): Status {
+    const data = this.#state(state, pod);
+    if (!data.skip && !data.whatIf) state.write(STATE_KEY, { ...data, whatIf: true } satisfies StateData);
     return SUCCESS;
   }
 

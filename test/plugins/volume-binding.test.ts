@@ -541,6 +541,20 @@ describe('decisions kept from filter for the requests that follow', () => {
     assert.equal(claimOf(plugin, 'pv-small'), 'claim-1');
   });
 
+  it("preemption's what-ifs (a pod removed from the node) leave no decision for prioritize and bind", () => {
+    const cluster = new TestCluster([waitSC, ...objects(), nominated, pod]);
+    const plugin = new VolumeBindingPlugin(cluster.binder(5), buildCapacityScorer(VOLUME_CAPACITY_PRIORITY));
+    const state = new CycleState();
+    plugin.preFilter(state, pod);
+    const whatIf = state.clone();
+    plugin.removePod(whatIf, pod, nominated, nodeInfo(nodeA));
+    assert.equal(plugin.filter(whatIf, pod, nodeInfo(nodeA)).code, 'Success');
+    assert.equal(plugin.decisions.forPod(pod.metadata.uid, plugin.binder.generation()), undefined);
+    // The cycle's own state is untouched: its filter remembers as ever.
+    plugin.filter(state, pod, nodeInfo(nodeA));
+    assert.ok(plugin.decisions.decision(pod.metadata.uid, 'node-a', plugin.binder.generation()));
+  });
+
   it("a choice that avoided a nominated pod's volume is kept, and bind takes it, without storage scoring", () => {
     const cluster = new TestCluster([waitSC, ...objects(), nominated, pod]);
     const plugin = new VolumeBindingPlugin(cluster.binder(5));
