@@ -3,12 +3,13 @@
 // available. Each case checks what the API server ends up holding and which verb calls the extender received.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { created } from '../cluster/kube/helpers.ts';
+import * as build from '../helpers/objects.ts';
 import { kubeSchedulers } from './kube-scheduler.ts';
 import {
   CSI_CLASS,
   claim,
   clusterObjects,
-  LOCAL_CLASS,
   localPV,
   pendingPod,
   type SchedulerCluster,
@@ -64,12 +65,15 @@ if (found.skip) {
 
         test('a pod with a local-PV claim and a CSI claim lands where its PV is, with one PV bound and the CSI claim provisioned there', async () => {
           const name = `${scheduler}-claims`;
-          // The only local PV large enough is on node-1; node-0 and node-2 have one that is too small.
+          // The only local PV large enough is on node-1; node-0 and node-2 have one that is too small. The case's own
+          // class keeps the PVs of a case that failed out of the next one's choice.
+          const localClass = `${name}-local`;
           cluster.server.add(
-            localPV(`${name}-small-0`, 'node-0', '1Gi'),
-            localPV(`${name}-fits`, 'node-1', '10Gi'),
-            localPV(`${name}-small-2`, 'node-2', '1Gi'),
-            claim(`${name}-local`, LOCAL_CLASS, '5Gi'),
+            created(build.makeStorageClass(localClass)),
+            localPV(`${name}-small-0`, 'node-0', '1Gi', localClass),
+            localPV(`${name}-fits`, 'node-1', '10Gi', localClass),
+            localPV(`${name}-small-2`, 'node-2', '1Gi', localClass),
+            claim(`${name}-local`, localClass, '5Gi'),
             claim(`${name}-csi`, CSI_CLASS, '20Gi'),
             pendingPod(name, scheduler, { claims: [`${name}-local`, `${name}-csi`] }),
           );

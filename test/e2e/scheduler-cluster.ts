@@ -143,6 +143,8 @@ export interface SchedulerCluster {
   startExtender(o?: { ready?: boolean }): Promise<void>;
   /** The pod's node once bound (waits for it). */
   boundNode(name: string, timeoutMs?: number): Promise<string>;
+  /** What kube-scheduler logged of a pod and what the extender answered about it: why it is not bound, if it is not. */
+  whyNotBound(name: string): string;
   /** The pod's PodScheduled condition once kube-scheduler wrote it False, with a message containing `text` if given. */
   unschedulable(name: string, text?: string): Promise<PodCondition>;
   /** The FailedScheduling events kube-scheduler recorded for the pod (events.k8s.io/v1), once there is one. */
@@ -190,6 +192,22 @@ export async function startSchedulerCluster(
   await extenderReady(extender);
   const recorder = await startVerbRecorder(extender.url);
   const schedulers: KubeSchedulerProcess[] = [];
+  // A pod that never binds fails a test with what kube-scheduler logged of it and what the extender answered: on a
+  // shared CI machine that is all there is to go on.
+  const whyNotBound = (name: string) => {
+    const logged = schedulers.flatMap((s) =>
+      s
+        .log()
+        .split('\n')
+        .filter((line) => line.includes(`"default/${name}"`)),
+    );
+    const calls = recorder
+      .callsFor(`default/${name}`)
+      .map((c) => `${c.verb} ${c.status} ${JSON.stringify(c.answer)?.slice(0, 400)}`);
+    return [`kube-scheduler logged of it:`, ...logged.slice(-20), `the extender was asked:`, ...calls.slice(-10)].join(
+      '\n',
+    );
+  };
   const cluster: SchedulerCluster = {
     server,
     get extender() {
@@ -221,13 +239,18 @@ export async function startSchedulerCluster(
       recorder.target = extender.url;
       if (ready) await extenderReady(extender);
     },
-    boundNode(name, timeoutMs = 60_000) {
-      return waitFor(
-        `pod ${name} bound`,
-        () => (server.get('Pod', name, 'default')?.spec as { nodeName?: string } | undefined)?.nodeName,
-        timeoutMs,
-      );
+    async boundNode(name, timeoutMs = 60_000) {
+      try {
+        return await waitFor(
+          `pod ${name} bound`,
+          () => (server.get('Pod', name, 'default')?.spec as { nodeName?: string } | undefined)?.nodeName,
+          timeoutMs,
+        );
+      } catch (err) {
+        throw new Error(`${(err as Error).message}\n${whyNotBound(name)}`);
+      }
     },
+    whyNotBound,
     unschedulable(name, text) {
       return waitFor(`pod ${name} unschedulable${text ? ` with "${text}"` : ''}`, () => {
         const pod = server.get('Pod', name, 'default') as { status?: { conditions?: PodCondition[] } } | undefined;
