@@ -201,12 +201,22 @@ export async function startSchedulerCluster(
         .split('\n')
         .filter((line) => line.includes(`"default/${name}"`)),
     );
+    // A kube-scheduler that died (a panic, a fatal error) schedules nothing more: its last words.
+    const exited = schedulers.flatMap((s) => {
+      const { exitCode, signalCode } = s.child;
+      if (exitCode === null && signalCode === null) return [];
+      return [`a kube-scheduler exited (${exitCode ?? signalCode}):`, ...s.log().trimEnd().split('\n').slice(-10)];
+    });
     const calls = recorder
       .callsFor(`default/${name}`)
       .map((c) => `${c.verb} ${c.status} ${JSON.stringify(c.answer)?.slice(0, 400)}`);
-    return [`kube-scheduler logged of it:`, ...logged.slice(-20), `the extender was asked:`, ...calls.slice(-10)].join(
-      '\n',
-    );
+    return [
+      'kube-scheduler logged of it:',
+      ...logged.slice(-20),
+      'the extender was asked:',
+      ...calls.slice(-10),
+      ...exited,
+    ].join('\n');
   };
   const cluster: SchedulerCluster = {
     server,
