@@ -2,6 +2,8 @@
 // for JSON: parsing a 168 MB dump whole took 4.5 GB and ran out of heap. The scan only splits lines: documents at
 // `---`/`...`, and the block sequence under a document's top-level `items:` at the column of its first `-`; each item,
 // and each document without its items, is parsed on its own by js-yaml (YAML 1.2 core schema, as kubectl writes it).
+// js-yaml rather than the `yaml` package the rest of the project uses: it parses a pod 6–10× faster (50–60 µs against
+// 370–630 µs here), and a dump is a few hundred thousand of them.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { CORE_SCHEMA, load } from 'js-yaml';
