@@ -6,7 +6,7 @@
 // Each case has its own pair of nodes (the pod's nodeSelector keeps every other node out of its preemption) and its own
 // kube-scheduler, so the cases run concurrently on one cluster.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe, type TestContext, test } from 'node:test';
 import { waitFor } from '../cluster/kube/helpers.ts';
 import type { RecordedWrite } from './fake-apiserver.ts';
 import {
@@ -117,7 +117,7 @@ if (found.skip) {
   const startScheduler = (c: Case) => cluster.scheduler(c.binary, `e2e-preemption-${c.id}`, c.registration, UNSTICK);
 
   /** The preemptor's node once bound, restarting the case's kube-scheduler once if kubernetes#141694 stranded it. */
-  const boundPreemptor = async (c: Case, pod: string): Promise<string> => {
+  const boundPreemptor = async (t: TestContext, c: Case, pod: string): Promise<string> => {
     const signature = `"Victim Pod is already deleted" preemptor="default/${pod}"`;
     let strandedSince: number | undefined;
     let restarted = false;
@@ -131,6 +131,7 @@ if (found.skip) {
           strandedSince ??= ks.log().includes(signature) ? Date.now() : undefined;
           if (strandedSince !== undefined && Date.now() - strandedSince > STRANDED_FOR_MS) {
             restarted = true;
+            t.diagnostic(`kubernetes#141694 stranded ${pod}: restarting its kube-scheduler`);
             await ks.stop();
             schedulers.set(c.id, await startScheduler(c));
           }
@@ -172,12 +173,12 @@ if (found.skip) {
         continue;
       }
 
-      test(`${label}: our preempt answer moves the eviction to the node with the PV, where the pod is then bound`, async () => {
+      test(`${label}: our preempt answer moves the eviction to the node with the PV, where the pod is then bound`, async (t) => {
         const server = cluster.server;
         const uid = (name: string) => server.get('Pod', name, 'default')!.metadata.uid as string;
         const [onX, onY] = [uid(names.onX), uid(names.onY)];
         server.add(pendingPod(names.pod, `e2e-preemption-${c.id}`, { ...preemptor(c.id), claims: [names.claim] }));
-        assert.equal(await boundPreemptor(c, names.pod), names.x);
+        assert.equal(await boundPreemptor(t, c, names.pod), names.x);
 
         // What kube-scheduler asked and what we answered. It may ask twice: a retry that comes before the victim's
         // deletion reaches its cache preempts the same victim again (kubernetes#141694; the second eviction finds the
