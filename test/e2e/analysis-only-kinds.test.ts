@@ -99,4 +99,29 @@ describe('kinds only explain and simulate read', () => {
     const metrics = await call<string>('GET', '/metrics');
     assert.match(metrics.body, /topology_extender_analysis_kind_unavailable\{kind="Service"\} 0/);
   });
+
+  test('access revoked after the list: the kind is unavailable again, the notes say it is not followed, filter answers', async () => {
+    server.forbid('services');
+    server.dropWatches(); // every kind watches again; the Service watch now gets 403
+    const { body } = await waitFor('Service unavailable again', async () => {
+      const r = await readyz();
+      return r.body.unavailable.includes('Service') ? r : undefined;
+    });
+    assert.equal(body.ready, true, 'still ready: the verbs never read Services');
+    assert.deepEqual(body.unavailable, ['Service']);
+    const followed = `${SPREADING}: services are not followed: the watch is failing`;
+    assert.deepEqual(await notes('explain'), [followed]);
+    assert.deepEqual(await notes('simulate'), [followed]);
+    const filtered = await call<{ NodeNames: string[] }>('POST', '/scheduler/filter', {
+      Pod: server.get('Pod', 'web-1', 'default'),
+      Nodes: null,
+      NodeNames: ['node-a', 'node-b'],
+    });
+    assert.equal(filtered.status, 200);
+    assert.deepEqual(filtered.body.NodeNames, ['node-a', 'node-b']);
+
+    server.allow('services');
+    await waitFor('Service followed again', async () => (await readyz()).body.unavailable.length === 0, 60_000);
+    assert.deepEqual(await notes('explain'), []);
+  });
 });
