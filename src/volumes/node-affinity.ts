@@ -97,14 +97,16 @@ export function matchTopologySelectorTerms(
 }
 
 /**
- * Index entries for a PV's affinity: `[key, value]` pairs such that any node the PV can match carries one of them.
- * Undefined when the affinity cannot be indexed that way (none, or some term without an `In` requirement): such PVs
- * are candidates for every node. Each term contributes the values of its first valid `In` requirement.
+ * Index entries for a PV's affinity: distinct `[key, value]` pairs such that any node the PV can match carries one of
+ * them. Undefined when the affinity cannot be indexed that way (none, or some term without an `In` requirement): such
+ * PVs are candidates for every node. Each term contributes the values of its first valid `In` requirement; a pair two
+ * terms share (one term per segment of a multi-segment topology) is one entry, so the PV sits in its bucket once.
  */
 export function affinityIndexEntries(pv: PersistentVolume): [string, string][] | undefined {
   const terms = pv.spec.nodeAffinity?.required?.nodeSelectorTerms;
   if (!terms) return undefined;
   const out: [string, string][] = [];
+  const seen = new Set<string>();
   for (const term of terms) {
     const inReq = (term.matchExpressions ?? []).find((r) => r.operator === 'In' && (r.values?.length ?? 0) > 0);
     if (!inReq) {
@@ -112,7 +114,12 @@ export function affinityIndexEntries(pv: PersistentVolume): [string, string][] |
       if ((term.matchExpressions?.length ?? 0) === 0 && (term.matchFields?.length ?? 0) === 0) continue;
       return undefined;
     }
-    for (const value of inReq.values!) out.push([inReq.key, value]);
+    for (const value of inReq.values!) {
+      const pair = `${inReq.key}\0${value}`;
+      if (seen.has(pair)) continue;
+      seen.add(pair);
+      out.push([inReq.key, value]);
+    }
   }
   return out;
 }

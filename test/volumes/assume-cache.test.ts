@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PersistentVolume, PersistentVolumeClaim } from '../../src/cluster/types.ts';
 import { PVAssumeCache, PVCAssumeCache } from '../../src/volumes/assume-cache.ts';
+import { claimMatchInput } from '../../src/volumes/pv-matching.ts';
 import * as build from '../helpers/objects.ts';
 
 // Upstream's makePV and makeClaim: the uid is the name.
@@ -265,6 +266,39 @@ describe('PV indexes (node topology, pre-bound claims)', () => {
     cache.delete(pv);
     assert.deepEqual(names(cache.candidates('local', { 'kubernetes.io/hostname': 'b' })), []);
     assert.equal(cache.classSize('local'), 0);
+  });
+
+  it('a PV whose terms name the same label value twice is in that bucket once, and a resize moves it whole', () => {
+    // Multi-segment CSI topologies write one term per segment: two terms sharing the zone are common.
+    const zone = 'topology.kubernetes.io/zone';
+    const term = (rack: string) => ({
+      matchExpressions: [
+        { key: zone, operator: 'In', values: ['a'] },
+        { key: 'rack', operator: 'In', values: [rack] },
+      ],
+    });
+    const pv = build.makePV('pv', { uid: 'pv', className: 'local', size: '2Gi', phase: 'Available' });
+    pv.spec.nodeAffinity = { required: { nodeSelectorTerms: [term('1'), term('2')] } };
+    const cache = new PVAssumeCache();
+    cache.add(pv);
+    const node = { [zone]: 'a', rack: '1' };
+    assert.deepEqual(
+      [...cache.candidates('local', node)].map((v) => v.metadata.name),
+      ['pv'],
+      'offered once',
+    );
+    const claim = (size: string) =>
+      claimMatchInput(build.makePVC('c', { uid: 'c', namespace: 'ns', className: 'local', size }));
+    const row = 1; // a node's row built before the resize must follow it too
+    assert.equal(cache.findMatchingVolume(claim('2Gi'), node, new Set(), row), cache.get('pv'));
+    cache.add({
+      ...pv,
+      metadata: { ...pv.metadata, resourceVersion: '2' },
+      spec: { ...pv.spec, capacity: { storage: '1Gi' } },
+    });
+    assert.equal(cache.findMatchingVolume(claim('2Gi'), node, new Set()), undefined, 'too small now');
+    assert.equal(cache.findMatchingVolume(claim('2Gi'), node, new Set(), row), undefined, 'too small now, by the row');
+    assert.equal(cache.findMatchingVolume(claim('1Gi'), node, new Set()), cache.get('pv'));
   });
 
   describe('free PVs only in the topology buckets', () => {
