@@ -9,6 +9,7 @@
 // replica's assumptions drain.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { node, pod, pv, pvc, storageClass, waitFor } from '../cluster/kube/helpers.ts';
 import { type ExtenderProcess, startExtender } from './extender-process.ts';
 import { type FakeApiServer, type FakeObject, FakeApiServer as Server, writeKubeconfig } from './fake-apiserver.ts';
@@ -84,14 +85,26 @@ interface Answer {
 }
 const answers: Answer[] = [];
 
+/**
+ * A 503 is a call refused before it was computed (admission or the verb queue shedding load: two test files beside
+ * this one on two cores are enough). kube-scheduler retries such a pod after a backoff; this one resends the call after
+ * its Retry-After, which is the same for the races under test: nothing was decided or written.
+ */
 async function call<T>(instance: ExtenderProcess, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${instance.url}${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  assert.equal(res.status, 200, `${path} on ${instance.url}`);
-  return (await res.json()) as T;
+  for (let refused = 0; ; refused++) {
+    const res = await fetch(`${instance.url}${path}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (res.status === 503 && refused < 20) {
+      await res.arrayBuffer();
+      await sleep(Number(res.headers.get('retry-after') ?? 0) * 1000 || 100);
+      continue;
+    }
+    if (res.status !== 200) assert.fail(`${path} on ${instance.url}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as T;
+  }
 }
 
 async function filter(instance: ExtenderProcess, name: string): Promise<string[]> {
