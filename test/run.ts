@@ -3,6 +3,7 @@
 import { glob } from 'node:fs/promises';
 import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
+import { kubeComponents } from './components/components.ts';
 
 const only = process.argv.slice(2);
 const files = only.length > 0 ? only : (await Array.fromAsync(glob('test/**/*.test.ts'))).sort();
@@ -10,6 +11,11 @@ if (files.length === 0) {
   console.error('test/run.ts: no test files matched test/**/*.test.ts');
   process.exit(1);
 }
+
+// The real control plane's components are built (or found in the cache) before any test file starts: a first build
+// takes minutes, longer than any test's timeout, and one build serves every file.
+const { skip } = await kubeComponents((line) => console.log(`test/run.ts: ${line}`));
+if (skip) console.log(`test/run.ts: the real-control-plane suites will skip: ${skip}`);
 
 let passed = 0;
 let failed = 0;

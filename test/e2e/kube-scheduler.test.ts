@@ -45,7 +45,7 @@ if (found.skip) {
 
         test('a pod without volumes is bound after our filter and prioritize', async () => {
           const name = `${scheduler}-plain`;
-          cluster.server.add(pendingPod(name, scheduler));
+          await cluster.add(pendingPod(name, scheduler));
           const node = await cluster.boundNode(name);
           assert.match(node, /^node-\d$/);
           const calls = await cluster.recorder.answered(`default/${name}`);
@@ -68,7 +68,7 @@ if (found.skip) {
           // The only local PV large enough is on node-1; node-0 and node-2 have one that is too small. The case's own
           // class keeps the PVs of a case that failed out of the next one's choice.
           const localClass = `${name}-local`;
-          cluster.server.add(
+          await cluster.add(
             created(build.makeStorageClass(localClass)),
             localPV(`${name}-small-0`, 'node-0', '1Gi', localClass),
             localPV(`${name}-fits`, 'node-1', '10Gi', localClass),
@@ -78,13 +78,15 @@ if (found.skip) {
             pendingPod(name, scheduler, { claims: [`${name}-local`, `${name}-csi`] }),
           );
           assert.equal(await cluster.boundNode(name), 'node-1');
-          const local = cluster.server.get('PersistentVolumeClaim', `${name}-local`, 'default')!;
+          const local = (await cluster.api.get('PersistentVolumeClaim', `${name}-local`, 'default'))!;
           assert.equal((local.spec as { volumeName?: string }).volumeName, `${name}-fits`);
-          const claimedBy = ['small-0', 'fits', 'small-2'].filter(
-            (pv) => (cluster.server.get('PersistentVolume', `${name}-${pv}`) as unknown as Volume).spec.claimRef,
-          );
+          const claimedBy: string[] = [];
+          for (const pv of ['small-0', 'fits', 'small-2']) {
+            const volume = (await cluster.api.get('PersistentVolume', `${name}-${pv}`)) as unknown as Volume;
+            if (volume.spec.claimRef) claimedBy.push(pv);
+          }
           assert.deepEqual(claimedBy, ['fits'], 'exactly one local PV is bound');
-          const csi = cluster.server.get('PersistentVolumeClaim', `${name}-csi`, 'default')!;
+          const csi = (await cluster.api.get('PersistentVolumeClaim', `${name}-csi`, 'default'))!;
           const annotations = csi.metadata.annotations as Record<string, string>;
           assert.equal(annotations['volume.kubernetes.io/selected-node'], 'node-1');
           assert.equal((csi.status as { phase: string }).phase, 'Bound');
@@ -99,10 +101,10 @@ if (found.skip) {
               [{ Error: '' }],
               'our bind did the writes',
             );
-            const volumeWriters = cluster.server.writes.filter(
-              (w) => w.path.includes(`${name}-`) && w.method === 'PUT',
+            const volumeWrites = (await cluster.writes()).filter(
+              (w) => w.user === 'system:kube-scheduler' && w.path.includes(`/${name}-`),
             );
-            assert.deepEqual(volumeWriters, [], 'kube-scheduler wrote no volume (its VolumeBinding is off)');
+            assert.deepEqual(volumeWrites, [], 'kube-scheduler wrote no volume (its VolumeBinding is off)');
           }
         });
       });

@@ -1,97 +1,22 @@
-// A real kube-scheduler for end-to-end tests and benches: finds the binary, writes its configuration (the
-// registrations the README documents) and runs it against the fake API server.
-//
-// Where the binary comes from: KUBE_SCHEDULER_BIN (must exist and run, else every caller fails with that message), or
-// every ../shared/bin/kube-scheduler-v*.xz beside this repository, unpacked once into node_modules/.cache. With neither,
-// callers skip with the reason, never pass silently.
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+// A real kube-scheduler for end-to-end tests and benches: one per supported minor, built from test/components'
+// pinned Go modules (components.ts); writes its configuration (the registrations the README documents) and runs it
+// against an API server. Without a Go toolchain, callers skip with the reason, never pass silently.
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { access, chmod, mkdir, readdir, rename, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 // Full delegation disables in kube-scheduler exactly the volume plugins the extender runs.
 import { PLUGIN_NAMES } from '../../src/plugins/names.ts';
+import { type Component, kubeComponents } from '../components/components.ts';
 
-const run = promisify(execFile);
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const SHARED_BIN = resolve(ROOT, '..', 'shared', 'bin');
-const CACHE = join(ROOT, 'node_modules', '.cache', 'kube-scheduler');
-
-export interface KubeSchedulerBinary {
-  path: string;
-  /** As `--version` prints it, e.g. v1.35.4. */
-  version: string;
-}
+export type KubeSchedulerBinary = Component;
 
 export type KubeSchedulers = { binaries: KubeSchedulerBinary[]; skip?: undefined } | { binaries: []; skip: string };
 
-async function versionOf(path: string): Promise<string> {
-  const { stdout } = await run(path, ['--version'], { timeout: 30_000 });
-  const match = /Kubernetes (v\d+\.\d+\.\d+\S*)/.exec(stdout);
-  if (!match) throw new Error(`${path} --version printed no Kubernetes version: ${stdout.trim()}`);
-  return match[1];
-}
-
-/** Unpacks `xz` into the cache once (atomically, so concurrent test files never run a half-written binary). */
-async function unpack(xz: string): Promise<string> {
-  const target = join(CACHE, xz.replace(/^.*\//, '').replace(/\.xz$/, ''));
-  try {
-    await access(target);
-    return target;
-  } catch {}
-  await mkdir(CACHE, { recursive: true });
-  const partial = `${target}.${process.pid}.partial`;
-  try {
-    await run('sh', ['-c', 'xz -dc "$1" > "$2"', 'unxz', xz, partial], { timeout: 120_000 });
-  } catch (err) {
-    throw new Error(`cannot unpack ${xz} (needs the xz command, Debian package xz-utils): ${(err as Error).message}`);
-  }
-  await chmod(partial, 0o755);
-  await rename(partial, target);
-  return target;
-}
-
-let found: Promise<KubeSchedulers> | undefined;
-
-/** Every kube-scheduler available here, newest first; throws when KUBE_SCHEDULER_BIN names one that does not run. */
-export function kubeSchedulers(): Promise<KubeSchedulers> {
-  found ??= (async (): Promise<KubeSchedulers> => {
-    const fromEnv = process.env.KUBE_SCHEDULER_BIN;
-    if (fromEnv) {
-      try {
-        return { binaries: [{ path: fromEnv, version: await versionOf(fromEnv) }] };
-      } catch (err) {
-        throw new Error(`KUBE_SCHEDULER_BIN=${fromEnv} does not run: ${(err as Error).message}`);
-      }
-    }
-    let files: string[];
-    try {
-      files = (await readdir(SHARED_BIN)).filter((f) => /^kube-scheduler-v[\d.]+\.xz$/.test(f));
-    } catch {
-      files = [];
-    }
-    if (files.length === 0) {
-      return {
-        binaries: [],
-        skip: `no kube-scheduler: set KUBE_SCHEDULER_BIN, or put kube-scheduler-v*.xz in ${SHARED_BIN}`,
-      };
-    }
-    const binaries = await Promise.all(
-      files.map(async (f) => {
-        const path = await unpack(join(SHARED_BIN, f));
-        return { path, version: await versionOf(path) };
-      }),
-    );
-    const key = (v: string) => v.slice(1).split('.').map(Number);
-    return {
-      binaries: binaries.sort((a, b) => {
-        const [x, y] = [key(a.version), key(b.version)];
-        return y[0] - x[0] || y[1] - x[1] || y[2] - x[2];
-      }),
-    };
-  })();
-  return found;
+/** Every kube-scheduler the suites run (v1.35 to v1.37), newest first, built on first use. */
+export async function kubeSchedulers(): Promise<KubeSchedulers> {
+  const { components, skip } = await kubeComponents();
+  return components ? { binaries: components.kubeSchedulers } : { binaries: [], skip };
 }
 
 /** How kube-scheduler is told to use the extender: the README's registrations. */

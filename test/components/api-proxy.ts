@@ -1,0 +1,162 @@
+// A fault-injecting proxy in front of the real kube-apiserver, for what a healthy API server will not do on request:
+// answer a call with an error, apply a write and lose its reply, cut every watch, or hold watch events back (a quiet
+// or stalled watch). Everything else passes through untouched, authentication included, so the API server still
+// authenticates and authorizes the client as itself. Clients reach it over plain HTTP on loopback.
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Agent, request as httpsRequest } from 'node:https';
+import type { AddressInfo } from 'node:net';
+
+export interface ProxiedRequest {
+  method: string;
+  /** The path without the query. */
+  path: string;
+  watch: boolean;
+  /** The status the client got (0 while a watch is open, or when its reply was lost). */
+  status: number;
+}
+
+interface Fault {
+  path: RegExp;
+  method?: string;
+  remaining: number;
+  /** An HTTP status to answer without forwarding, or `lose`: forward, then reset the client's connection. */
+  action: number | 'lose';
+}
+
+export interface ApiProxy {
+  url: string;
+  /** Every request seen, in order. */
+  requests: ProxiedRequest[];
+  /** The next `count` requests matching answer `status` (a Status object) without reaching the API server. */
+  failNext(path: RegExp, count: number, status: number, method?: string): void;
+  /** The next `count` matching requests reach the API server, which applies them; the client's connection is reset. */
+  loseReplyNext(path: RegExp, count: number, method?: string): void;
+  /** Ends every open watch, as an API server restart or a load balancer would. */
+  dropWatches(): void;
+  /** While on, open watches deliver nothing (no event, no bookmark); what was held flows when it is turned off. */
+  silenceWatches(on: boolean): void;
+  stop(): Promise<void>;
+}
+
+const REASONS: Record<number, string> = {
+  403: 'Forbidden',
+  409: 'Conflict',
+  429: 'TooManyRequests',
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+};
+
+export async function startApiProxy(upstream: string, ca: string): Promise<ApiProxy> {
+  const target = new URL(upstream);
+  const agent = new Agent({ keepAlive: true, ca });
+  const requests: ProxiedRequest[] = [];
+  const faults: Fault[] = [];
+  const watches = new Set<{ upstream: IncomingMessage; client: ServerResponse }>();
+  let silent = false;
+
+  const faultFor = (method: string, path: string) => {
+    const fault = faults.find((f) => f.remaining > 0 && f.path.test(path) && (!f.method || f.method === method));
+    if (fault) fault.remaining--;
+    return fault;
+  };
+
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://proxy');
+    const watch = url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1';
+    const seen: ProxiedRequest = { method: req.method ?? 'GET', path: url.pathname, watch, status: 0 };
+    requests.push(seen);
+    const fault = faultFor(seen.method, seen.path);
+    if (typeof fault?.action === 'number') {
+      const code = fault.action;
+      req.resume();
+      seen.status = code;
+      res.writeHead(code, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          message: `injected by the test's API proxy: ${code}`,
+          reason: REASONS[code] ?? 'InternalError',
+          code,
+        }),
+      );
+      return;
+    }
+    const forward = httpsRequest(
+      {
+        host: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: target.host },
+        agent,
+      },
+      (answer) => {
+        if (fault?.action === 'lose') {
+          answer.resume();
+          answer.once('end', () => req.socket.resetAndDestroy());
+          return;
+        }
+        if (!watch) seen.status = answer.statusCode ?? 0;
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        if (!watch) {
+          answer.pipe(res);
+          return;
+        }
+        const pair = { upstream: answer, client: res };
+        watches.add(pair);
+        answer.pipe(res);
+        if (silent) answer.pause();
+        const end = () => watches.delete(pair);
+        res.once('close', () => {
+          end();
+          answer.destroy();
+        });
+        answer.once('close', end);
+      },
+    );
+    forward.on('error', (err) => {
+      if (res.headersSent) res.destroy();
+      else {
+        res.writeHead(502, { 'content-type': 'text/plain' });
+        res.end(`API proxy: ${err.message}`);
+      }
+    });
+    req.pipe(forward);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    failNext(path, count, status, method) {
+      faults.push({ path, method, remaining: count, action: status });
+    },
+    loseReplyNext(path, count, method) {
+      faults.push({ path, method, remaining: count, action: 'lose' });
+    },
+    dropWatches() {
+      for (const { upstream: answer, client } of watches) {
+        answer.destroy();
+        client.destroy();
+      }
+      watches.clear();
+    },
+    silenceWatches(on) {
+      silent = on;
+      for (const { upstream: answer } of watches) {
+        if (on) answer.pause();
+        else answer.resume();
+      }
+    },
+    async stop() {
+      server.closeAllConnections();
+      server.close();
+      agent.destroy();
+    },
+  };
+}
