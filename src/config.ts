@@ -128,10 +128,12 @@ const SETTINGS = Type.Object({
     description:
       'after our bind finished, how long an assumed pod may stay unconfirmed before it is reconciled with the API',
   }),
-  // API servers send a bookmark on a quiet watch about once a minute: 60 s would flap a quiet kind's readiness.
+  // kube-apiserver v1.37 sends the first bookmark on a quiet watch ~120 s after it opened: a shorter threshold restarts
+  // quiet watches for nothing (harmless, they resume where they were).
   watchStaleSeconds: seconds({
-    default: 120,
-    description: 'a watch silent this long is restarted and the extender reports not ready until it recovers',
+    default: 180,
+    description:
+      'a watch silent this long is restarted from where it was; silence alone never makes the extender unready, a restart that fails does',
   }),
   listPageSize: Type.Integer({
     minimum: 1,

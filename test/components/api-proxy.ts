@@ -105,6 +105,8 @@ export async function startApiProxy(upstream: string, ca: string): Promise<ApiPr
           answer.pipe(res);
           return;
         }
+        // kube-apiserver sends a watch's headers at once, before any event: so must a transparent proxy.
+        res.flushHeaders();
         const pair = { upstream: answer, client: res };
         watches.add(pair);
         answer.pipe(res);

@@ -1,7 +1,9 @@
 // One reflector per kind, after client-go's Reflector: list (paginated) → replace the store's content → watch from the
 // list's resourceVersion with bookmarks → apply events → on a closed watch, watch again from the last seen
 // resourceVersion; on 410 Gone, list again. Errors back off exponentially with jitter; a watchdog restarts a watch that
-// has been silent (no event, no bookmark) for longer than the staleness threshold.
+// has been silent (no event, no bookmark) for longer than the staleness threshold. Silence alone never makes a kind
+// stale: a real kube-apiserver sends the first bookmark on a quiet watch only ~2 minutes after it opened (measured on
+// v1.37), so quiet kinds are silent by nature; a restart that fails, or a watch request left unanswered, is what counts.
 import { type KubeConfig, Watch } from '@kubernetes/client-node';
 import type { Log } from '../../log.ts';
 import type { KindStatus } from '../source.ts';
@@ -71,7 +73,7 @@ interface WatchHandle {
   settle: (end: WatchEnd) => void;
 }
 
-/** Consecutive list or watch failures after which the kind counts as stale before the silence threshold is reached. */
+/** Consecutive list or watch failures (an unanswered watch request among them) after which the kind counts as stale. */
 export const STALE_AFTER_FAILURES = 3;
 
 const isGone = (code: number | undefined) => code === 410;
@@ -138,9 +140,8 @@ export class Reflector {
       kind: this.kind,
       synced: this.#synced,
       silentForMs,
-      // Silent too long, or restarting after repeated errors (one blip does not flap readiness).
-      stale:
-        (silentForMs !== undefined && silentForMs > this.#o.staleAfterMs) || this.#failures >= STALE_AFTER_FAILURES,
+      // Failing again and again (one blip does not flap readiness); a quiet kind is not stale.
+      stale: this.#failures >= STALE_AFTER_FAILURES,
       relists: this.#relists,
       watchRestarts: this.#watchRestarts,
       ...(this.#listError === undefined ? {} : { error: this.#listError }),
@@ -201,9 +202,9 @@ export class Reflector {
           this.#rv = '';
           break;
         case 'silent':
-          log.warn(
+          log.info(
             { kind, silentForMs: this.status().silentForMs, resourceVersion: this.#rv },
-            `${kind} watch silent for more than ${this.#o.staleAfterMs} ms, restarting it`,
+            `${kind} watch silent for more than ${this.#o.staleAfterMs} ms (a quiet kind, or a stalled stream), watching again from where it was`,
           );
           break;
         case 'closed':
@@ -281,8 +282,14 @@ export class Reflector {
       const heard = Math.max(this.#lastHeard ?? startedAt, startedAt);
       if (now - heard > staleAfterMs && !current.reason) {
         current.reason = 'silent';
+        const answered = current.abort !== undefined;
         current.abort?.abort();
-        settle({ type: 'silent' });
+        // An open watch that is quiet is no failure; a watch request the API server never answered is.
+        if (answered) settle({ type: 'silent' });
+        else {
+          const err = new Error(`watch request not answered within ${staleAfterMs} ms`);
+          settle({ type: 'error', err, delivered });
+        }
       }
     }, period);
     watchdog.unref();

@@ -11,7 +11,7 @@ const Readiness = Type.Object({
   ready: Type.Boolean(),
   source: Type.String(),
   notSynced: Type.Array(Type.String(), { description: 'Kinds not listed yet' }),
-  stale: Type.Array(Type.String(), { description: 'Kinds whose watch is silent or restarting' }),
+  stale: Type.Array(Type.String(), { description: 'Kinds whose list or watch failed three times in a row' }),
   unavailable: Type.Array(Type.String(), {
     description:
       'Kinds only explain and simulate read (Services, controllers, Namespaces) that cannot be listed or followed now: ' +

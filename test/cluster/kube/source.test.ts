@@ -289,21 +289,28 @@ describe('KubeSource', () => {
     assert.equal(h.source.status()[0].stale, false);
   });
 
-  test('a silent watch turns stale, is restarted by the watchdog, and recovers', async () => {
-    h = await harness((s) => s.add(node('node-a')), { kinds: ['Node', 'Pod'], staleAfterMs: 1_000 });
+  test('a silent watch is restarted by the watchdog from where it was, and silence alone never makes the kind stale', async () => {
+    h = await harness((s) => s.add(node('node-a')), { kinds: ['Node', 'Pod'], staleAfterMs: 300 });
     await h.source.start(h.store);
     await waitFor('watches open', () => h.server.watchCount === 2);
+    const lists = () => h.server.requests.filter((r) => !r.watch).length;
+    const listed = lists();
     h.server.silenceWatches(true);
-    await waitFor('stale', () => h.source.status().every((s) => s.stale));
-    await waitFor('watchdog restart', () => h.source.status().every((s) => s.watchRestarts >= 1));
-    assert.ok(h.logger.at('warn').some((r) => r.msg.includes('silent for more than 1000 ms')));
+    await waitFor('watchdog restarts', () => h.source.status().every((s) => s.watchRestarts >= 3));
+    assert.deepEqual(
+      h.source.status().map((s) => s.stale),
+      [false, false],
+      'a quiet kind is not stale',
+    );
+    assert.equal(lists(), listed, 'restarted watches resume from their resourceVersion: nothing is listed again');
+    assert.ok(h.logger.at('info').some((r) => r.msg.includes('silent for more than 300 ms')));
+    assert.equal(h.logger.at('warn').length, 0, 'a quiet kind is nothing to warn about');
     h.server.add(node('node-b'));
     h.server.silenceWatches(false);
-    await waitFor('fresh again', () => h.source.status().every((s) => !s.stale));
     await waitFor('node-b delivered', () => h.store.get('Node', 'node-b'));
   });
 
-  test('a watch whose connect hangs is given up by the watchdog, and stop does not wait for it', async () => {
+  test('a watch whose connect hangs is given up by the watchdog, counts as a failure, and stop does not wait for it', async () => {
     h = await harness((s) => s.add(node('node-a')), { kinds: ['Node'], staleAfterMs: 300 });
     await h.source.start(h.store);
     await waitFor('watch open', () => h.server.watchCount === 1);
@@ -312,6 +319,7 @@ describe('KubeSource', () => {
     h.server.endWatches();
     await waitFor('the hanging connect abandoned and tried again', () => watchRequests() >= 3);
     assert.ok(h.source.status()[0].watchRestarts >= 2);
+    await waitFor('stale after unanswered watch requests', () => h.source.status()[0].stale);
     await h.source.stop(); // would hang here for a minute if stop waited for the pending connect
   });
 
