@@ -49,6 +49,7 @@ export async function createExtender(parts: ExtenderParts) {
     assumedPodTTLms: settings.assumedPodTtlSeconds * 1000,
     onStore: parts.onStore,
     sourceStatus: () => source.status(),
+    clusterVersion: () => source.serverVersion?.(),
   });
   const volumeBinder = extender.framework.plugins.find((p) => p instanceof VolumeBindingPlugin)?.binder;
   const binder = new PodBinder(extender);

@@ -152,6 +152,7 @@ async function load(values: Record<string, unknown>): Promise<{ deps: ExtenderDe
     settings,
     assumedPodTTLms: Number.MAX_SAFE_INTEGER,
     sourceStatus: () => source.status(),
+    clusterVersion: () => source.serverVersion(),
   });
   await source.start(store);
   return { deps, close: () => source.stop() };

@@ -9,7 +9,7 @@ export interface KindStatus {
   synced: boolean;
   /** Milliseconds since the watch last delivered anything (event or bookmark); undefined before the first list. */
   silentForMs?: number;
-  /** The watch is silent past the staleness threshold, or restarting after an error. */
+  /** Its list or watch failed again and again (a quiet watch is not stale). */
   stale: boolean;
   relists: number;
   /** Why the last list failed (`403 Forbidden`, a network error), until a list succeeds. */
@@ -24,5 +24,7 @@ export interface Source {
   start(store: ClusterStore): Promise<void>;
   /** Per-kind health, read by /readyz and /metrics. */
   status(): KindStatus[];
+  /** The API server's release (`/version`'s gitVersion, e.g. v1.37.2) once read; a cluster-state file has none. */
+  serverVersion?(): string | undefined;
   stop(): Promise<void>;
 }

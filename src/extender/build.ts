@@ -22,6 +22,8 @@ export interface ExtenderDepsParts {
   onStore?: (store: ClusterStore) => void;
   /** The source's per-kind health (a live source may serve without the analysis-only kinds). */
   sourceStatus?: () => readonly KindStatus[];
+  /** The API server's release (e.g. v1.37.2), once known: explain names the cluster's kube-scheduler minor. */
+  clusterVersion?: () => string | undefined;
 }
 
 /**
@@ -50,6 +52,7 @@ export function buildExtenderDeps(parts: ExtenderDepsParts): {
     logger,
     nodeInfoForUnknownNode: (node) => newNodeInfo(node),
     sourceStatus: parts.sourceStatus,
+    clusterVersion: parts.clusterVersion,
   };
   return { deps, cache, stop: () => state.close() };
 }

@@ -21,6 +21,8 @@ export interface ExtenderDeps {
   nodeInfoForUnknownNode: (node: Node) => NodeInfo;
   /** The source's per-kind health: explain and simulate note the analysis-only kinds it cannot serve. */
   sourceStatus?: () => readonly KindStatus[];
+  /** The API server's release (e.g. v1.37.2), once known: explain names the cluster's kube-scheduler minor. */
+  clusterVersion?: () => string | undefined;
 }
 
 /** Input that kube-scheduler would never send; the HTTP layer answers it with 400 naming the problem. */

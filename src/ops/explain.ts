@@ -13,8 +13,16 @@ import { isSuccess, type Status } from '../framework/interfaces.ts';
 import { postFilter } from './post-filter.ts';
 import { defaultProfileFramework } from './profile.ts';
 
-/** Reason strings and default profile as of this kube-scheduler minor (v1.32 named the untolerated taint). */
-export const MATCHED_VERSION = 'v1.35';
+/**
+ * The kube-scheduler minors whose default profile and reason strings explain follows, checked byte for byte against
+ * each (test/e2e/explain-vs-kube-scheduler.test.ts), oldest first.
+ */
+export const MATCHED_MINORS = ['v1.35', 'v1.36', 'v1.37'] as const;
+
+/** The cluster's kube-scheduler minor (its API server's, as kube-scheduler runs at the control plane's version). */
+function kubeSchedulerMinor(clusterVersion: string | undefined): string {
+  return /^v\d+\.\d+/.exec(clusterVersion ?? '')?.[0] ?? MATCHED_MINORS[MATCHED_MINORS.length - 1];
+}
 export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
 
 export const DEFAULT_NODE_LIMIT = 100;
@@ -153,6 +161,11 @@ export function explain(deps: ExtenderDeps, req: ExplainRequest): ExplainAnswer 
   const note = schedulerNote(pod);
   if (note) notes.push(note);
   notes.push(...unavailableKindNotes(deps.sourceStatus?.() ?? []));
+  const minor = kubeSchedulerMinor(deps.clusterVersion?.());
+  if (!(MATCHED_MINORS as readonly string[]).includes(minor))
+    notes.push(
+      `this cluster runs ${minor}: the reasons are kube-scheduler ${MATCHED_MINORS[0]}–${MATCHED_MINORS.at(-1)}'s, an older or newer one may word some differently`,
+    );
   if (feasible === 0) {
     // Upstream counts the nodes a preFilter excluded by the absent nodes' status, not one by one.
     const failed = [...statuses.values()];
@@ -174,7 +187,7 @@ export function explain(deps: ExtenderDeps, req: ExplainRequest): ExplainAnswer 
     pod: objectKey('Pod', pod),
     summary,
     ...(notes.length > 0 ? { notes } : {}),
-    kubeSchedulerVersion: MATCHED_VERSION,
+    kubeSchedulerVersion: minor,
     feasibleNodes: feasible,
     totalNodes: names.length,
     nodes,

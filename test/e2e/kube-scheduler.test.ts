@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { created } from '../cluster/kube/helpers.ts';
 import * as build from '../helpers/objects.ts';
+import { callExtender } from './extender-process.ts';
 import { kubeSchedulers } from './kube-scheduler.ts';
 import {
   CSI_CLASS,
@@ -35,6 +36,17 @@ if (found.skip) {
     cluster = await startSchedulerCluster(clusterObjects(3));
   });
   after(() => cluster?.stop());
+
+  test("explain names the cluster's own kube-scheduler minor, its API server's", async () => {
+    await cluster.add(pendingPod('explained', 'no-such-scheduler'));
+    const version = await cluster.api.client.request<{ gitVersion: string }>('GET', '/version');
+    const answer = await callExtender<{ kubeSchedulerVersion: string }>(cluster.extender, 'POST', '/api/v1/explain', {
+      namespace: 'default',
+      name: 'explained',
+    });
+    assert.equal(answer.status, 200);
+    assert.equal(answer.body.kubeSchedulerVersion, /^v\d+\.\d+/.exec(version.gitVersion)?.[0]);
+  });
 
   for (const binary of found.binaries) {
     for (const registration of REGISTRATIONS) {

@@ -451,3 +451,28 @@ describe('explain: the capacity arithmetic of joint accounting', () => {
     assert.equal(b.provisioning?.capacityArithmetic?.requested, 40 * GI);
   });
 });
+
+describe("explain names the cluster's kube-scheduler minor", () => {
+  const objects = [node('n1'), pod('p')];
+
+  it('the minor of the API server it reads, with no note while it is one explain follows', () => {
+    const { deps } = cluster(objects);
+    const answer = explain({ ...deps, clusterVersion: () => 'v1.36.3' }, { namespace: 'default', name: 'p' });
+    assert.equal(answer.kubeSchedulerVersion, 'v1.36');
+    assert.equal(answer.notes, undefined);
+  });
+
+  it('an older minor with a note that its reasons may be worded differently', () => {
+    const { deps } = cluster(objects);
+    const answer = explain({ ...deps, clusterVersion: () => 'v1.34.7' }, { namespace: 'default', name: 'p' });
+    assert.equal(answer.kubeSchedulerVersion, 'v1.34');
+    assert.deepEqual(answer.notes, [
+      "this cluster runs v1.34: the reasons are kube-scheduler v1.35–v1.37's, an older or newer one may word some differently",
+    ]);
+  });
+
+  it('the newest minor it follows without a cluster (a cluster-state file)', () => {
+    const { deps } = cluster(objects);
+    assert.equal(explain(deps, { namespace: 'default', name: 'p' }).kubeSchedulerVersion, 'v1.37');
+  });
+});

@@ -37,6 +37,7 @@ export class KubeSource implements Source {
   readonly #client: KubeClient;
   readonly #logger: Log;
   #reflectors: Reflector[] = [];
+  #serverVersion: string | undefined;
 
   constructor(options: KubeSourceOptions) {
     this.#options = options;
@@ -63,7 +64,7 @@ export class KubeSource implements Source {
         }),
     );
     const started = performance.now();
-    await Promise.all(this.#reflectors.map((r) => r.start()));
+    await Promise.all([...this.#reflectors.map((r) => r.start()), this.#readServerVersion()]);
     const statuses = this.status();
     if (statuses.every((s) => s.synced || ANALYSIS_ONLY_KINDS.has(s.kind))) {
       const counts = Object.fromEntries(this.#reflectors.map((r) => [r.kind, store.count(r.kind)]));
@@ -72,6 +73,19 @@ export class KubeSource implements Source {
         { server: this.#client.server, ms: Math.round(performance.now() - started), counts, unavailable },
         'cluster state synced',
       );
+    }
+  }
+
+  serverVersion(): string | undefined {
+    return this.#serverVersion;
+  }
+
+  /** `/version` (every authenticated client may read it): explain names the cluster's own kube-scheduler minor. */
+  async #readServerVersion(): Promise<void> {
+    try {
+      this.#serverVersion = (await this.#client.request<{ gitVersion?: string }>('GET', '/version')).gitVersion;
+    } catch (err) {
+      this.#logger.warn({ err }, `cannot read the API server's version: explain names the newest supported minor`);
     }
   }
 

@@ -101,7 +101,8 @@ const ExplainAnswer = Type.Object({
     }),
   ),
   kubeSchedulerVersion: Type.String({
-    description: 'The kube-scheduler minor whose default profile and reasons apply',
+    description:
+      "The cluster's kube-scheduler minor (its API server's; the newest supported one without a cluster): a note says when explain's reasons, kube-scheduler v1.35–v1.37's, may not be its own",
   }),
   feasibleNodes: Type.Integer(),
   totalNodes: Type.Integer(),
