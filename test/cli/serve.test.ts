@@ -177,7 +177,7 @@ describe('serve', () => {
     assert.deepEqual(phases, { frozen: 'Pending', simulated: 'Bound' });
   });
 
-  it('runs in the exact form `npm run serve -- --cluster-state FILE --port N --host H`', async () => {
+  it('runs in the exact form `npm run serve -- --cluster-state FILE --port N --host H`, and stops with npm on SIGTERM', async () => {
     const npm = process.env.npm_execpath;
     const args = [
       'run',
@@ -193,9 +193,12 @@ describe('serve', () => {
     const cli = npm ? start(process.execPath, [npm, ...args], true) : start('npm', args, true);
     const address = await cli.address;
     assert.equal(await readyz(address), 200);
-    // npm does not forward signals to its script: stop the whole process group, as a terminal's Ctrl-C would.
-    process.kill(-cli.proc.pid!, 'SIGTERM');
-    await cli.exited;
+    // A supervisor signals npm alone: npm passes SIGTERM to its script's process, which must be the server itself
+    // (the script execs node), not a shell that dies and leaves the server running.
+    cli.proc.kill('SIGTERM');
+    const { stdout } = await cli.exited;
+    assert.match(stdout, /"msg":"shutting down"/);
+    await assert.rejects(fetch(`${address}/healthz`), 'nothing serves once npm is gone');
   });
 
   it('exits 1 naming the file and the object when the cluster-state file is malformed', async () => {
