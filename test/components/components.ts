@@ -78,11 +78,23 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
-/** Builds `name` from `modfile` unless the cache has it; concurrent callers wait on one lock instead of building twice. */
-async function component(modfile: string, name: Name, go: string, log: (line: string) => void): Promise<Component> {
+/** The k8s.io/kubernetes release a module file pins. */
+async function pinnedRelease(modfile: string): Promise<{ mod: string; version: string }> {
   const mod = await readFile(join(HERE, modfile), 'utf8');
   const version = /^\s*(?:require\s+)?k8s\.io\/kubernetes (v\S+)/m.exec(mod)?.[1];
   if (!version) throw new Error(`${modfile} does not require k8s.io/kubernetes`);
+  return { mod, version };
+}
+
+/** The kube-scheduler releases the suites run, newest first, as pinned (no Go needed to read them). */
+export async function kubeSchedulerReleases(): Promise<string[]> {
+  const modfiles = MODULES.filter((m) => (m.components as readonly string[]).includes('kube-scheduler'));
+  return Promise.all(modfiles.map(async (m) => (await pinnedRelease(m.modfile)).version));
+}
+
+/** Builds `name` from `modfile` unless the cache has it; concurrent callers wait on one lock instead of building twice. */
+async function component(modfile: string, name: Name, go: string, log: (line: string) => void): Promise<Component> {
+  const { mod, version } = await pinnedRelease(modfile);
   const sum = await readFile(join(HERE, modfile.replace(/\.mod$/, '.sum')), 'utf8');
   const main = await readFile(join(HERE, name, 'main.go'), 'utf8');
   const key = createHash('sha256').update(`${go}\0${mod}\0${sum}\0${main}`).digest('hex').slice(0, 12);

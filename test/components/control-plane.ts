@@ -310,7 +310,7 @@ export async function startControlPlane(
     processes.push(controllerManager);
     // Ready once the PV controller has synced its informers: it binds from then on.
     await readyOrExit(controllerManager, 'running the PV controller', async () =>
-      /Starting persistent volume controller[^]*Caches are synced/.test(controllerManager.tail(400)),
+      /Starting persistent volume controller[\s\S]*Caches are synced/.test(controllerManager.tail(400)),
     );
     const done = performance.now();
 
