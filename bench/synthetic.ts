@@ -81,9 +81,9 @@ export interface SyntheticCluster {
 
 export const REGION = 'eu-west-1';
 export const ZONES = ['eu-west-1a', 'eu-west-1b', 'eu-west-1c'] as const;
-const DISK_DRIVER = 'disk.csi.example.com';
+export const DISK_DRIVER = 'disk.csi.example.com';
 const NFS_DRIVER = 'nfs.csi.example.com';
-const LVM_DRIVER = 'lvm.csi.example.com';
+export const LVM_DRIVER = 'lvm.csi.example.com';
 const LVM_CLASS = 'local-lvm';
 const DISK_ZONE_KEY = 'topology.disk.csi.example.com/zone';
 
