@@ -64,7 +64,25 @@ export class PodBinder {
       }
       return { Error: await running.result };
     }
-    const pod = this.#deps.store.get('Pod', key);
+    let pod = this.#deps.store.get('Pod', key);
+    if (!pod) {
+      // kube-scheduler's informer may see a new pod before our watch does (a real API server delivers each watch on
+      // its own): a pod the store has not seen yet is read from the API before it is called not found.
+      try {
+        pod = await this.#deps.writer.getPod(ns, name);
+      } catch (err) {
+        return { Error: `pod "${key}" is not in the store and reading it failed: ${(err as Error).message}` };
+      }
+      const joined = this.#inFlight.get(uid);
+      if (joined) {
+        return {
+          Error:
+            joined.node === node
+              ? await joined.result
+              : `pod "${key}" is already being bound to node "${joined.node}", not "${node}"`,
+        };
+      }
+    }
     const settled = this.#settled(pod, key, uid, node);
     if (settled !== undefined) return { Error: settled };
 

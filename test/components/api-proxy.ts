@@ -20,6 +20,8 @@ interface Fault {
   path: RegExp;
   method?: string;
   remaining: number;
+  /** Matching requests still to let through untouched before the fault applies. */
+  skip: number;
   /** An HTTP status to answer without forwarding, or `lose`: forward, then reset the client's connection. */
   action: number | 'lose';
 }
@@ -28,8 +30,11 @@ export interface ApiProxy {
   url: string;
   /** Every request seen, in order. */
   requests: ProxiedRequest[];
-  /** The next `count` requests matching answer `status` (a Status object) without reaching the API server. */
-  failNext(path: RegExp, count: number, status: number, method?: string): void;
+  /**
+   * The next `count` requests matching answer `status` (a Status object) without reaching the API server; with `skip`,
+   * only after that many matching requests went through untouched (a write refused after a first one succeeded).
+   */
+  failNext(path: RegExp, count: number, status: number, method?: string, skip?: number): void;
   /** The next `count` matching requests reach the API server, which applies them; the client's connection is reset. */
   loseReplyNext(path: RegExp, count: number, method?: string): void;
   /** Ends every open watch, as an API server restart or a load balancer would. */
@@ -57,6 +62,10 @@ export async function startApiProxy(upstream: string, ca: string): Promise<ApiPr
 
   const faultFor = (method: string, path: string) => {
     const fault = faults.find((f) => f.remaining > 0 && f.path.test(path) && (!f.method || f.method === method));
+    if (fault && fault.skip > 0) {
+      fault.skip--;
+      return undefined;
+    }
     if (fault) fault.remaining--;
     return fault;
   };
@@ -135,11 +144,11 @@ export async function startApiProxy(upstream: string, ca: string): Promise<ApiPr
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    failNext(path, count, status, method) {
-      faults.push({ path, method, remaining: count, action: status });
+    failNext(path, count, status, method, skip = 0) {
+      faults.push({ path, method, remaining: count, skip, action: status });
     },
     loseReplyNext(path, count, method) {
-      faults.push({ path, method, remaining: count, action: 'lose' });
+      faults.push({ path, method, remaining: count, skip: 0, action: 'lose' });
     },
     dropWatches() {
       for (const { upstream: answer, client } of watches) {

@@ -2,11 +2,14 @@
 // timeout and what kube-scheduler does when our bind fails; issue 18 item 4: a Binding whose reply is lost is success). Our bind answers the error, kube-scheduler fails the
 // attempt and requeues the pod, every assumption is undone, and a later attempt binds: nothing is bound twice, nothing
 // is left assumed. The extender's bind timeout is short here (BIND_TIMEOUT_SECONDS) so that a bind can time out.
+// A real control plane (startSchedulerCluster): the faults a healthy API server does not make (the 409, the lost reply,
+// the 500s) are injected by the proxy between the extender and the API server, so the extender sees them and nothing
+// else does; what the extender sent is read from the proxy, what the API server applied from its audit log.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { created, waitFor } from '../cluster/kube/helpers.ts';
+import type { KubeObject } from '../components/kube-api.ts';
 import * as build from '../helpers/objects.ts';
-import type { FakeObject, RecordedWrite } from './fake-apiserver.ts';
 import { kubeSchedulers } from './kube-scheduler.ts';
 import {
   CSI_DRIVER,
@@ -23,7 +26,9 @@ import {
 
 const found = await kubeSchedulers();
 
-const BIND_TIMEOUT_SECONDS = 2;
+// Long enough for the real PV controller to bind a claim after our claimRef write (0.03-1 s here, more on a loaded
+// machine), so that only the timeout case's bind, whose provisioner is held, times out.
+const BIND_TIMEOUT_SECONDS = 5;
 
 type Volume = { spec: { claimRef?: { name: string } } };
 type Claim = { spec: { volumeName?: string }; metadata: { annotations?: Record<string, string> } };
@@ -35,7 +40,7 @@ const schedulerName = (version: string) => `bind-${version.replaceAll('.', '-')}
  * c and d, all four on node-1 (the only node with PVs), so each claim has a second PV that a bind repeated after a
  * failure could take.
  */
-function conflictObjects(name: string): FakeObject[] {
+function conflictObjects(name: string): KubeObject[] {
   return [
     created(build.makeStorageClass(name)),
     localPV(`${name}-a`, 'node-1', '5Gi', name),
@@ -48,7 +53,7 @@ function conflictObjects(name: string): FakeObject[] {
 }
 
 /** The timeout case's storage: a CSI class with capacity in zone b only (node-1), and its claim. */
-function timeoutObjects(name: string): FakeObject[] {
+function timeoutObjects(name: string): KubeObject[] {
   return [
     created(build.makeStorageClass(name, { provisioner: CSI_DRIVER })),
     created(
@@ -69,8 +74,6 @@ if (found.skip) {
   test('a failed delegated bind is retried by a real kube-scheduler', { skip: found.skip }, () => {});
 } else {
   let cluster: SchedulerCluster;
-  /** Per write, what a case wants done after it (the fake API server has one onWrite). */
-  const writeHooks = new Set<(write: RecordedWrite) => void>();
   before(async () => {
     const storage = found.binaries.flatMap((b) => [
       ...conflictObjects(`${schedulerName(b.version)}-conflict`),
@@ -79,9 +82,6 @@ if (found.skip) {
     cluster = await startSchedulerCluster([...clusterObjects(3), ...storage], {
       bindTimeoutSeconds: BIND_TIMEOUT_SECONDS,
     });
-    cluster.server.onWrite = (write) => {
-      for (const hook of writeHooks) hook(write);
-    };
     await Promise.all(
       found.binaries.map((b) =>
         cluster.scheduler(b, schedulerName(b.version), { mode: 'delegated', nodeCacheCapable: true }),
@@ -90,63 +90,69 @@ if (found.skip) {
   });
   after(() => cluster?.stop());
 
-  const bindings = (pod: string) =>
-    cluster.server.writes.filter((w) => w.path === `/api/v1/namespaces/default/pods/${pod}/binding`);
+  const bindingPath = (pod: string) => `/api/v1/namespaces/default/pods/${pod}/binding`;
+  /** The Bindings of the pod the API server applied (its audit log), by whoever created them: their statuses. */
+  const bindings = async (pod: string) =>
+    (await cluster.writes()).filter((w) => w.method === 'POST' && w.path === bindingPath(pod)).map((w) => w.status);
+  const get = <T>(kind: string, name: string, namespace?: string) =>
+    cluster.api.get(kind, name, namespace) as Promise<T | undefined>;
 
   // Every version at once: each case waits on its own objects only.
   describe('a 409 Conflict on the second PV write of our bind', { concurrency: true }, () => {
     for (const binary of found.binaries) {
       test(`${binary.version}: kube-scheduler retries once, the retry binds, and no claim or pod is bound twice`, async () => {
         const name = `${schedulerName(binary.version)}-conflict`;
-        const pvPath = (pv: string) => `/api/v1/persistentvolumes/${name}-${pv}`;
-        // Once our bind wrote its first PV, the next PV write of this case is refused as a lost race would be.
-        let armed = false;
-        const hook = (w: RecordedWrite) => {
-          if (armed || w.status !== 200 || !w.path.startsWith(`/api/v1/persistentvolumes/${name}-`)) return;
-          armed = true;
-          cluster.server.failNext(new RegExp(`^/api/v1/persistentvolumes/${name}-`), 1, 409, w.method);
-        };
-        writeHooks.add(hook);
-        try {
-          cluster.server.add(
-            pendingPod(name, schedulerName(binary.version), { claims: [`${name}-small`, `${name}-large`] }),
-          );
-          assert.equal(await cluster.boundNode(name), 'node-1');
-        } finally {
-          writeHooks.delete(hook);
-        }
-        const pvWrites = cluster.server.writes.filter((w) => ['a', 'b', 'c', 'd'].some((pv) => w.path === pvPath(pv)));
+        const pvPaths = ['a', 'b', 'c', 'd'].map((pv) => `/api/v1/persistentvolumes/${name}-${pv}`);
+        // The extender writes PVs as merge patches with a resourceVersion precondition: once its first PV write of
+        // this case went through, the next one is refused as a lost race would be.
+        cluster.proxy.failNext(new RegExp(`^/api/v1/persistentvolumes/${name}-`), 1, 409, 'PATCH', 1);
+        await cluster.add(
+          pendingPod(name, schedulerName(binary.version), { claims: [`${name}-small`, `${name}-large`] }),
+        );
+        assert.equal(await cluster.boundNode(name), 'node-1');
+        const pvWrites = cluster.proxy.requests.filter((r) => r.method === 'PATCH' && pvPaths.includes(r.path));
         assert.deepEqual(
-          pvWrites.map((w) => w.status),
+          pvWrites.map((r) => r.status),
           [200, 409, 200],
           'the first PV written, the second refused, then written by the retry',
+        );
+        const applied = (await cluster.writes()).filter(
+          (w) => w.user === cluster.extenderUser && pvPaths.includes(w.path),
+        );
+        assert.deepEqual(
+          applied.map((w) => w.status),
+          [200, 200],
+          'the API server applied our two PV writes; the refused one never reached it',
         );
         const binds = (await cluster.recorder.answered(`default/${name}`)).filter((c) => c.verb === 'bind');
         assert.equal(binds.length, 2, 'one retry');
         assert.match((binds[0].answer as BindAnswer).Error, /409 Conflict/);
         assert.equal((binds[1].answer as BindAnswer).Error, '');
 
-        const claimedBy = (claimName: string) =>
-          ['a', 'b', 'c', 'd'].filter(
-            (pv) =>
-              (cluster.server.get('PersistentVolume', `${name}-${pv}`) as unknown as Volume).spec.claimRef?.name ===
-              claimName,
+        // The claims are bound by the real PV controller after our claimRef writes: wait for both.
+        const claims = await waitFor('both claims bound', async () => {
+          const both = await Promise.all(
+            [`${name}-small`, `${name}-large`].map((c) => get<Claim>('PersistentVolumeClaim', c, 'default')),
           );
-        for (const [claimName, candidates] of [
-          [`${name}-small`, ['a', 'b']],
-          [`${name}-large`, ['c', 'd']],
-        ] as const) {
+          return both.every((c) => c?.spec.volumeName) ? both : undefined;
+        });
+        const volumes = await Promise.all(
+          ['a', 'b', 'c', 'd'].map(async (pv) => [pv, await get<Volume>('PersistentVolume', `${name}-${pv}`)] as const),
+        );
+        const claimedBy = (claimName: string) =>
+          volumes.filter(([, v]) => v?.spec.claimRef?.name === claimName).map(([pv]) => pv);
+        for (const [i, [claimName, candidates]] of (
+          [
+            [`${name}-small`, ['a', 'b']],
+            [`${name}-large`, ['c', 'd']],
+          ] as const
+        ).entries()) {
           const pvs = claimedBy(claimName);
           assert.equal(pvs.length, 1, `exactly one PV claims ${claimName}: ${pvs}`);
           assert.ok((candidates as readonly string[]).includes(pvs[0]));
-          const bound = cluster.server.get('PersistentVolumeClaim', claimName, 'default') as unknown as Claim;
-          assert.equal(bound.spec.volumeName, `${name}-${pvs[0]}`);
+          assert.equal(claims[i]!.spec.volumeName, `${name}-${pvs[0]}`);
         }
-        assert.deepEqual(
-          bindings(name).map((w) => w.status),
-          [201],
-          'one Binding',
-        );
+        assert.deepEqual(await bindings(name), [201], 'one Binding');
         assert.deepEqual(
           (await cluster.assumedPods()).filter((p) => p.name === name),
           [],
@@ -157,34 +163,35 @@ if (found.skip) {
   });
 
   describe('a Binding applied whose reply is lost, its retries answered 5xx', { concurrency: true }, () => {
-    const events = (name: string, reason: string) =>
-      (cluster.server.list('events.k8s.io/v1/Event') as unknown as SchedulingEvent[]).filter(
+    const events = async (name: string, reason: string) =>
+      ((await cluster.api.list('events.k8s.io/v1/Event', 'default')) as unknown as SchedulingEvent[]).filter(
         (e) => e.reason === reason && e.regarding?.name === name,
       );
     for (const binary of found.binaries) {
       test(`${binary.version}: our bind reads the pod back and answers success; kube-scheduler records no failure`, async () => {
         const name = `${schedulerName(binary.version)}-lost`;
-        const binding = `/api/v1/namespaces/default/pods/${name}/binding`;
-        // The extender's writer tries 1 + 3 times: the first lands and its reply is lost, every retry gets a 500.
-        cluster.server.loseReplyNext(binding, 1, 'POST', 'reset');
-        cluster.server.failNext(binding, 3, 500, 'POST');
-        cluster.server.add(pendingPod(name, schedulerName(binary.version)));
+        const binding = new RegExp(`^${bindingPath(name)}$`);
+        // The extender's writer tries 1 + 3 times: the first reaches the API server, which applies it, and its reply
+        // is lost (the connection reset); every retry gets a 500 from the proxy.
+        cluster.proxy.loseReplyNext(binding, 1, 'POST');
+        cluster.proxy.failNext(binding, 3, 500, 'POST');
+        await cluster.add(pendingPod(name, schedulerName(binary.version)));
         const node = await cluster.boundNode(name);
         // kube-scheduler records the attempt's outcome: Scheduled, or FailedScheduling had our bind answered an error.
-        await waitFor(`an event of ${name}'s attempt`, () =>
-          ['Scheduled', 'FailedScheduling'].some((reason) => events(name, reason).length > 0),
-        );
-        assert.deepEqual(events(name, 'FailedScheduling'), [], 'no FailedScheduling');
-        assert.match(events(name, 'Scheduled')[0].note, new RegExp(`to ${node}`));
+        await waitFor(`an event of ${name}'s attempt`, async () => {
+          const [scheduled, failed] = await Promise.all([events(name, 'Scheduled'), events(name, 'FailedScheduling')]);
+          return scheduled.length + failed.length > 0;
+        });
+        assert.deepEqual(await events(name, 'FailedScheduling'), [], 'no FailedScheduling');
+        assert.match((await events(name, 'Scheduled'))[0].note, new RegExp(`to ${node}`));
         assert.deepEqual(
-          bindings(name).map((w) => [w.status, w.lost]),
-          [
-            [201, 'reset'],
-            [500, undefined],
-            [500, undefined],
-            [500, undefined],
-          ],
+          cluster.proxy.requests
+            .filter((r) => r.method === 'POST' && r.path === bindingPath(name))
+            .map((r) => r.status),
+          [0, 500, 500, 500],
+          'the extender sent the Binding 4 times: the reply of the first lost (no status), then three 500s',
         );
+        assert.deepEqual(await bindings(name), [201], 'the API server applied the first Binding, and only that one');
         const binds = (await cluster.recorder.answered(`default/${name}`)).filter((c) => c.verb === 'bind');
         assert.deepEqual(
           binds.map((c) => (c.answer as BindAnswer).Error),
@@ -192,8 +199,7 @@ if (found.skip) {
           'one bind, answered success',
         );
         const conditions =
-          (cluster.server.get('Pod', name, 'default') as { status?: { conditions?: PodCondition[] } }).status
-            ?.conditions ?? [];
+          (await get<{ status?: { conditions?: PodCondition[] } }>('Pod', name, 'default'))?.status?.conditions ?? [];
         assert.deepEqual(
           conditions.filter((c) => c.type === 'PodScheduled' && c.status === 'False'),
           [],
@@ -212,9 +218,9 @@ if (found.skip) {
     for (const binary of found.binaries) {
       test(`${binary.version}: kube-scheduler gets the error, our assumptions are undone, and the pod binds once the volume is provisioned`, async () => {
         const name = `${schedulerName(binary.version)}-timeout`;
-        const release = cluster.controllers.hold(`default/${name}`);
+        const release = cluster.provisioner.hold(`default/${name}`);
         try {
-          cluster.server.add(pendingPod(name, schedulerName(binary.version), { claims: [name] }));
+          await cluster.add(pendingPod(name, schedulerName(binary.version), { claims: [name] }));
           const failed = await waitFor(`the first bind of ${name} answered`, () =>
             cluster.recorder.callsFor(`default/${name}`, 'bind').find((c) => c.done),
           );
@@ -227,8 +233,7 @@ if (found.skip) {
             [],
             'our bind forgot the pod',
           );
-          const annotations = (cluster.server.get('PersistentVolumeClaim', name, 'default') as unknown as Claim)
-            .metadata.annotations;
+          const annotations = (await get<Claim>('PersistentVolumeClaim', name, 'default'))?.metadata.annotations;
           assert.equal(annotations?.['volume.kubernetes.io/selected-node'], 'node-1', 'the provisioner was asked');
         } finally {
           release();
@@ -237,14 +242,10 @@ if (found.skip) {
         const binds = (await cluster.recorder.answered(`default/${name}`)).filter((c) => c.verb === 'bind');
         assert.ok(binds.length >= 2);
         assert.equal((binds.at(-1)!.answer as BindAnswer).Error, '');
+        assert.deepEqual(await bindings(name), [201], 'one Binding');
+        const claimUid = (await cluster.api.get('PersistentVolumeClaim', name, 'default'))!.metadata.uid;
         assert.deepEqual(
-          bindings(name).map((w) => w.status),
-          [201],
-          'one Binding',
-        );
-        const claimUid = cluster.server.get('PersistentVolumeClaim', name, 'default')!.metadata.uid;
-        assert.deepEqual(
-          cluster.controllers.provisioned.filter((pv) => pv === `pvc-${claimUid}`),
+          cluster.provisioner.provisioned.filter((pv) => pv === `pvc-${claimUid}`),
           [`pvc-${claimUid}`],
           'one volume provisioned',
         );

@@ -252,7 +252,8 @@ export async function startSchedulerCluster(
   const { api, dir } = { api: plane.admin, dir: plane.dir };
   const stops: (() => void | Promise<void>)[] = [() => plane.stop()];
   try {
-    const priorities = new Set<number>();
+    // Per value, the PriorityClass's creation: concurrent adds of one priority wait for the same one.
+    const priorities = new Map<number, Promise<unknown>>();
     const add = async (...list: KubeObject[]) => {
       for (const o of list) {
         const spec = o.spec as { priority?: number; priorityClassName?: string } | undefined;
@@ -260,14 +261,17 @@ export async function startSchedulerCluster(
           // The API server's Priority admission refuses a bare priority: users get one through a PriorityClass.
           const value = spec.priority;
           if (!priorities.has(value)) {
-            priorities.add(value);
-            await api.create({
-              apiVersion: 'scheduling.k8s.io/v1',
-              kind: 'PriorityClass',
-              metadata: { name: `priority-${value}` },
+            priorities.set(
               value,
-            });
+              api.create({
+                apiVersion: 'scheduling.k8s.io/v1',
+                kind: 'PriorityClass',
+                metadata: { name: `priority-${value}` },
+                value,
+              }),
+            );
           }
+          await priorities.get(value);
           const { priority: _, ...rest } = spec;
           await api.create({ ...o, spec: { ...rest, priorityClassName: `priority-${value}` } });
         } else {
@@ -287,7 +291,14 @@ export async function startSchedulerCluster(
     stops.push(async () => {
       await extender.stop();
     });
-    await extenderReady(extender).catch((err) => { throw new Error(`${err.message}\n${extender.logs.slice(-15).map((l) => JSON.stringify(l).slice(0, 400)).join("\n")}`); });
+    await extenderReady(extender).catch((err) => {
+      throw new Error(
+        `${err.message}\n${extender.logs
+          .slice(-15)
+          .map((l) => JSON.stringify(l).slice(0, 400))
+          .join('\n')}`,
+      );
+    });
     const recorder = await startVerbRecorder(extender.url);
     stops.push(() => recorder.stop());
     const schedulers: KubeSchedulerProcess[] = [];

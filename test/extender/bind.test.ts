@@ -61,6 +61,50 @@ for (const point of ['preFilter', 'reserve'] as const) {
   });
 }
 
+// kube-scheduler's informer and our watch are separate watches of a real API server: kube-scheduler can ask us to bind
+// a pod our store has not seen yet (met with kube-scheduler v1.37 against a real control plane, ~40 ms after creation).
+describe('a bind for a pod the store has not seen yet', () => {
+  /** The extender's deps with a store that lags: it has no pod at all. */
+  const lagging = (t: Awaited<ReturnType<typeof createTestExtender>>) => {
+    const store = new Proxy(t.store, {
+      get(target, p) {
+        if (p === 'get')
+          return (kind: string, key: string) => (kind === 'Pod' ? undefined : target.get(kind as 'Node', key));
+        const v = Reflect.get(target, p, target);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    return new PodBinder({ ...t.extender.verbs, store });
+  };
+
+  it('reads it from the API and binds it', async () => {
+    const web = makePod('web-0', []);
+    const t = await createTestExtender([makeNode('node-a'), web]);
+    try {
+      const args = {
+        PodName: 'web-0',
+        PodNamespace: web.metadata.namespace!,
+        PodUID: web.metadata.uid,
+        Node: 'node-a',
+      };
+      assert.deepEqual(await lagging(t).bind(args), { Error: '' });
+      assert.equal((await t.extender.verbs.writer.getPod(web.metadata.namespace!, 'web-0'))?.spec.nodeName, 'node-a');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('answers not found when the API has no such pod either', async () => {
+    const t = await createTestExtender([makeNode('node-a'), makePod('web-0', [])]);
+    try {
+      const args = { PodName: 'gone', PodNamespace: 'default', PodUID: 'uid-gone', Node: 'node-a' };
+      assert.deepEqual(await lagging(t).bind(args), { Error: 'pod "default/gone" not found' });
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 // Truthful bind (issue 18 item 4): a write of unknown outcome (reply lost, timeout, 5xx) is read back before the
 // bind answers. Through the live source and writer against the fake API server, whose faults apply a write and lose
 // its reply, fail calls, or hold them until the extender's watch has seen what the test waits for.
