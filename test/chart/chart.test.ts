@@ -2,7 +2,7 @@
 // valid for its API, RBAC is exactly what the code calls, and the KubeSchedulerConfiguration points at what the
 // extender serves.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { RESOURCES } from '../../src/cluster/kube/resources.ts';
@@ -327,36 +327,45 @@ describe('mode extender: certificates and NOTES.txt', () => {
   });
 });
 
+/** The kube-scheduler releases test/components builds for the end-to-end tests: the one each pinned go*.mod requires. */
+function kubeSchedulerReleases(): string[] {
+  const dir = 'test/components';
+  return readdirSync(dir)
+    .filter((f) => /^go(\.v[\d.]+)?\.mod$/.test(f))
+    .map((f) => /^\s*(?:require\s+)?k8s\.io\/kubernetes (v\S+)/m.exec(readFileSync(`${dir}/${f}`, 'utf8'))?.[1])
+    .filter((v) => v !== undefined);
+}
+
 describe("kube-scheduler's image follows the cluster's minor version (.Capabilities.KubeVersion)", () => {
   const image = async (flags: string[]) =>
     podSpec(await renderChart(flags)).containers.find((c) => c.name === 'kube-scheduler')!.image;
 
   it('defaults to the release the end-to-end tests run for that minor version, whatever the patch or vendor suffix', async () => {
     for (const [cluster, tag] of [
-      ['v1.34.0', 'v1.34.7'],
-      ['1.34.12', 'v1.34.7'],
       ['v1.35.0', 'v1.35.4'],
-      ['v1.35.3-eks-4b2c1a', 'v1.35.4'],
+      ['1.35.12', 'v1.35.4'],
+      ['v1.36.0', 'v1.36.3'],
+      ['v1.37.0', 'v1.37.2'],
+      ['v1.37.1-eks-4b2c1a', 'v1.37.2'],
     ]) {
       assert.equal(await image(['--kube-version', cluster]), `registry.k8s.io/kube-scheduler:${tag}`, cluster);
     }
   });
 
   it('takes scheduler.image.tag when set', async () => {
-    const flags = ['--kube-version', 'v1.34.2', '--set', 'scheduler.image.tag=v1.34.9'];
-    assert.equal(await image(flags), 'registry.k8s.io/kube-scheduler:v1.34.9');
+    const flags = ['--kube-version', 'v1.35.2', '--set', 'scheduler.image.tag=v1.35.9'];
+    assert.equal(await image(flags), 'registry.k8s.io/kube-scheduler:v1.35.9');
   });
 
   it("refuses clusters outside the tested range, as Chart.yaml's kubeVersion says", async () => {
-    for (const cluster of ['v1.33.9', 'v1.36.0']) {
-      await assert.rejects(renderChart(['--kube-version', cluster]), /requires kubeVersion: >=1\.34\.0-0 <1\.36\.0-0/);
+    for (const cluster of ['v1.34.9', 'v1.38.0']) {
+      await assert.rejects(renderChart(['--kube-version', cluster]), /requires kubeVersion: >=1\.35\.0-0 <1\.38\.0-0/);
     }
   });
 
-  it('defaults to exactly the kube-scheduler releases of ../shared/bin, the ones the end-to-end tests run', async (t) => {
-    const shared = existsSync('../shared/bin') ? readdirSync('../shared/bin') : [];
-    const versions = shared.map((f) => /^kube-scheduler-(v[\d.]+)\.xz$/.exec(f)?.[1]).filter((x) => x !== undefined);
-    if (versions.length === 0) return t.skip('no ../shared/bin/kube-scheduler-*.xz');
+  it('defaults to exactly the kube-scheduler releases the end-to-end tests run (test/components)', async () => {
+    const versions = kubeSchedulerReleases();
+    assert.equal(versions.length, 3, versions.join());
     const defaults = await Promise.all(versions.map((v) => image(['--kube-version', v])));
     assert.deepEqual(
       defaults,

@@ -61,7 +61,7 @@ favour.
 */}}
 {{- define "te.schedulerImageTag" -}}
 {{- $v := semver .Capabilities.KubeVersion.Version }}
-{{- $tested := dict "1.34" "v1.34.7" "1.35" "v1.35.4" }}
+{{- $tested := dict "1.35" "v1.35.4" "1.36" "v1.36.3" "1.37" "v1.37.2" }}
 {{- .Values.scheduler.image.tag | default (get $tested (printf "%d.%d" $v.Major $v.Minor)) }}
 {{- end }}
 
