@@ -130,8 +130,8 @@ export async function startKubeScheduler(
 /**
  * What kube-scheduler `version` writes after "0/N nodes are available: <reasons>." once every one of `nodes` nodes
  * failed a filter and preemption cannot help. Up to v1.36, DynamicResources' PostFilter says "no new claims to
- * deallocate" there even for a pod without ResourceClaims; from v1.37 it says nothing (its PostFilter only logs it,
- * as the release note of kubernetes#129823 describes).
+ * deallocate" there even for a pod without ResourceClaims; from v1.37 it says nothing (it only logs that:
+ * kubernetes#140222).
  */
 export function unschedulableTail(version: string, nodes: number): string {
   const minor = Number(version.split('.')[1]);
