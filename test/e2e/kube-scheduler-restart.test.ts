@@ -3,8 +3,10 @@
 // ignorable: false each attempt fails and the pod is retried after its backoff) and after it all end up bound, each
 // claim on a PV of its pod's node and no PV given twice. The PVs are exactly as many as the pods, so a claim bound
 // twice or a PV the restarted extender thought free would leave a pod without one. The restarted extender listens
-// before it has listed the cluster; its lists are held until kube-scheduler has called it, and what it answers then
-// must be an error (the attempt is retried after backoff), never a verdict from an empty view.
+// before it has listed the cluster; its lists are held (by the API proxy in front of the real kube-apiserver) until
+// kube-scheduler has called it, and what it answers then must be an error (the attempt is retried after backoff),
+// never a verdict from an empty view. A pod bound in flight by our bind has its claims finished by the real PV
+// controller, which binds a claim our bind wrote a claimRef for even when the extender is gone.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { waitFor } from '../cluster/kube/helpers.ts';
