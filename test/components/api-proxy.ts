@@ -1,7 +1,8 @@
 // A fault-injecting proxy in front of the real kube-apiserver, for what a healthy API server will not do on request:
-// answer a call with an error, apply a write and lose its reply, cut every watch, or hold watch events back (a quiet
-// or stalled watch). Everything else passes through untouched, authentication included, so the API server still
-// authenticates and authorizes the client as itself. Clients reach it over plain HTTP on loopback.
+// answer a call with an error, apply a write and lose its reply, cut every watch, hold watch events back (a quiet
+// or stalled watch), or hold requests back until the test lets them go (a slow API server). Everything else passes
+// through untouched, authentication included, so the API server still authenticates and authorizes the client as
+// itself. Clients reach it over plain HTTP on loopback.
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Agent, request as httpsRequest } from 'node:https';
@@ -14,6 +15,8 @@ export interface ProxiedRequest {
   watch: boolean;
   /** The status the client got (0 while a watch is open, or when its reply was lost). */
   status: number;
+  /** The client's User-Agent header. */
+  userAgent?: string;
 }
 
 interface Fault {
@@ -41,6 +44,8 @@ export interface ApiProxy {
   dropWatches(): void;
   /** While on, open watches deliver nothing (no event, no bookmark); what was held flows when it is turned off. */
   silenceWatches(on: boolean): void;
+  /** Requests matching (from now on) wait, unforwarded, until the returned release lets them and later ones through. */
+  hold(match: (request: ProxiedRequest) => boolean): () => void;
   stop(): Promise<void>;
 }
 
@@ -59,6 +64,7 @@ export async function startApiProxy(upstream: string, ca: string): Promise<ApiPr
   const faults: Fault[] = [];
   const watches = new Set<{ upstream: IncomingMessage; client: ServerResponse }>();
   let silent = false;
+  const holds = new Set<{ match: (request: ProxiedRequest) => boolean; released: Promise<void> }>();
 
   const faultFor = (method: string, path: string) => {
     const fault = faults.find((f) => f.remaining > 0 && f.path.test(path) && (!f.method || f.method === method));
@@ -73,7 +79,13 @@ export async function startApiProxy(upstream: string, ca: string): Promise<ApiPr
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://proxy');
     const watch = url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1';
-    const seen: ProxiedRequest = { method: req.method ?? 'GET', path: url.pathname, watch, status: 0 };
+    const seen: ProxiedRequest = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      watch,
+      status: 0,
+      userAgent: req.headers['user-agent'],
+    };
     requests.push(seen);
     const fault = faultFor(seen.method, seen.path);
     if (typeof fault?.action === 'number') {
@@ -93,6 +105,19 @@ export async function startApiProxy(upstream: string, ca: string): Promise<ApiPr
       );
       return;
     }
+    const held = [...holds].find((h) => h.match(seen));
+    if (held) void held.released.then(() => forwardRequest(req, res, seen, watch, fault));
+    else forwardRequest(req, res, seen, watch, fault);
+  });
+
+  function forwardRequest(
+    req: IncomingMessage,
+    res: ServerResponse,
+    seen: ProxiedRequest,
+    watch: boolean,
+    fault: Fault | undefined,
+  ): void {
+    if (res.destroyed) return;
     const forward = httpsRequest(
       {
         host: target.hostname,
@@ -136,7 +161,7 @@ export async function startApiProxy(upstream: string, ca: string): Promise<ApiPr
       }
     });
     req.pipe(forward);
-  });
+  }
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
@@ -163,6 +188,15 @@ export async function startApiProxy(upstream: string, ca: string): Promise<ApiPr
         if (on) answer.pause();
         else answer.resume();
       }
+    },
+    hold(match) {
+      let release!: () => void;
+      const hold = { match, released: new Promise<void>((resolve) => (release = resolve)) };
+      holds.add(hold);
+      return () => {
+        holds.delete(hold);
+        release();
+      };
     },
     async stop() {
       server.closeAllConnections();

@@ -126,3 +126,15 @@ export async function startKubeScheduler(
     },
   };
 }
+
+/**
+ * What kube-scheduler `version` writes after "0/N nodes are available: <reasons>." once every one of `nodes` nodes
+ * failed a filter and preemption cannot help. Up to v1.36, DynamicResources' PostFilter says "no new claims to
+ * deallocate" there even for a pod without ResourceClaims; from v1.37 it says nothing (it only logs that:
+ * kubernetes#140222).
+ */
+export function unschedulableTail(version: string, nodes: number): string {
+  const minor = Number(version.split('.')[1]);
+  const deallocate = minor < 37 ? ' no new claims to deallocate,' : '';
+  return `${deallocate} preemption: 0/${nodes} nodes are available: ${nodes} Preemption is not helpful for scheduling.`;
+}
