@@ -1,6 +1,8 @@
-// filter: which candidate nodes can take the pod, and why the others cannot. Answers from memory only.
-import { objectKey } from '../cluster/types.ts';
+// filter: which candidate nodes can take the pod, and why the others cannot. Answers from memory, but for a pod with
+// claims that fits nowhere, whose claims are first checked against the API server (confirmClaimsOfRejection).
+import { objectKey, type Pod } from '../cluster/types.ts';
 import { type FilterOutcome, FrameworkError } from '../framework/runner.ts';
+import { podClaimRefs } from '../volumes/claims.ts';
 import { candidatesOf, unknownNodeReason } from './candidates.ts';
 import type { ExtenderDeps } from './deps.ts';
 import { podFromRequest } from './pod.ts';
@@ -30,6 +32,41 @@ export function filter(args: ExtenderArgs, deps: ExtenderDeps): ExtenderFilterRe
   } else {
     const items: WireNode[] = outcome.feasible.map((name) => candidates.nodes!.get(name)!);
     result.Nodes = { metadata: {}, items };
+  }
+  return result;
+}
+
+const fitsNowhere = (r: ExtenderFilterResult) => (r.NodeNames ?? r.Nodes?.items ?? []).length === 0;
+
+/**
+ * Our view of a claim can lag kube-scheduler's: each follows the API server on its own watch, and kube-scheduler
+ * retries a pod on the claim event it saw first (a StatefulSet's claim created just before its pod, an Immediate claim
+ * just bound). Rejected from the older view, the pod would wait in the unschedulable queue for the next event, up to
+ * five minutes. So a pod with claims that fits no node is answered from our view only when each of its claims there
+ * is the API server's current one; otherwise with an Error, which kube-scheduler retries after its backoff. Costs one
+ * GET per claim of a rejected claim pod; when the API server cannot be read, the answer stands as it was.
+ */
+export async function confirmClaimsOfRejection(
+  args: ExtenderArgs,
+  result: ExtenderFilterResult,
+  deps: ExtenderDeps,
+): Promise<ExtenderFilterResult> {
+  if (result.Error || !fitsNowhere(result)) return result;
+  const pod: Pod = podFromRequest(args.Pod);
+  const namespace = pod.metadata.namespace ?? 'default';
+  for (const { name } of podClaimRefs(pod)) {
+    const ours = deps.store.get('PersistentVolumeClaim', `${namespace}/${name}`)?.metadata.resourceVersion;
+    let theirs: string | undefined;
+    try {
+      theirs = (await deps.writer.getPersistentVolumeClaim(namespace, name))?.metadata.resourceVersion;
+    } catch (err) {
+      deps.logger.debug({ err, pod: objectKey('Pod', pod), claim: name }, 'cannot confirm a claim: answering as seen');
+      return result;
+    }
+    if (ours === theirs) continue;
+    const message = `persistentvolumeclaim "${namespace}/${name}" changed since the extender saw it (resourceVersion ${ours ?? 'none'}, now ${theirs ?? 'deleted'}): retry once its watch has caught up`;
+    deps.logger.info({ pod: objectKey('Pod', pod), claim: name, ours, theirs }, message);
+    return { Nodes: null, NodeNames: null, FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: message };
   }
   return result;
 }

@@ -82,6 +82,7 @@ function expectedExtenderGrants(delegated: boolean): string[] {
     const group = r.apiVersion.includes('/') ? r.apiVersion.split('/')[0] : '';
     out.push(`list ${group}/${r.plural}`, `watch ${group}/${r.plural}`);
   }
+  out.push('get /persistentvolumeclaims'); // filter re-reads the claims of a pod that fits nowhere
   if (delegated) {
     out.push(
       'get /pods', // confirms binds and assumed pods (KubeWriter.getPod)
@@ -89,7 +90,6 @@ function expectedExtenderGrants(delegated: boolean): string[] {
       'patch /persistentvolumes', // KubeWriter.updatePersistentVolume: JSON merge patch
       'patch /persistentvolumeclaims',
       'get /persistentvolumes', // re-read after a 409 that follows a lost 5xx answer
-      'get /persistentvolumeclaims',
     );
   }
   return out.sort();

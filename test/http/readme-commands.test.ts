@@ -84,8 +84,8 @@ let base: string;
 before(async () => {
   // What `npm start` runs, on a free port.
   const start: string = JSON.parse(await readFile('package.json', 'utf8')).scripts.start;
-  const [node, ...argv] = start.split(' ');
-  assert.equal(node, 'node', 'the start script runs node');
+  const [exec, node, ...argv] = start.split(' ');
+  assert.deepEqual([exec, node], ['exec', 'node'], 'the start script execs node (so that npm signals reach it)');
   server = spawn(process.execPath, [...argv, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
   for await (const line of createInterface({ input: server.stdout! })) {
     const port = /"address":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(line)?.[1];

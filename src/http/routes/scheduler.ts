@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { BadRequestError } from '../../extender/deps.ts';
-import { filter } from '../../extender/filter.ts';
+import { confirmClaimsOfRejection, filter } from '../../extender/filter.ts';
 import { preempt } from '../../extender/preempt.ts';
 import { prioritize } from '../../extender/prioritize.ts';
 import * as wire from '../../extender/wire.ts';
@@ -114,12 +114,15 @@ export function schedulerRoutes(deps: AppDeps, admission: Admission, queue: Verb
           response: { 200: wire.ExtenderFilterResult },
         },
       },
-      (request, reply) =>
-        inTurn(request, reply, () => {
-          const result = filter(request.body, { ...deps.extender, logger: request.log });
-          if (result.Error) request.verbError = true;
-          return result;
-        }),
+      async (request, reply) => {
+        const extender = { ...deps.extender, logger: request.log };
+        const seen = await inTurn(request, reply, () => filter(request.body, extender));
+        // The reply was sent already when the verb was dropped (503).
+        if (reply.sent) return reply;
+        const result = await confirmClaimsOfRejection(request.body, seen, extender);
+        if (result.Error) request.verbError = true;
+        return result;
+      },
     );
 
     app.post(
