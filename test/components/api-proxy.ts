@@ -14,14 +14,21 @@ export interface ProxiedRequest {
   watch: boolean;
   /** The status the client got (0 while a watch is open, or when its reply was lost). */
   status: number;
+  /** The request's content-type header (a write's patch type). */
+  contentType?: string;
 }
 
 interface Fault {
   path: RegExp;
   method?: string;
   remaining: number;
-  /** An HTTP status to answer without forwarding, or `lose`: forward, then reset the client's connection. */
-  action: number | 'lose';
+  /**
+   * An HTTP status to answer without forwarding; `lose`: forward, then reset the client's connection; `gone`: answer
+   * a watch as kube-apiserver does when its resourceVersion was compacted away (200, one ERROR event with a 410).
+   */
+  action: number | 'lose' | 'gone';
+  /** Matches watches only. */
+  watchOnly?: boolean;
 }
 
 export interface ApiProxy {
@@ -32,6 +39,15 @@ export interface ApiProxy {
   failNext(path: RegExp, count: number, status: number, method?: string): void;
   /** The next `count` matching requests reach the API server, which applies them; the client's connection is reset. */
   loseReplyNext(path: RegExp, count: number, method?: string): void;
+  /** The next `count` watches of `path` answer `status` without reaching the API server (lists pass). */
+  failNextWatch(path: RegExp, count: number, status: number): void;
+  /**
+   * The next `count` watches of `path` end at once with the ERROR event (410 Expired) kube-apiserver sends for a
+   * resourceVersion older than its watch cache and etcd still hold: a real one does so only after compaction.
+   */
+  expireNextWatch(path: RegExp, count: number): void;
+  /** Matching requests wait (unanswered, not forwarded) until the returned release. */
+  hold(path: RegExp, method?: string): () => void;
   /** Ends every open watch, as an API server restart or a load balancer would. */
   dropWatches(): void;
   /** While on, open watches deliver nothing (no event, no bookmark); what was held flows when it is turned off. */
@@ -55,18 +71,50 @@ export async function startApiProxy(upstream: string, ca: string): Promise<ApiPr
   const watches = new Set<{ upstream: IncomingMessage; client: ServerResponse }>();
   let silent = false;
 
-  const faultFor = (method: string, path: string) => {
-    const fault = faults.find((f) => f.remaining > 0 && f.path.test(path) && (!f.method || f.method === method));
+  const holds = new Set<{ path: RegExp; method?: string; waiting: (() => void)[] }>();
+
+  const faultFor = (method: string, path: string, watch: boolean) => {
+    const fault = faults.find(
+      (f) => f.remaining > 0 && f.path.test(path) && (!f.method || f.method === method) && (!f.watchOnly || watch),
+    );
     if (fault) fault.remaining--;
     return fault;
   };
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://proxy');
+    const held = [...holds].find((h) => h.path.test(url.pathname) && (!h.method || h.method === req.method));
+    if (held) {
+      held.waiting.push(() => server.emit('request', req, res));
+      return;
+    }
     const watch = url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1';
-    const seen: ProxiedRequest = { method: req.method ?? 'GET', path: url.pathname, watch, status: 0 };
+    const seen: ProxiedRequest = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      watch,
+      status: 0,
+      contentType: req.headers['content-type'],
+    };
     requests.push(seen);
-    const fault = faultFor(seen.method, seen.path);
+    const fault = faultFor(seen.method, seen.path, watch);
+    if (fault?.action === 'gone') {
+      req.resume();
+      seen.status = 200;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const rv = url.searchParams.get('resourceVersion') ?? '0';
+      const status = {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: `too old resource version: ${rv} (injected by the test's API proxy)`,
+        reason: 'Expired',
+        code: 410,
+      };
+      res.end(`${JSON.stringify({ type: 'ERROR', object: status })}\n`);
+      return;
+    }
     if (typeof fault?.action === 'number') {
       const code = fault.action;
       req.resume();
@@ -138,6 +186,20 @@ export async function startApiProxy(upstream: string, ca: string): Promise<ApiPr
     },
     loseReplyNext(path, count, method) {
       faults.push({ path, method, remaining: count, action: 'lose' });
+    },
+    failNextWatch(path, count, status) {
+      faults.push({ path, method: 'GET', remaining: count, action: status, watchOnly: true });
+    },
+    expireNextWatch(path, count) {
+      faults.push({ path, method: 'GET', remaining: count, action: 'gone', watchOnly: true });
+    },
+    hold(path, method) {
+      const h = { path, method, waiting: [] as (() => void)[] };
+      holds.add(h);
+      return () => {
+        holds.delete(h);
+        for (const resume of h.waiting.splice(0)) resume();
+      };
     },
     dropWatches() {
       for (const { upstream: answer, client } of watches) {
