@@ -16,9 +16,22 @@ export interface Grant {
   resource: string;
 }
 
+type Binding = KubeObject & {
+  roleRef: { name: string };
+  subjects?: { kind: string; name: string; namespace?: string }[];
+};
+
+/** The chart's ClusterRole the cluster's extender ServiceAccount is bound to. */
 export async function extenderRole(cluster: SchedulerCluster): Promise<Role> {
-  const roles = await cluster.api.list<Role>('rbac.authorization.k8s.io/v1/ClusterRole', null);
-  const role = roles.find((r) => r.metadata.name.endsWith('-extender'));
+  const [, , namespace, name] = cluster.extenderUser.split(':');
+  const bindings = await cluster.api.list<Binding>('rbac.authorization.k8s.io/v1/ClusterRoleBinding', null);
+  const binding = bindings.find(
+    (b) =>
+      b.roleRef.name.endsWith('-extender') &&
+      b.subjects?.some((s) => s.kind === 'ServiceAccount' && s.name === name && s.namespace === namespace),
+  );
+  assert.ok(binding, "the extender's ServiceAccount is bound to the chart's extender ClusterRole");
+  const role = await cluster.api.get<Role>('rbac.authorization.k8s.io/v1/ClusterRole', binding.roleRef.name);
   assert.ok(role, "the chart's extender ClusterRole is installed");
   return role;
 }

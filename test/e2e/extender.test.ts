@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { created, waitFor } from '../cluster/kube/helpers.ts';
 import { kubeComponents } from '../components/components.ts';
 import type { KubeObject } from '../components/kube-api.ts';
-import { allows, type PolicyRule, renderChart } from '../helpers/chart.ts';
+import { allows, CHART, helm, type PolicyRule, parseObjects, renderChart } from '../helpers/chart.ts';
 import * as build from '../helpers/objects.ts';
 import { type ExtenderProcess, startExtender } from './extender-process.ts';
 import { withoutGrants } from './extender-rbac.ts';
@@ -27,6 +27,7 @@ import {
 } from './scheduler-cluster.ts';
 
 const found = await kubeComponents();
+const RBAC_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
 /** No kube-scheduler runs here: the tests call the verbs themselves. */
 const NO_SCHEDULER = 'nobody';
 // A real API server sends a quiet watch no bookmark for minutes, and what the extender makes of a silent watch is being
@@ -453,8 +454,10 @@ if (found.skip) {
           const error = await bindOn(second, 'lp', 'node-a');
           assert.match(error, /403/);
           assert.match(error, /cannot patch resource "persistentvolumes"/);
-          const logged = second.logs.find((l) => l.level >= 40 && JSON.stringify(l).includes('persistentvolumes'));
-          assert.ok(logged, 'the extender logged the refused write');
+          // The log comes through the extender's stdout: it may be read after the answer.
+          const logged = await waitFor('the extender logged the refused write', () =>
+            second.logs.find((l) => l.level >= 40 && JSON.stringify(l).includes('persistentvolumes')),
+          );
           assert.match(JSON.stringify(logged), /403|[Ff]orbidden/);
           const volume = await cluster.api.get<KubeObject & { spec: { claimRef?: unknown } }>(
             'PersistentVolume',
@@ -499,6 +502,63 @@ if (found.skip) {
           }
         },
       );
+    });
+  });
+
+  // The other mode the chart renders: kube-scheduler binds, and the extender's role grants reads only.
+  describe("least privilege: the chart's filter-only RBAC", () => {
+    test('is enough to list and watch everything and answer filter; it grants no write, so a bind is refused', async () => {
+      const rendered = parseObjects(
+        await helm([
+          'template',
+          'filter-only',
+          CHART,
+          '--namespace',
+          'kube-system',
+          '--set',
+          'mode=extender',
+          '--set',
+          'delegateVolumeBinding=false',
+        ]),
+      );
+      const rbac = rendered.filter((o) => RBAC_KINDS.has(o.kind)) as unknown as KubeObject[];
+      await cluster.api.createAll(rbac);
+      const account = rbac.find((o) => o.kind === 'ServiceAccount')!;
+      const namespace = account.metadata.namespace ?? 'kube-system';
+      const user = `system:serviceaccount:${namespace}:${account.metadata.name}`;
+      const kubeconfig = await cluster.plane.serviceAccountKubeconfig(
+        namespace,
+        account.metadata.name,
+        cluster.proxy.url,
+      );
+      const filterOnly = await startExtender(kubeconfig, EXTENDER_ARGS);
+      try {
+        await ready(filterOnly);
+        await cluster.add(pendingPod('filter-only', NO_SCHEDULER));
+        const filtered = await callOn<{ NodeNames: string[] | null; Error: string }>(
+          filterOnly,
+          'POST',
+          '/scheduler/filter',
+          { Pod: await podObject('filter-only'), Nodes: null, NodeNames: ['node-a', 'node-b'] },
+        );
+        assert.equal(filtered.status, 200);
+        assert.deepEqual(filtered.body.NodeNames, ['node-a', 'node-b']);
+        const reads = (await cluster.plane.audit()).filter((e) => e.user.username === user);
+        assert.ok(
+          reads.some((e) => e.verb === 'watch'),
+          'it listed and watched as its own user',
+        );
+        assert.deepEqual(
+          reads.filter((e) => e.responseStatus?.code === 403).map((e) => `${e.verb} ${e.requestURI}`),
+          [],
+          'nothing it reads is refused',
+        );
+        const error = await bindOn(filterOnly, 'filter-only', 'node-a');
+        assert.match(error, /403|[Ff]orbidden/);
+        assert.equal((await podObject('filter-only')).spec.nodeName, undefined);
+      } finally {
+        await filterOnly.stop();
+      }
     });
   });
 }
