@@ -35,8 +35,10 @@ const SOURCE_HELP = `Cluster state (one of):
   (none)                         kubectl's default: KUBECONFIG, ~/.kube/config`;
 
 const COMMON_HELP = `  --nodes a,b,c        judge only these nodes (default: every node)
-  --disabled-plugins P,Q  leave these plugins of kube-scheduler's default profile (v1.35) out, by its names
+  --disabled-plugins P,Q  leave these plugins of kube-scheduler's default profile out, by its names
                        (e.g. NodeResourcesFit,PodTopologySpread)
+  --kube-version vX.Y  the cluster's Kubernetes version, whose kube-scheduler's wording explain follows (default: the
+                       API server's; v1.37 with --cluster-state)
   -o, --output FORMAT  table (default), json or yaml (the HTTP route's full answer)
   -h, --help           this help`;
 
@@ -83,6 +85,7 @@ const OPTIONS = {
   'max-volumes': { type: 'string' },
   replicas: { type: 'string' },
   'disabled-plugins': { type: 'string' },
+  'kube-version': { type: 'string' },
 } as const;
 
 function count(name: string, value: string | undefined): number | undefined {
@@ -119,6 +122,11 @@ async function load(values: Record<string, unknown>): Promise<{ deps: ExtenderDe
   const settings = defaultSettings();
   const store = new ClusterStore();
   const file = values['cluster-state'] as string | undefined;
+  const kubeVersion = values['kube-version'] as string | undefined;
+  if (kubeVersion !== undefined && !/^v?\d+\.\d+(\.\d+)?$/.test(kubeVersion)) {
+    throw new UsageError(`--kube-version must look like v1.36 or v1.36.3, got "${kubeVersion}"`);
+  }
+  const given = kubeVersion && (kubeVersion.startsWith('v') ? kubeVersion : `v${kubeVersion}`);
   if (file) {
     const source = new ClusterStateSource({ file, watch: false });
     let controller: VolumeController | undefined;
@@ -128,6 +136,7 @@ async function load(values: Record<string, unknown>): Promise<{ deps: ExtenderDe
       logger,
       settings,
       assumedPodTTLms: Number.MAX_SAFE_INTEGER,
+      clusterVersion: () => given,
       onStore: values['simulate-volume-controller']
         ? (s) => {
             controller = new VolumeController(s, source);
@@ -152,7 +161,7 @@ async function load(values: Record<string, unknown>): Promise<{ deps: ExtenderDe
     settings,
     assumedPodTTLms: Number.MAX_SAFE_INTEGER,
     sourceStatus: () => source.status(),
-    clusterVersion: () => source.serverVersion(),
+    clusterVersion: () => given || source.serverVersion(),
   });
   await source.start(store);
   return { deps, close: () => source.stop() };

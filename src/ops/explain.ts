@@ -174,8 +174,14 @@ export function explain(deps: ExtenderDeps, req: ExplainRequest): ExplainAnswer 
         failed.push({ code: 'UnschedulableAndUnresolvable', reasons: [notInPreFilterResult(narrowed.plugins)] });
     const preFilterMsg = isSuccess(pre) ? '' : pre.reasons.join(', ');
     summary = fitErrorMessage(names.length, preFilterMsg, failed);
-    const post = postFilter(framework, state, pod, names.length, isSuccess(pre) ? statuses : new Map(), (n) =>
-      cache.nodeInfo(n),
+    const post = postFilter(
+      framework,
+      state,
+      pod,
+      names.length,
+      isSuccess(pre) ? statuses : new Map(),
+      (n) => cache.nodeInfo(n),
+      Number(minor.split('.')[1]),
     );
     if (post.message) summary += ` ${post.message}.`;
     if (post.preemptionCandidate)

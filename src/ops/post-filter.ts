@@ -30,8 +30,11 @@ export function postFilter(
   numAllNodes: number,
   statuses: ReadonlyMap<string, Status>,
   lookup: (name: string) => NodeInfo | undefined,
+  minor: number,
 ): PostFilterOutcome {
-  const parts = [NO_CLAIMS_TO_DEALLOCATE];
+  // DynamicResources' PostFilter adds its no-op outcome to the message up to v1.36; v1.37 only logs it (V(5),
+  // kubernetes#140222).
+  const parts = minor <= 36 ? [NO_CLAIMS_TO_DEALLOCATE] : [];
   if (pod.spec.preemptionPolicy === 'Never') {
     parts.push('preemption: not eligible due to preemptionPolicy=Never');
     return { message: parts.join(', ') };

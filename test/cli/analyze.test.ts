@@ -18,7 +18,7 @@ describe('topology-extender explain', () => {
     const lines = out.split('\n');
     assert.equal(
       lines[0],
-      '0/2 nodes are available: 1 Insufficient cpu, 1 node(s) did not have enough free storage. no new claims to deallocate, preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling.',
+      '0/2 nodes are available: 1 Insufficient cpu, 1 node(s) did not have enough free storage. preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling.',
     );
     assert.match(lines[2], /^NODE\s+VERDICT\s+PLUGIN\s+REASON\s+DETAIL$/);
     assert.match(
@@ -53,7 +53,7 @@ describe('topology-extender explain', () => {
     const frozen = await analyze('explain', ['default/app', '--cluster-state', dump]);
     assert.match(
       frozen.split('\n')[0],
-      /^0\/1 nodes are available: pod has unbound immediate PersistentVolumeClaims\. no new claims to deallocate, preemption: 0\/1 nodes are available: 1 Preemption is not helpful for scheduling\.$/,
+      /^0\/1 nodes are available: pod has unbound immediate PersistentVolumeClaims\. preemption: 0\/1 nodes are available: 1 Preemption is not helpful for scheduling\.$/,
     );
     const live = await analyze('explain', ['default/app', '--cluster-state', dump, '--simulate-volume-controller']);
     assert.equal(live.split('\n')[0], '1/1 nodes are available');
@@ -91,7 +91,7 @@ spec:
     assert.match(lines[3], /^default\/web-0\s+node-\S+\s+\d+\s+default\/www-web-0 -> local-pv-/);
     assert.equal(
       lines.at(-1),
-      "default/web-4 does not fit: 0/9 nodes are available: 9 node(s) didn't find available persistent volumes to bind. no new claims to deallocate, preemption: 0/9 nodes are available: 9 Preemption is not helpful for scheduling.",
+      "default/web-4 does not fit: 0/9 nodes are available: 9 node(s) didn't find available persistent volumes to bind. preemption: 0/9 nodes are available: 9 Preemption is not helpful for scheduling.",
     );
   });
 });

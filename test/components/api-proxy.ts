@@ -17,6 +17,8 @@ export interface ProxiedRequest {
   status: number;
   /** The client's User-Agent header. */
   userAgent?: string;
+  /** The request's content-type header (a write's patch type). */
+  contentType?: string;
 }
 
 interface Fault {
@@ -25,8 +27,13 @@ interface Fault {
   remaining: number;
   /** Matching requests still to let through untouched before the fault applies. */
   skip: number;
-  /** An HTTP status to answer without forwarding, or `lose`: forward, then reset the client's connection. */
-  action: number | 'lose';
+  /**
+   * An HTTP status to answer without forwarding; `lose`: forward, then reset the client's connection; `gone`: answer
+   * a watch as kube-apiserver does when its resourceVersion was compacted away (200, one ERROR event with a 410).
+   */
+  action: number | 'lose' | 'gone';
+  /** Matches watches only. */
+  watchOnly?: boolean;
 }
 
 export interface ApiProxy {
@@ -40,6 +47,13 @@ export interface ApiProxy {
   failNext(path: RegExp, count: number, status: number, method?: string, skip?: number): void;
   /** The next `count` matching requests reach the API server, which applies them; the client's connection is reset. */
   loseReplyNext(path: RegExp, count: number, method?: string): void;
+  /** The next `count` watches of `path` answer `status` without reaching the API server (lists pass). */
+  failNextWatch(path: RegExp, count: number, status: number): void;
+  /**
+   * The next `count` watches of `path` end at once with the ERROR event (410 Expired) kube-apiserver sends for a
+   * resourceVersion older than its watch cache and etcd still hold: a real one does so only after compaction.
+   */
+  expireNextWatch(path: RegExp, count: number): void;
   /** Ends every open watch, as an API server restart or a load balancer would. */
   dropWatches(): void;
   /** While on, open watches deliver nothing (no event, no bookmark); what was held flows when it is turned off. */
@@ -66,8 +80,10 @@ export async function startApiProxy(upstream: string, ca: string): Promise<ApiPr
   let silent = false;
   const holds = new Set<{ match: (request: ProxiedRequest) => boolean; released: Promise<void> }>();
 
-  const faultFor = (method: string, path: string) => {
-    const fault = faults.find((f) => f.remaining > 0 && f.path.test(path) && (!f.method || f.method === method));
+  const faultFor = (method: string, path: string, watch: boolean) => {
+    const fault = faults.find(
+      (f) => f.remaining > 0 && f.path.test(path) && (!f.method || f.method === method) && (!f.watchOnly || watch),
+    );
     if (fault && fault.skip > 0) {
       fault.skip--;
       return undefined;
@@ -85,9 +101,27 @@ export async function startApiProxy(upstream: string, ca: string): Promise<ApiPr
       watch,
       status: 0,
       userAgent: req.headers['user-agent'],
+      contentType: req.headers['content-type'],
     };
     requests.push(seen);
-    const fault = faultFor(seen.method, seen.path);
+    const fault = faultFor(seen.method, seen.path, watch);
+    if (fault?.action === 'gone') {
+      req.resume();
+      seen.status = 200;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const rv = url.searchParams.get('resourceVersion') ?? '0';
+      const status = {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: `too old resource version: ${rv} (injected by the test's API proxy)`,
+        reason: 'Expired',
+        code: 410,
+      };
+      res.end(`${JSON.stringify({ type: 'ERROR', object: status })}\n`);
+      return;
+    }
     if (typeof fault?.action === 'number') {
       const code = fault.action;
       req.resume();
@@ -174,6 +208,12 @@ export async function startApiProxy(upstream: string, ca: string): Promise<ApiPr
     },
     loseReplyNext(path, count, method) {
       faults.push({ path, method, remaining: count, skip: 0, action: 'lose' });
+    },
+    failNextWatch(path, count, status) {
+      faults.push({ path, method: 'GET', remaining: count, skip: 0, action: status, watchOnly: true });
+    },
+    expireNextWatch(path, count) {
+      faults.push({ path, method: 'GET', remaining: count, skip: 0, action: 'gone', watchOnly: true });
     },
     dropWatches() {
       for (const { upstream: answer, client } of watches) {

@@ -25,6 +25,7 @@ const CLUSTER_SCOPED = new Set([
   'CustomResourceDefinition',
   'DeviceClass',
   'ResourceSlice',
+  'RuntimeClass',
 ]);
 
 /** `v1` for the core group's kinds the tests name bare; others must carry their apiVersion (`events.k8s.io/v1/Event`). */

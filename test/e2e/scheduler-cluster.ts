@@ -224,7 +224,10 @@ async function components() {
  * The chart's ServiceAccount and RBAC for mode extender, created in the cluster; returns the ServiceAccount's
  * namespace and name.
  */
-export async function installExtenderRbac(api: KubeApi, rbac: ExtenderRbac): Promise<{ namespace: string; name: string }> {
+export async function installExtenderRbac(
+  api: KubeApi,
+  rbac: ExtenderRbac,
+): Promise<{ namespace: string; name: string }> {
   const rendered = await renderChart([
     '--set',
     'mode=extender',

@@ -23,7 +23,7 @@ describe('POST /api/v1/explain', () => {
     assert.equal(res.status, 200);
     assert.equal(
       res.body.summary,
-      '0/2 nodes are available: 1 Insufficient cpu, 1 node(s) did not have enough free storage. no new claims to deallocate, preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling.',
+      '0/2 nodes are available: 1 Insufficient cpu, 1 node(s) did not have enough free storage. preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling.',
     );
     assert.equal(res.body.nodes[0].plugin, 'VolumeBinding');
     assert.equal(res.body.nodes[0].detail.VolumeBinding.claims[0].provisioning.verdict, 'InsufficientCapacity');

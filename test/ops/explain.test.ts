@@ -231,7 +231,7 @@ describe('explain: bound claims', () => {
     const q = explain(deps, { namespace: 'default', name: 'q' });
     assert.equal(
       q.summary,
-      '0/2 nodes are available: persistentvolume "pv-gone" not found. no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.',
+      '0/2 nodes are available: persistentvolume "pv-gone" not found. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.',
     );
     assert.deepEqual(
       q.nodes.map((n) => [n.plugin, n.verdict, n.detail]),
@@ -287,7 +287,7 @@ describe('explain: provisioning', () => {
     assert.equal(by.n3?.allowedTopologies, false);
     assert.equal(
       explain(deps, { namespace: 'default', name: 'p', nodes: ['n2', 'n3'] }).summary,
-      "0/2 nodes are available: 1 node(s) did not have enough free storage, 1 node(s) didn't find available persistent volumes to bind. no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+      "0/2 nodes are available: 1 node(s) did not have enough free storage, 1 node(s) didn't find available persistent volumes to bind. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
     );
     // A class without a provisioner cannot provision the claim no static PV satisfied.
     const [s1] = explain(deps, { namespace: 'default', name: 's', nodes: ['n1'] }).nodes;
@@ -356,7 +356,7 @@ describe('explain on the example cluster', () => {
     const answer = explain(deps, { namespace: 'default', name: 'db-0', nodes: ['node-b1', 'node-b2', 'node-b3'] });
     assert.equal(
       answer.summary,
-      '0/3 nodes are available: 1 Insufficient cpu, 2 node(s) did not have enough free storage. no new claims to deallocate, preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.',
+      '0/3 nodes are available: 1 Insufficient cpu, 2 node(s) did not have enough free storage. preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.',
     );
     const b2 = answer.nodes.find((n) => n.name === 'node-b2')!;
     assert.deepEqual(
@@ -469,6 +469,16 @@ describe("explain names the cluster's kube-scheduler minor", () => {
     assert.deepEqual(answer.notes, [
       "this cluster runs v1.34: the reasons are kube-scheduler v1.35–v1.37's, an older or newer one may word some differently",
     ]);
+  });
+
+  it("the message tail of that minor's PostFilter: v1.36 names DynamicResources' no-op, v1.37 only logs it", () => {
+    const { deps } = cluster([node('n1', { cpu: '1' }), pod('big', { cpu: '2' })]);
+    const summary = (version: string) =>
+      explain({ ...deps, clusterVersion: () => version }, { namespace: 'default', name: 'big' }).summary;
+    const line = '0/1 nodes are available: 1 Insufficient cpu.';
+    const tail = 'preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.';
+    assert.equal(summary('v1.36.3'), `${line} no new claims to deallocate, ${tail}`);
+    assert.equal(summary('v1.37.2'), `${line} ${tail}`);
   });
 
   it('the newest minor it follows without a cluster (a cluster-state file)', () => {

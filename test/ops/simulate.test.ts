@@ -59,7 +59,7 @@ describe('simulate on the example cluster', () => {
     assert.equal(answer.unplaced?.pod, 'default/web-4');
     assert.equal(
       answer.unplaced?.explanation.summary,
-      "0/9 nodes are available: 9 node(s) didn't find available persistent volumes to bind. no new claims to deallocate, preemption: 0/9 nodes are available: 9 Preemption is not helpful for scheduling.",
+      "0/9 nodes are available: 9 node(s) didn't find available persistent volumes to bind. preemption: 0/9 nodes are available: 9 Preemption is not helpful for scheduling.",
     );
     // On the node of web-0, the PV it took is now refused to web-4 as claimed by web-0's claim.
     const first = answer.placements[0];
