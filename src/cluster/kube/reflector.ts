@@ -352,6 +352,10 @@ export class Reflector {
         (controller) => {
           current.abort = controller;
           if (current.reason || this.#stopped) controller.abort();
+          // Still open (a refused watch has settled by now): the API server answered it 200, so the kind works
+          // again, even before a quiet kind has an event to deliver (a real one sends its first bookmark about two
+          // minutes later).
+          else if (this.#current === current) this.#failures = 0;
         },
         (err: unknown) => onDone(err),
       );
