@@ -15,7 +15,6 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { TestCa } from '../helpers/certs.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
-import { type ApiProxy, startApiProxy } from './api-proxy.ts';
 import type { KubeComponents } from './components.ts';
 import { KubeApi, type KubeObject } from './kube-api.ts';
 
@@ -23,11 +22,6 @@ export interface ControlPlaneOptions {
   /** kube-controller-manager's --kube-api-qps and --kube-api-burst; unset, its defaults (20 and 30). */
   controllerManagerQps?: number;
   controllerManagerBurst?: number;
-  /**
-   * kube-controller-manager reaches the API server through a fault-injecting proxy (`controllerManagerProxy`): a test
-   * holds the PV controller back with `silenceWatches(true)` (it sees no change until released: a slow PV controller).
-   */
-  proxyControllerManager?: boolean;
 }
 
 export interface ControlPlane {
@@ -46,8 +40,11 @@ export interface ControlPlane {
    * API server, or for `server` (a proxy in front of it, plain HTTP).
    */
   serviceAccountKubeconfig(namespace: string, name: string, server?: string): Promise<string>;
-  /** Between kube-controller-manager and the API server, with `proxyControllerManager`. */
-  controllerManagerProxy?: ApiProxy;
+  /**
+   * Freezes kube-controller-manager (SIGSTOP) or lets it go on (SIGCONT): a PV controller that takes as long as a
+   * test needs, then catches up on everything that changed meanwhile.
+   */
+  pauseControllerManager(paused: boolean): void;
   /** Milliseconds from start until each component was ready. */
   readyInMs: { etcd: number; kubeApiserver: number; kubeControllerManager: number; total: number };
   /**
@@ -205,10 +202,8 @@ export async function startControlPlane(
   const dir = await tempDir('control-plane-');
   await mkdir(join(dir, 'etcd'));
   const processes: ComponentProcess[] = [];
-  let stopProxy = async () => {};
   const stopAll = async () => {
     for (const c of [...processes].reverse()) await stopComponent(c);
-    await stopProxy();
   };
   try {
     // etcd
@@ -299,13 +294,7 @@ export async function startControlPlane(
     };
     const adminKubeconfig = await write('admin', TOKENS.admin);
     const schedulerKubeconfig = await write('kube-scheduler', TOKENS.scheduler);
-    const controllerManagerProxy = options.proxyControllerManager ? await startApiProxy(url, ca.pem) : undefined;
-    const controllerManagerKubeconfig = await write(
-      'kube-controller-manager',
-      TOKENS.controllerManager,
-      controllerManagerProxy?.url,
-    );
-    if (controllerManagerProxy) stopProxy = () => controllerManagerProxy.stop();
+    const controllerManagerKubeconfig = await write('kube-controller-manager', TOKENS.controllerManager);
     const admin = new KubeApi(adminKubeconfig);
 
     // kube-controller-manager: each controller under its own ServiceAccount, as clusters run it.
@@ -337,7 +326,7 @@ export async function startControlPlane(
       admin,
       adminKubeconfig,
       schedulerKubeconfig,
-      controllerManagerProxy,
+      pauseControllerManager: (paused) => killGroup(controllerManager.child, paused ? 'SIGSTOP' : 'SIGCONT'),
       async serviceAccountKubeconfig(namespace, name, server) {
         const answer = await admin.client.request<{ status: { token: string } }>(
           'POST',
