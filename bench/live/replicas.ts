@@ -1,17 +1,25 @@
-// Binds through one and through two extender processes sharing one fake API server (in this process, with the PV
-// controller and provisioner of test/e2e/volume-controllers.ts), in the same run: pods with one WaitForFirstConsumer
-// local claim each, more pods than local PVs, `--in-flight` pods in flight, each call to a random replica, and one
-// bind in five retried on the other replica while the first is in flight (decided on it). Prints binds/s and the
-// bind Error rate per setup, what each bound pod cost in API calls (the claim hold is one PATCH, the read-back before
-// the Binding two GETs), and the stranded / double-booked counts once the PV controller settled (always 0), and
-// with --out writes them into that file's replicas section (bench/RESULTS.md).
+// Binds through one and through two extender processes on a real control plane (startSchedulerCluster:
+// kube-apiserver, etcd, kube-controller-manager's PV controller at its default --kube-api-qps 20; the replicas as the
+// chart's ServiceAccount through the test proxy), in the same run: pods with one WaitForFirstConsumer local claim each,
+// more pods than local PVs, `--in-flight` pods in flight, each call to a random replica, and one bind in five retried
+// on the other replica while the first is in flight (decided on it). Prints binds/s and the bind Error rate per setup,
+// what each bound pod cost in API calls (the claim hold is one PATCH, the read-back before the Binding two GETs), and
+// the stranded / double-booked counts once the PV controller settled (always 0), and with --out writes them into that
+// file's replicas section (bench/RESULTS.md).
 // Run: ./node_modules/.bin/node bench/live/replicas.ts [--nodes 40] [--pvs-per-node 5] [--pods 400] [--in-flight 32] [--out FILE]
 import { parseArgs } from 'node:util';
 import { ANN_SELECTED_VOLUME, HOLD_SECONDS } from '../../src/volumes/claim-hold.ts';
-import { node, pod, pv, pvc, storageClass, waitFor } from '../../test/cluster/kube/helpers.ts';
+import { waitFor } from '../../test/cluster/kube/helpers.ts';
+import type { KubeObject } from '../../test/components/kube-api.ts';
 import { type ExtenderProcess, startExtender } from '../../test/e2e/extender-process.ts';
-import { FakeApiServer, writeKubeconfig } from '../../test/e2e/fake-apiserver.ts';
-import { annotationsOf, FakeVolumeControllers, specOf } from '../../test/e2e/racing-volume-controllers.ts';
+import {
+  claim,
+  clusterObjects,
+  LOCAL_CLASS,
+  localPV,
+  pendingPod,
+  startSchedulerCluster,
+} from '../../test/e2e/scheduler-cluster.ts';
 import { writeResultsSection } from '../results-section.ts';
 
 const { values: args } = parseArgs({
@@ -28,6 +36,19 @@ const PVS_PER_NODE = Number(args['pvs-per-node']);
 const PODS = Number(args.pods);
 const IN_FLIGHT = Number(args['in-flight']);
 
+/** No kube-scheduler serves it: only the bench's calls decide about these pods. */
+const SCHEDULER = 'replicas-bench';
+/** Longer than the PV controller's backlog of IN_FLIGHT claims at its default client limit. */
+const BIND_TIMEOUT_SECONDS = 120;
+
+type Claim = KubeObject & {
+  metadata: { uid: string; annotations?: Record<string, string> };
+  spec: { volumeName?: string };
+  status?: { phase?: string };
+};
+type Volume = KubeObject & { spec: { claimRef?: { uid?: string } } };
+type Pod = KubeObject & { metadata: { uid: string }; spec: { nodeName?: string } };
+
 interface Result {
   replicas: number;
   seconds: number;
@@ -38,6 +59,8 @@ interface Result {
   doubleNamed: number;
   perBound: { pvcPatches: number; pvPatches: number; gets: number; bindings: number };
   bindMs: number;
+  /** Seconds from the first bind's start until the PV controller had bound every claim a PV names. */
+  settledSeconds: number;
   /** With failover: ms from kill -9 of one replica to the survivor's next successful bind. */
   failoverMs?: number;
   /** With failover: claims the killed replica held without writing their PV (blocked up to HOLD_SECONDS). */
@@ -53,23 +76,22 @@ async function post<T>(instance: ExtenderProcess, path: string, body: unknown): 
   return (await res.json()) as T;
 }
 
-async function run(replicas: number, failover = false): Promise<Result> {
-  const server = new FakeApiServer({ bookmarkIntervalMs: 1000 });
-  await server.start();
+async function run(replicas: number, failover = false): Promise<Result & { patchMs: number }> {
   const nodeNames = Array.from({ length: NODES }, (_, i) => `node-${i}`);
-  for (const name of nodeNames) {
-    server.add(node(name, { 'kubernetes.io/hostname': name }));
-    for (let i = 0; i < PVS_PER_NODE; i++) server.add(pv(`${name}-pv-${i}`, { node: name }));
-  }
-  server.add(storageClass('local'));
-  for (let i = 0; i < PODS; i++) server.add(pvc(`data-${i}`), pod(`web-${i}`, { claims: [`data-${i}`] }));
-  const controllers = new FakeVolumeControllers(server);
-  const kubeconfig = await writeKubeconfig(server.url);
-  const instances = await Promise.all(Array.from({ length: replicas }, () => startExtender(kubeconfig)));
+  const objects: KubeObject[] = [...clusterObjects(NODES)];
+  for (const name of nodeNames) for (let i = 0; i < PVS_PER_NODE; i++) objects.push(localPV(`${name}-pv-${i}`, name));
+  for (let i = 0; i < PODS; i++)
+    objects.push(claim(`data-${i}`, LOCAL_CLASS), pendingPod(`web-${i}`, SCHEDULER, { claims: [`data-${i}`] }));
+  const cluster = await startSchedulerCluster(objects, { bindTimeoutSeconds: BIND_TIMEOUT_SECONDS });
+  // The replicas are the bench's own (one is killed in the failover run): the fixture's stands down.
+  await cluster.stopExtender();
+  const args = ['--bind-timeout-seconds', String(BIND_TIMEOUT_SECONDS)];
+  const instances = await Promise.all(Array.from({ length: replicas }, () => startExtender(cluster.kubeconfig, args)));
   for (const i of instances) await waitFor('ready', async () => (await fetch(`${i.url}/readyz`)).ok, 120_000);
 
   const random = (n: number) => Math.floor(Math.random() * n);
-  const podOf = (name: string) => server.get('Pod', name, 'default')!;
+  const pods = new Map((await cluster.api.list<Pod>('Pod', 'default')).map((p) => [p.metadata.name, p] as const));
+  const nodeNameOf = async (name: string) => (await cluster.api.get<Pod>('Pod', name, 'default'))?.spec.nodeName;
   let binds = 0;
   let errors = 0;
   let bindMs = 0;
@@ -81,7 +103,7 @@ async function run(replicas: number, failover = false): Promise<Result> {
     const { Error: error } = await post<{ Error: string }>(instance, '/scheduler/bind', {
       PodName: name,
       PodNamespace: 'default',
-      PodUID: podOf(name).metadata.uid,
+      PodUID: pods.get(name)!.metadata.uid,
       Node: nodeName,
     });
     bindMs += performance.now() - started;
@@ -99,19 +121,19 @@ async function run(replicas: number, failover = false): Promise<Result> {
   const filter = async (instance: ExtenderProcess, name: string) =>
     (
       await post<{ NodeNames: string[] | null }>(instance, '/scheduler/filter', {
-        Pod: podOf(name),
+        Pod: pods.get(name),
         Nodes: null,
         NodeNames: nodeNames,
       })
     ).NodeNames ?? [];
   const queue = Array.from({ length: PODS }, (_, i) => `web-${i}`);
-  const writesBefore = server.writes.length;
-  const requestsBefore = server.requests.length;
+  // The replicas' API calls, as the proxy in front of the API server saw them.
+  const requestsBefore = cluster.proxy.requests.length;
   const started = performance.now();
   await Promise.all(
     Array.from({ length: IN_FLIGHT }, async () => {
       for (let name = queue.shift(); name; name = queue.shift()) {
-        for (let attempt = 0; attempt < 3 && !(podOf(name).spec as { nodeName?: string }).nodeName; attempt++) {
+        for (let attempt = 0; attempt < 3 && !(await nodeNameOf(name)); attempt++) {
           const serving = live();
           const first = random(serving.length);
           const retried = Math.random() < 0.2;
@@ -135,26 +157,39 @@ async function run(replicas: number, failover = false): Promise<Result> {
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  controllers.settle();
+  // What the fake's settle() forced: the real PV controller binds every claim a PV names to that PV.
+  const settledAt = await waitFor(
+    'the PV controller settles',
+    async () => {
+      const claims = await cluster.api.list<Claim>('PersistentVolumeClaim', 'default');
+      const byUid = new Map(claims.map((c) => [c.metadata.uid, c]));
+      for (const v of await cluster.api.list<Volume>('PersistentVolume')) {
+        const uid = v.spec.claimRef?.uid;
+        if (uid && byUid.get(uid)?.spec.volumeName !== v.metadata.name) return undefined;
+      }
+      return performance.now();
+    },
+    600_000,
+  );
 
-  const pods = server.list('Pod');
-  const bound = pods.filter((p) => (p.spec as { nodeName?: string }).nodeName);
+  const bound = (await cluster.api.list<Pod>('Pod', 'default')).filter((p) => p.spec.nodeName);
+  const claims = new Map(
+    (await cluster.api.list<Claim>('PersistentVolumeClaim', 'default')).map((c) => [c.metadata.name, c] as const),
+  );
   let stranded = 0;
   for (const p of bound) {
-    const claim = server.get('PersistentVolumeClaim', `data-${p.metadata.name.slice(4)}`, 'default')!;
     // Local PVs are named after their node.
-    const volumeName = specOf(claim).volumeName ?? '';
-    if (!volumeName.startsWith(`${(p.spec as { nodeName: string }).nodeName}-pv-`)) stranded++;
+    const volumeName = claims.get(`data-${p.metadata.name.slice(4)}`)?.spec.volumeName ?? '';
+    if (!volumeName.startsWith(`${p.spec.nodeName}-pv-`)) stranded++;
   }
   const named = new Map<string, number>();
-  for (const v of server.list('PersistentVolume')) {
-    const uid = specOf(v).claimRef?.uid;
+  for (const v of await cluster.api.list<Volume>('PersistentVolume')) {
+    const uid = v.spec.claimRef?.uid;
     if (uid) named.set(uid, (named.get(uid) ?? 0) + 1);
   }
-  const writes = server.writes.slice(writesBefore).filter((w) => w.status < 300);
-  const gets = server.requests
-    .slice(requestsBefore)
-    .filter((r) => r.method === 'GET' && !r.watch && /persistentvolume/.test(r.path)).length;
+  const requests = cluster.proxy.requests.slice(requestsBefore);
+  const writes = requests.filter((r) => r.method !== 'GET' && r.status >= 200 && r.status < 300);
+  const gets = requests.filter((r) => r.method === 'GET' && !r.watch && /persistentvolume/.test(r.path)).length;
   const per = (n: number) => n / Math.max(bound.length, 1);
   const result: Result = {
     replicas,
@@ -171,52 +206,44 @@ async function run(replicas: number, failover = false): Promise<Result> {
       bindings: per(writes.filter((w) => w.path.endsWith('/binding')).length),
     },
     bindMs: bindMs / Math.max(binds, 1),
+    settledSeconds: (settledAt - started) / 1000,
   };
   if (failover) {
     result.failoverMs = failoverMs;
-    result.orphanedHolds = server
-      .list('PersistentVolumeClaim')
-      .filter((c) => !specOf(c).volumeName && annotationsOf(c)[ANN_SELECTED_VOLUME]).length;
+    result.orphanedHolds = [...claims.values()].filter(
+      (c) => !c.spec.volumeName && c.metadata.annotations?.[ANN_SELECTED_VOLUME],
+    ).length;
   }
+  const patchMs = await patchRoundTripMs(cluster.api);
   await Promise.all(live().map((i) => i.stop()));
-  await server.stop();
-  return result;
+  await cluster.stop();
+  return { ...result, patchMs };
 }
 
-/** The mean of one PVC PATCH round trip to the fake API server: what the claim hold adds to a bind, in this run. */
-async function patchRoundTripMs(): Promise<number> {
-  const server = new FakeApiServer();
-  await server.start();
-  server.add(pvc('probe'));
+/** The mean of one PVC PATCH round trip to the API server: what the claim hold adds to a bind, in this run. */
+async function patchRoundTripMs(api: Awaited<ReturnType<typeof startSchedulerCluster>>['api']): Promise<number> {
+  const probe = await api.create(claim('probe', LOCAL_CLASS));
   const rounds = 200;
   const started = performance.now();
-  for (let i = 0; i < rounds; i++) {
-    await fetch(`${server.url}/api/v1/namespaces/default/persistentvolumeclaims/probe`, {
-      method: 'PATCH',
-      headers: { 'content-type': 'application/merge-patch+json' },
-      body: JSON.stringify({ metadata: { annotations: { probe: String(i) } } }),
-    });
-  }
-  const ms = (performance.now() - started) / rounds;
-  await server.stop();
-  return ms;
+  for (let i = 0; i < rounds; i++) await api.patch(probe, { metadata: { annotations: { probe: String(i) } } });
+  return (performance.now() - started) / rounds;
 }
 
 const results = [await run(1), await run(2)];
 const failed = await run(2, true);
-const patchMs = await patchRoundTripMs();
+const patchMs = results[0].patchMs;
 const row = (r: Result) =>
-  `| ${r.replicas} | ${Math.round(r.binds / r.seconds)} | ${((100 * r.errors) / r.binds).toFixed(0)} % (${r.errors} of ${r.binds}) | ${r.bound} | ${r.bindMs.toFixed(1)} | ${r.perBound.pvcPatches.toFixed(2)} / ${r.perBound.pvPatches.toFixed(2)} / ${r.perBound.gets.toFixed(2)} / ${r.perBound.bindings.toFixed(2)} | ${r.stranded} | ${r.doubleNamed} |`;
+  `| ${r.replicas} | ${Math.round(r.binds / r.seconds)} | ${((100 * r.errors) / r.binds).toFixed(0)} % (${r.errors} of ${r.binds}) | ${r.bound} | ${r.bindMs.toFixed(1)} | ${r.perBound.pvcPatches.toFixed(2)} / ${r.perBound.pvPatches.toFixed(2)} / ${r.perBound.gets.toFixed(2)} / ${r.perBound.bindings.toFixed(2)} | ${r.stranded} | ${r.doubleNamed} | ${r.settledSeconds.toFixed(1)} |`;
 const md = `<!-- replicas: written by bench/live/replicas.ts -->
 ## Replicas (\`bench/live/replicas.ts\`)
 
-${PODS} pods with one WaitForFirstConsumer local claim each, ${NODES} nodes × ${PVS_PER_NODE} local PVs, ${IN_FLIGHT} pods in flight, each call to a random replica, one bind in five retried on the other replica while the first is in flight; one fake API server with the PV controller and provisioner fakes, the same run for both rows.
+${PODS} pods with one WaitForFirstConsumer local claim each, ${NODES} nodes × ${PVS_PER_NODE} local PVs, ${IN_FLIGHT} pods in flight, each call to a random replica, one bind in five retried on the other replica while the first is in flight; a real control plane (kube-apiserver, etcd, kube-controller-manager's PV controller at its default client limit, \`--kube-api-qps\` 20), a fresh one per row, in the same run. A bind waits for the PV controller to bind its claim: that wait, not the extender, sets the pace.
 
-| replicas | binds/s | bind Error rate | pods bound | mean bind ms | per bound pod: claim PATCHes / PV PATCHes / volume GETs / Bindings | stranded pods | claims named by two PVs |
-|---:|---:|---:|---:|---:|---|---:|---:|
+| replicas | binds/s | bind Error rate | pods bound | mean bind ms | per bound pod: claim PATCHes / PV PATCHes / volume GETs / Bindings | stranded pods | claims named by two PVs | s until the PV controller settled |
+|---:|---:|---:|---:|---:|---|---:|---:|---:|
 ${results.map(row).join('\n')}
 
-The claim hold is one PATCH per static claim: one PATCH round trip to this fake API server took ${patchMs.toFixed(2)} ms in the same run (of a ${results[0].bindMs.toFixed(1)} ms mean bind with one replica). Errors are binds that lost a PV or a claim to another bind (more pods than PVs) and retried binds refused while the first was in flight; kube-scheduler retries those pods.
+The claim hold is one PATCH per static claim: one PATCH round trip to this kube-apiserver (the bench's own, administrator) took ${patchMs.toFixed(2)} ms in the same run (of a ${results[0].bindMs.toFixed(1)} ms mean bind with one replica). Errors are binds that lost a PV or a claim to another bind (more pods than PVs) and retried binds refused while the first was in flight; kube-scheduler retries those pods.
 Failover, same run: two replicas, one killed with SIGKILL after ${PODS / 4} binds (its node lost), the rest routed to the survivor: its next successful bind came ${failed.failoverMs?.toFixed(0)} ms after the kill; ${failed.orphanedHolds} claim(s) held by the killed replica without their PV written (each blocks only its own pod, for at most the hold's ${HOLD_SECONDS} s); ${failed.stranded} stranded pods, ${failed.doubleNamed} claims named by two PVs, ${failed.bound} pods bound.
 <!-- /replicas -->
 `;

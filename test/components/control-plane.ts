@@ -42,6 +42,11 @@ export interface ControlPlane {
    * API server, or for `server` (a proxy in front of it, plain HTTP).
    */
   serviceAccountKubeconfig(namespace: string, name: string, server?: string): Promise<string>;
+  /**
+   * Freezes kube-controller-manager (SIGSTOP) or lets it go on (SIGCONT): a PV controller that takes as long as a
+   * test needs, then catches up on everything that changed meanwhile.
+   */
+  pauseControllerManager(paused: boolean): void;
   /** Milliseconds from start until each component was ready. */
   readyInMs: { etcd: number; kubeApiserver: number; kubeControllerManager: number; total: number };
   /**
@@ -326,6 +331,7 @@ export async function startControlPlane(
       admin,
       adminKubeconfig,
       schedulerKubeconfig,
+      pauseControllerManager: (paused) => killGroup(controllerManager.child, paused ? 'SIGSTOP' : 'SIGCONT'),
       async serviceAccountKubeconfig(namespace, name, server) {
         const answer = await admin.client.request<{ status: { token: string } }>(
           'POST',

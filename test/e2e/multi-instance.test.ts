@@ -1,19 +1,38 @@
 // Several extender replicas against one API server, as a rollout, `replicaCount: 2` or a leader handover make them:
-// two real CLI processes share the fake cluster, kube-scheduler's calls go to either (at random, or a pod's filter,
-// bind and retried bind each on another one), static local claims and dynamically provisioned ones, and a stale
-// leader whose bind is still in flight while the other replica binds the same pod. A writer of the previous release
-// (PV claimRefs without the claim hold) races some binds, as a rolling update from it would.
+// two real CLI processes on a real control plane (startSchedulerCluster: kube-apiserver, etcd, kube-controller-manager's
+// PV controller, the stand-in CSI provisioner; both replicas as the chart's ServiceAccount through the fault-injecting
+// proxy). The test plays kube-scheduler: its calls go to either replica (at random, or a pod's filter, bind and retried
+// bind each on another one), for static local claims and dynamically provisioned ones, and a stale leader whose bind
+// is still in flight while the other replica binds the same pod. A writer of the previous release (PV claimRefs
+// without the claim hold) races some binds, as a rolling update from it would.
+//
+// The PV controller is the real one; the races it takes part in are provoked by holding it back: a test that needs a
+// slow PV controller freezes kube-controller-manager (SIGSTOP, plane.pauseControllerManager) and lets it go on later,
+// when it catches up on everything at once. The stale leader's bind waits that way with its writes done; the
+// previous-release writer's PV is written while the PV controller is frozen, so it finds both PVs naming the claim, as
+// it would if it were slower than both writers, and picks one (its choice among pre-bound PVs is its own: the fake's
+// took the latest written, so there the old writer always won; here either may, and the rules hold both ways).
 //
 // Whatever the interleaving: no pod is bound to a node its volumes do not fit, no claim is ever named by two PVs that
-// replicas wrote, none is named by two PVs once the PV controller settles, every bind answer is true, and every
-// replica's assumptions drain.
+// replicas wrote (checked on every PV event of a watch, so at each resourceVersion), none is named by two PVs once
+// the PV controller settles, every bind answer is true, and every replica's assumptions drain.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { node, pod, pv, pvc, storageClass, waitFor } from '../cluster/kube/helpers.ts';
+import { waitFor } from '../cluster/kube/helpers.ts';
+import { kubeComponents } from '../components/components.ts';
+import type { KubeObject } from '../components/kube-api.ts';
 import { type ExtenderProcess, startExtender } from './extender-process.ts';
-import { type FakeApiServer, type FakeObject, FakeApiServer as Server, writeKubeconfig } from './fake-apiserver.ts';
-import { annotationsOf, FakeVolumeControllers, specOf } from './racing-volume-controllers.ts';
+import {
+  CSI_CLASS,
+  claim,
+  clusterObjects,
+  LOCAL_CLASS,
+  localPV,
+  pendingPod,
+  type SchedulerCluster,
+  startSchedulerCluster,
+} from './scheduler-cluster.ts';
 
 const NODES = 4;
 const PVS_PER_NODE = 3;
@@ -21,9 +40,33 @@ const STATIC_PODS = 16; // more than the 12 local PVs: some binds must lose
 const DYNAMIC_PODS = 6;
 const LEGACY_RACED = 4; // static pods whose claim a previous-release writer also prebinds
 const ATTEMPTS = 6;
+const BIND_TIMEOUT_SECONDS = 60;
+/** No kube-scheduler serves it: only this test's calls decide about these pods. */
+const SCHEDULER = 'multi-instance-test';
+const HOLD = 'topology-extender.io/selected-volume';
+const BOUND_BY_CONTROLLER = 'pv.kubernetes.io/bound-by-controller';
 
-let server: FakeApiServer;
-const instances: ExtenderProcess[] = [];
+type ClaimRef = { kind?: string; apiVersion?: string; name: string; namespace: string; uid?: string };
+type Volume = KubeObject & {
+  spec: {
+    claimRef?: ClaimRef;
+    nodeAffinity?: {
+      required?: { nodeSelectorTerms?: { matchExpressions?: { key: string; values: string[] }[] }[] };
+    };
+  };
+};
+type Claim = KubeObject & {
+  metadata: { uid: string; annotations?: Record<string, string> };
+  spec: { volumeName?: string; storageClassName?: string };
+  status?: { phase?: string };
+};
+type Pod = KubeObject & {
+  metadata: { uid: string };
+  spec: { nodeName?: string; volumes?: { persistentVolumeClaim?: { claimName: string } }[] };
+};
+
+const found = await kubeComponents();
+
 /** A small seeded generator: a failing interleaving can be replayed with SEED. */
 const seed = Number(process.env.SEED ?? Date.now() % 100_000);
 let state = seed;
@@ -33,44 +76,102 @@ function random(): number {
 }
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)];
 
-// ---- the PV controller and the external provisioner (volume-controllers.ts), and what replicas wrote ----
+let cluster: SchedulerCluster;
+const instances: ExtenderProcess[] = [];
+const stops: (() => void)[] = [];
 
-let controllers: FakeVolumeControllers;
-/** PV name → the claim UID a replica's write pointed it at (the arbiter check: never two live ones per claim). */
-const replicaClaimRefs = new Map<string, string>();
-const doubleNamed: string[] = [];
+// ---- the PV controller held back, and what the replicas wrote, from watches ----
 
-/** A replica of the previous release: it prebinds a free PV on another node to the claim, without holding the claim. */
-function legacyPrebind(claim: FakeObject, notOn: string): void {
-  const free = server
-    .list('PersistentVolume')
-    .find(
-      (v) =>
-        !specOf(v).claimRef && !JSON.stringify(v.spec).includes(`"${notOn}"`) && v.metadata.name.startsWith('local-'),
-    );
-  if (!free) return;
-  const { namespace, name, uid } = claim.metadata;
-  server.update({
-    ...free,
-    metadata: {
-      ...free.metadata,
-      annotations: { ...annotationsOf(free), 'pv.kubernetes.io/bound-by-controller': 'yes' },
-    },
-    spec: { ...specOf(free), claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace, name, uid } },
-  });
-  setTimeout(() => controllers.syncClaim(uid!), 5);
+let holds = 0;
+/** Holds the real PV controller back (kube-controller-manager frozen) until the returned release; holds nest. */
+function holdPvController(): () => void {
+  if (holds++ === 0) cluster.plane.pauseControllerManager(true);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    if (--holds === 0) cluster.plane.pauseControllerManager(false);
+  };
 }
 
-/** Each PV a replica wrote: no other PV a replica wrote may name the claim; a legacy-* claim is raced. */
-function pvWritten(volume: FakeObject, uid: string): void {
-  replicaClaimRefs.set(volume.metadata.name, uid);
-  const live = [...replicaClaimRefs].filter(
-    ([name, claimUid]) => claimUid === uid && specOf(server.get('PersistentVolume', name)!).claimRef?.uid === uid,
+/** Every PV and claim as the watches last delivered them. */
+const volumes = new Map<string, Volume>();
+const claimsByUid = new Map<string, Claim>();
+/** PV name → the claim UID a replica's write pointed it at (the arbiter check: never two live ones per claim). */
+const replicaClaimRefs = new Map<string, string>();
+/** PV name → the claim UID the previous-release writer pointed it at. */
+const legacyClaimRefs = new Map<string, string>();
+const doubleNamed: string[] = [];
+/** Legacy claims whose hold a replica wrote: the PV controller is held until the writer raced the replica's PV. */
+const legacyRaces = new Map<string, { release: () => void; raced: boolean }>();
+
+/** Claim UID → the PV the previous-release writer prebound to it. */
+const legacyWrote = new Map<string, string>();
+
+const specText = (v: Volume) => JSON.stringify(v.spec.nodeAffinity ?? {});
+
+/** A replica of the previous release: it prebinds a free PV on another node to the claim, without holding the claim. */
+async function legacyPrebind(ref: ClaimRef, notOn: string): Promise<void> {
+  const free = [...volumes.values()].find(
+    (v) =>
+      !v.spec.claimRef &&
+      !legacyClaimRefs.has(v.metadata.name) && // another legacy write to it is in flight
+      v.metadata.name.startsWith('local-') &&
+      !specText(v).includes(`"${notOn}"`),
   );
-  const claim = controllers.claimByUid(uid);
-  if (live.length > 1) doubleNamed.push(`${claim?.metadata.name}: ${live.map(([n]) => n).join(', ')}`);
-  if (claim?.metadata.name.startsWith('legacy-') && !specOf(claim).volumeName) {
-    legacyPrebind(claim, JSON.stringify(volume.spec).match(/"(node-\d+)"/)?.[1] ?? '');
+  if (!free) return;
+  legacyClaimRefs.set(free.metadata.name, ref.uid!);
+  legacyWrote.set(ref.uid!, free.metadata.name);
+  // resourceVersion-conditional: a replica that took the PV meanwhile wins (409), as it would against an update.
+  await cluster.api
+    .patch(free, {
+      metadata: { resourceVersion: free.metadata.resourceVersion, annotations: { [BOUND_BY_CONTROLLER]: 'yes' } },
+      spec: { claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', ...ref } },
+    })
+    .catch(() => {
+      if (legacyClaimRefs.get(free.metadata.name) === ref.uid) legacyClaimRefs.delete(free.metadata.name);
+      legacyWrote.delete(ref.uid!);
+    });
+}
+
+function volumeEvent(type: string, volume: Volume): void {
+  const name = volume.metadata.name;
+  if (type === 'DELETED') volumes.delete(name);
+  else volumes.set(name, volume);
+  const ref = type === 'DELETED' ? undefined : volume.spec.claimRef;
+  const uid = ref?.uid;
+  if (!uid || !ref) {
+    replicaClaimRefs.delete(name);
+    legacyClaimRefs.delete(name);
+    return;
+  }
+  // Only the replicas and the previous-release writer point local PVs at claims (the PV controller binds only PVs
+  // already pre-bound to a WaitForFirstConsumer claim); provisioned PVs are created pre-bound by the provisioner.
+  if (!name.startsWith('local-') || legacyClaimRefs.get(name) === uid) return;
+  replicaClaimRefs.set(name, uid);
+  const live = [...replicaClaimRefs].filter(([n, u]) => u === uid && volumes.get(n)?.spec.claimRef?.uid === uid);
+  if (live.length > 1) doubleNamed.push(`${ref.name}: ${live.map(([n]) => n).join(', ')}`);
+  const race = legacyRaces.get(uid);
+  if (race && !race.raced) {
+    race.raced = true;
+    const notOn = specText(volume).match(/"(node-\d+)"/)?.[1] ?? '';
+    void legacyPrebind(ref, notOn).finally(race.release);
+  }
+}
+
+function claimEvent(type: string, c: Claim): void {
+  if (type === 'DELETED') {
+    claimsByUid.delete(c.metadata.uid);
+    return;
+  }
+  claimsByUid.set(c.metadata.uid, c);
+  // A replica held a legacy claim and is about to write its PV: the PV controller waits until the old writer raced it
+  // (or 3 s, for a bind that stepped back without writing).
+  if (c.metadata.name.startsWith('legacy-') && c.metadata.annotations?.[HOLD] && !c.spec.volumeName) {
+    if (legacyRaces.has(c.metadata.uid)) return;
+    const release = holdPvController();
+    legacyRaces.set(c.metadata.uid, { release, raced: false });
+    setTimeout(release, 3_000).unref();
   }
 }
 
@@ -80,15 +181,15 @@ interface Answer {
   pod: string;
   node: string;
   error: string;
-  /** server.writes.length when the answer arrived: a Binding recorded after it cannot make an Error false. */
-  writesAt: number;
+  /** cluster.proxy.requests.length when the answer arrived: a Binding after it cannot make an Error false. */
+  requestsAt: number;
 }
 const answers: Answer[] = [];
 
 /**
- * A 503 is a call refused before it was computed (admission or the verb queue shedding load: two test files beside
- * this one on two cores are enough). kube-scheduler retries such a pod after a backoff; this one resends the call after
- * its Retry-After, which is the same for the races under test: nothing was decided or written.
+ * A 503 is a call refused before it was computed (admission or the verb queue shedding load: a control plane and
+ * two replicas on two shared cores are enough). kube-scheduler retries such a pod after a backoff; this one resends the
+ * call after its Retry-After, which is the same for the races under test: nothing was decided or written.
  */
 async function call<T>(instance: ExtenderProcess, path: string, body?: unknown): Promise<T> {
   for (let refused = 0; ; refused++) {
@@ -107,10 +208,13 @@ async function call<T>(instance: ExtenderProcess, path: string, body?: unknown):
   }
 }
 
+const podOf = async (name: string) => (await cluster.api.get<Pod>('Pod', name, 'default'))!;
+const nodeNameOf = async (name: string) => (await podOf(name)).spec.nodeName;
+
 async function filter(instance: ExtenderProcess, name: string): Promise<string[]> {
   const nodeNames = Array.from({ length: NODES }, (_, i) => `node-${i}`);
   const body = await call<{ NodeNames: string[] | null; Error: string }>(instance, '/scheduler/filter', {
-    Pod: server.get('Pod', name, 'default'),
+    Pod: await podOf(name),
     Nodes: null,
     NodeNames: nodeNames,
   });
@@ -119,18 +223,16 @@ async function filter(instance: ExtenderProcess, name: string): Promise<string[]
 }
 
 async function bind(instance: ExtenderProcess, name: string, nodeName: string): Promise<string> {
-  const p = server.get('Pod', name, 'default')!;
+  const p = await podOf(name);
   const { Error: error } = await call<{ Error: string }>(instance, '/scheduler/bind', {
     PodName: name,
     PodNamespace: 'default',
     PodUID: p.metadata.uid,
     Node: nodeName,
   });
-  answers.push({ pod: name, node: nodeName, error, writesAt: server.writes.length });
+  answers.push({ pod: name, node: nodeName, error, requestsAt: cluster.proxy.requests.length });
   return error;
 }
-
-const nodeNameOf = (name: string) => (server.get('Pod', name, 'default')!.spec as { nodeName?: string }).nodeName;
 
 /**
  * One pod through filter and bind until bound (or out of attempts: the local PVs run out). Half the time the bind is
@@ -138,7 +240,7 @@ const nodeNameOf = (name: string) => (server.get('Pod', name, 'default')!.spec a
  * is still in flight.
  */
 async function schedule(name: string, routing: 'random' | 'spread'): Promise<void> {
-  for (let attempt = 0; attempt < ATTEMPTS && !nodeNameOf(name); attempt++) {
+  for (let attempt = 0; attempt < ATTEMPTS && !(await nodeNameOf(name)); attempt++) {
     const first = Math.floor(random() * instances.length);
     const at = (i: number) =>
       instances[routing === 'random' ? Math.floor(random() * instances.length) : (first + i) % instances.length];
@@ -167,45 +269,68 @@ async function inBatches(names: string[], routing: 'random' | 'spread', width = 
 
 // ---- the checks ----
 
-function nodeFits(volume: FakeObject, nodeName: string): boolean {
-  const labels = server.get('Node', nodeName)!.metadata.labels as Record<string, string>;
-  const terms =
-    (
-      volume.spec as {
-        nodeAffinity?: {
-          required?: { nodeSelectorTerms?: { matchExpressions?: { key: string; values: string[] }[] }[] };
-        };
+/**
+ * What the fake's settle() forced, waited for: the real PV controller has bound every claim a PV names to that PV and
+ * unbound the PVs it did not take, and every claim handed to the provisioner is bound.
+ */
+async function settled(): Promise<void> {
+  await waitFor(
+    'the PV controller settles',
+    async () => {
+      const claims = await cluster.api.list<Claim>('PersistentVolumeClaim', 'default');
+      const byUid = new Map(claims.map((c) => [c.metadata.uid, c]));
+      for (const v of await cluster.api.list<Volume>('PersistentVolume')) {
+        const uid = v.spec.claimRef?.uid;
+        if (!uid) continue;
+        const c = byUid.get(uid);
+        if (c?.spec.volumeName !== v.metadata.name || c.status?.phase !== 'Bound') return false;
       }
-    ).nodeAffinity?.required?.nodeSelectorTerms ?? [];
+      return claims.every(
+        (c) =>
+          c.spec.storageClassName !== CSI_CLASS ||
+          !c.metadata.annotations?.['volume.kubernetes.io/selected-node'] ||
+          c.status?.phase === 'Bound',
+      );
+    },
+    120_000,
+  );
+}
+
+function nodeFits(volume: Volume, labels: Record<string, string>): boolean {
+  const terms = volume.spec.nodeAffinity?.required?.nodeSelectorTerms ?? [];
   return terms.some((t) => (t.matchExpressions ?? []).every((e) => e.values.includes(labels[e.key])));
 }
 
-function checkCluster(): void {
+async function checkCluster(): Promise<void> {
+  const pods = await cluster.api.list<Pod>('Pod', 'default');
+  const claims = new Map(
+    (await cluster.api.list<Claim>('PersistentVolumeClaim', 'default')).map((c) => [c.metadata.name, c]),
+  );
+  const pvs = await cluster.api.list<Volume>('PersistentVolume');
+  const nodes = new Map((await cluster.api.list('Node')).map((n) => [n.metadata.name, n]));
   // Every bound pod's volumes fit its node.
-  for (const p of server.list('Pod')) {
-    const nodeName = (p.spec as { nodeName?: string }).nodeName;
-    const claims = ((p.spec as { volumes?: { persistentVolumeClaim?: { claimName: string } }[] }).volumes ?? [])
-      .map((v) => v.persistentVolumeClaim?.claimName)
-      .filter((c): c is string => !!c);
-    if (!nodeName || claims.length === 0) continue;
-    for (const c of claims) {
-      const claim = server.get('PersistentVolumeClaim', c, 'default')!;
-      const volumeName = specOf(claim).volumeName;
+  for (const p of pods) {
+    const nodeName = p.spec.nodeName;
+    const names = (p.spec.volumes ?? []).map((v) => v.persistentVolumeClaim?.claimName).filter((c): c is string => !!c);
+    if (!nodeName || names.length === 0) continue;
+    for (const c of names) {
+      const volumeName = claims.get(c)?.spec.volumeName;
       assert.ok(
         volumeName,
         `pod ${p.metadata.name} is bound to ${nodeName} but its claim ${c} is not bound (seed ${seed})`,
       );
-      const volume = server.get('PersistentVolume', volumeName)!;
+      const volume = pvs.find((v) => v.metadata.name === volumeName)!;
+      const labels = (nodes.get(nodeName)?.metadata.labels ?? {}) as Record<string, string>;
       assert.ok(
-        nodeFits(volume, nodeName),
+        nodeFits(volume, labels),
         `pod ${p.metadata.name} stranded on ${nodeName}: ${volumeName} is elsewhere (seed ${seed})`,
       );
     }
   }
   // No claim named by two PVs once the PV controller settled; none was ever named by two PVs replicas wrote.
   const byClaim = new Map<string, string[]>();
-  for (const v of server.list('PersistentVolume')) {
-    const uid = specOf(v).claimRef?.uid;
+  for (const v of pvs) {
+    const uid = v.spec.claimRef?.uid;
     if (uid) byClaim.set(uid, [...(byClaim.get(uid) ?? []), v.metadata.name]);
   }
   assert.deepEqual(
@@ -214,20 +339,25 @@ function checkCluster(): void {
     `seed ${seed}`,
   );
   assert.deepEqual(doubleNamed, [], `claims named by two PVs replicas wrote (seed ${seed})`);
-  // Every answer is true: '' means bound there; an Error means no Binding there had landed when it was given.
+  // Every answer is true: '' means bound there; an Error means no Binding there had landed when it was given. A pod
+  // is bound at most once, so a Binding of it that succeeded before the answer went to the node it is bound to now.
+  const boundTo = new Map(pods.map((p) => [p.metadata.name, p.spec.nodeName]));
   for (const a of answers) {
     if (a.error === '') {
-      assert.equal(nodeNameOf(a.pod), a.node, `bind of ${a.pod} to ${a.node} answered success (seed ${seed})`);
+      assert.equal(boundTo.get(a.pod), a.node, `bind of ${a.pod} to ${a.node} answered success (seed ${seed})`);
       continue;
     }
-    const landed = server.writes
-      .slice(0, a.writesAt)
-      .some(
-        (w) =>
-          w.path === `/api/v1/namespaces/default/pods/${a.pod}/binding` &&
-          w.status < 300 &&
-          (w.body as { target: { name: string } }).target.name === a.node,
-      );
+    const landed =
+      boundTo.get(a.pod) === a.node &&
+      cluster.proxy.requests
+        .slice(0, a.requestsAt)
+        .some(
+          (r) =>
+            r.method === 'POST' &&
+            r.path === `/api/v1/namespaces/default/pods/${a.pod}/binding` &&
+            r.status >= 200 &&
+            r.status < 300,
+        );
     assert.equal(
       landed,
       false,
@@ -241,98 +371,112 @@ async function assumptionsDrain(): Promise<void> {
     await waitFor(`the assumptions of ${instance.url} drain`, async () => {
       const { items } = await call<{ items: unknown[] }>(instance, '/api/v1/pods/assumed');
       const metrics = await (await fetch(`${instance.url}/metrics`)).text();
-      const volumes = [...metrics.matchAll(/^topology_extender_volumes_assumed\{[^}]*\} (\d+)$/gm)];
-      return items.length === 0 && volumes.length === 2 && volumes.every((m) => m[1] === '0');
+      const assumed = [...metrics.matchAll(/^topology_extender_volumes_assumed\{[^}]*\} (\d+)$/gm)];
+      return items.length === 0 && assumed.length === 2 && assumed.every((m) => m[1] === '0');
     });
   }
 }
 
-before(async () => {
-  server = new Server({ bookmarkIntervalMs: 100 });
-  await server.start();
-  for (let n = 0; n < NODES; n++) {
-    server.add(
-      node(`node-${n}`, { 'kubernetes.io/hostname': `node-${n}`, 'topology.kubernetes.io/zone': `zone-${n % 2}` }),
-    );
-    for (let i = 0; i < PVS_PER_NODE; i++) server.add(pv(`local-${n}-${i}`, { node: `node-${n}` }));
-  }
-  server.add(storageClass('local'), storageClass('ebs', 'ebs.csi.aws.com'));
-  for (let i = 0; i < STATIC_PODS; i++) {
-    const claimName = i < LEGACY_RACED ? `legacy-${i}` : `data-${i}`;
-    server.add(pvc(claimName), pod(`static-${i}`, { claims: [claimName] }));
-  }
-  for (let i = 0; i < DYNAMIC_PODS; i++) {
-    server.add(pvc(`dyn-${i}`, { storageClassName: 'ebs' }), pod(`dynamic-${i}`, { claims: [`dyn-${i}`] }));
-  }
-  server.add(pvc('stale-data'), pod('stale', { claims: ['stale-data'] }));
-  controllers = new FakeVolumeControllers(server, pvWritten, (name) => replicaClaimRefs.delete(name));
-  const kubeconfig = await writeKubeconfig(server.url);
-  instances.push(...(await Promise.all([startExtender(kubeconfig), startExtender(kubeconfig)])));
-  for (const instance of instances) {
-    await waitFor('ready', async () => (await fetch(`${instance.url}/readyz`)).ok);
-  }
-});
-
-after(async () => {
-  const codes = await Promise.all(instances.map((i) => i.stop()));
-  await server?.stop();
-  assert.deepEqual(codes, [0, 0], 'every replica exits cleanly on SIGTERM');
-  const errors = instances.flatMap((i) => i.logs.filter((l) => l.level >= 50));
-  assert.deepEqual(errors, [], 'no error logs during the run');
-});
-
-describe('several replicas against one API server', () => {
-  test('stale leader: one replica is still binding a pod while the other binds it elsewhere', async () => {
-    const [leader, successor] = instances;
-    // Both decided before either wrote: the new leader's kube-scheduler filtered on its own replica.
-    const [fits, refits] = await Promise.all([filter(leader, 'stale'), filter(successor, 'stale')]);
-    const first = fits[0];
-    const second = refits.find((n) => n !== first)!;
-    assert.ok(first && second, 'local PVs on at least two nodes');
-    controllers.paused.add('stale-data'); // the PV controller is slow: the leader's bind waits with its writes done
-    const stale = bind(leader, 'stale', first);
-    await waitFor('the leader wrote its PV', () =>
-      server.list('PersistentVolume').some((v) => specOf(v).claimRef?.name === 'stale-data'),
-    );
-    const other = await bind(successor, 'stale', second);
-    controllers.settle();
-    const answer = await stale;
-    assert.equal(answer, '', 'the leader that held the claim binds the pod');
-    assert.notEqual(other, '', 'the other replica stepped back');
-    assert.equal(nodeNameOf('stale'), first);
-    checkCluster();
+if (found.skip) {
+  test('several replicas against one API server', { skip: found.skip }, () => {});
+} else {
+  before(async () => {
+    const objects: KubeObject[] = [...clusterObjects(NODES)];
+    for (let n = 0; n < NODES; n++)
+      for (let i = 0; i < PVS_PER_NODE; i++) objects.push(localPV(`local-${n}-${i}`, `node-${n}`));
+    for (let i = 0; i < STATIC_PODS; i++) {
+      const claimName = i < LEGACY_RACED ? `legacy-${i}` : `data-${i}`;
+      objects.push(claim(claimName, LOCAL_CLASS), pendingPod(`static-${i}`, SCHEDULER, { claims: [claimName] }));
+    }
+    for (let i = 0; i < DYNAMIC_PODS; i++)
+      objects.push(claim(`dyn-${i}`, CSI_CLASS), pendingPod(`dynamic-${i}`, SCHEDULER, { claims: [`dyn-${i}`] }));
+    objects.push(claim('stale-data', LOCAL_CLASS), pendingPod('stale', SCHEDULER, { claims: ['stale-data'] }));
+    cluster = await startSchedulerCluster(objects, { bindTimeoutSeconds: BIND_TIMEOUT_SECONDS });
+    stops.push(await cluster.api.watch<Volume>('PersistentVolume', volumeEvent));
+    stops.push(await cluster.api.watch<Claim>('PersistentVolumeClaim', claimEvent));
+    // The second replica: the same ServiceAccount, flags and proxy as the fixture's.
+    const second = await startExtender(cluster.kubeconfig, ['--bind-timeout-seconds', String(BIND_TIMEOUT_SECONDS)]);
+    instances.push(cluster.extender, second);
+    for (const instance of instances) {
+      await waitFor('ready', async () => (await fetch(`${instance.url}/readyz`)).ok);
+    }
+    await waitFor('the watches delivered every PV', () => volumes.size >= NODES * PVS_PER_NODE);
   });
 
-  test('calls routed at random, static and dynamic claims, a previous-release writer racing', async () => {
-    const names = [
-      ...Array.from({ length: STATIC_PODS / 2 }, (_, i) => `static-${i}`),
-      ...Array.from({ length: DYNAMIC_PODS / 2 }, (_, i) => `dynamic-${i}`),
-    ];
-    await inBatches(names, 'random');
-    controllers.settle();
-    checkCluster();
-    await assumptionsDrain();
+  after(async () => {
+    cluster?.plane.pauseControllerManager(false);
+    for (const stop of stops) stop();
+    const codes = await Promise.all(instances.map((i) => i.stop()));
+    await cluster?.stop();
+    assert.deepEqual(codes, [0, 0], 'every replica exits cleanly on SIGTERM');
+    const errors = instances.flatMap((i) => i.logs.filter((l) => l.level >= 50));
+    assert.deepEqual(errors, [], 'no error logs during the run');
   });
 
-  test("a pod's filter, bind and retried bind each on another replica", async () => {
-    const names = [
-      ...Array.from({ length: STATIC_PODS / 2 }, (_, i) => `static-${i + STATIC_PODS / 2}`),
-      ...Array.from({ length: DYNAMIC_PODS / 2 }, (_, i) => `dynamic-${i + DYNAMIC_PODS / 2}`),
-    ];
-    await inBatches(names, 'spread');
-    controllers.settle();
-    checkCluster();
-    await assumptionsDrain();
-    // The races happened: some binds lost, and every pod that could get a volume got one.
-    assert.ok(
-      answers.some((a) => a.error !== ''),
-      `some binds stepped back (seed ${seed})`,
-    );
-    const bound = server.list('Pod').filter((p) => (p.spec as { nodeName?: string }).nodeName).length;
-    assert.equal(
-      bound,
-      NODES * PVS_PER_NODE + DYNAMIC_PODS,
-      `every PV used once, every dynamic pod bound (seed ${seed})`,
-    );
+  describe('several replicas against one API server', () => {
+    test('stale leader: one replica is still binding a pod while the other binds it elsewhere', async () => {
+      const [leader, successor] = instances;
+      // Both decided before either wrote: the new leader's kube-scheduler filtered on its own replica.
+      const [fits, refits] = await Promise.all([filter(leader, 'stale'), filter(successor, 'stale')]);
+      const first = fits[0];
+      const second = refits.find((n) => n !== first)!;
+      assert.ok(first && second, 'local PVs on at least two nodes');
+      // The PV controller is slow: the leader's bind waits with its writes done.
+      const release = holdPvController();
+      const stale = bind(leader, 'stale', first);
+      await waitFor('the leader wrote its PV', () =>
+        [...volumes.values()].some((v) => v.spec.claimRef?.name === 'stale-data'),
+      );
+      const other = await bind(successor, 'stale', second);
+      release();
+      const answer = await stale;
+      assert.equal(answer, '', 'the leader that held the claim binds the pod');
+      assert.notEqual(other, '', 'the other replica stepped back');
+      assert.equal(await nodeNameOf('stale'), first);
+      await settled();
+      await checkCluster();
+    });
+
+    test('calls routed at random, static and dynamic claims, a previous-release writer racing', async (t) => {
+      const names = [
+        ...Array.from({ length: STATIC_PODS / 2 }, (_, i) => `static-${i}`),
+        ...Array.from({ length: DYNAMIC_PODS / 2 }, (_, i) => `dynamic-${i}`),
+      ];
+      await inBatches(names, 'random');
+      await settled();
+      await checkCluster();
+      await assumptionsDrain();
+      // The previous-release writer raced a replica's PV; the PV controller chose between them.
+      assert.ok(legacyWrote.size > 0, `a previous-release writer raced a bind (seed ${seed})`);
+      const claims = await cluster.api.list<Claim>('PersistentVolumeClaim', 'default');
+      const won = [...legacyWrote].filter(
+        ([uid, pv]) => claims.find((c) => c.metadata.uid === uid)?.spec.volumeName === pv,
+      );
+      t.diagnostic(
+        `the previous-release writer raced ${legacyWrote.size} binds and its PV was chosen for ${won.length}`,
+      );
+    });
+
+    test("a pod's filter, bind and retried bind each on another replica", async () => {
+      const names = [
+        ...Array.from({ length: STATIC_PODS / 2 }, (_, i) => `static-${i + STATIC_PODS / 2}`),
+        ...Array.from({ length: DYNAMIC_PODS / 2 }, (_, i) => `dynamic-${i + DYNAMIC_PODS / 2}`),
+      ];
+      await inBatches(names, 'spread');
+      await settled();
+      await checkCluster();
+      await assumptionsDrain();
+      // The races happened: some binds lost, and every pod that could get a volume got one.
+      assert.ok(
+        answers.some((a) => a.error !== ''),
+        `some binds stepped back (seed ${seed})`,
+      );
+      const bound = (await cluster.api.list<Pod>('Pod', 'default')).filter((p) => p.spec.nodeName).length;
+      assert.equal(
+        bound,
+        NODES * PVS_PER_NODE + DYNAMIC_PODS,
+        `every PV used once, every dynamic pod bound (seed ${seed})`,
+      );
+    });
   });
-});
+}
