@@ -164,7 +164,8 @@ async function legacyPrebind(ref: ClaimRef, notOn: string): Promise<void> {
     const name = candidate.metadata.name;
     if (legacyClaimRefs.has(name)) continue; // another legacy write to it is in flight
     const free = await cluster.api.get<Volume>('PersistentVolume', name);
-    if (!free || free.spec.claimRef) continue;
+    // Checked again after the read, and taken before any other await: two legacy writes never share a PV.
+    if (!free || free.spec.claimRef || legacyClaimRefs.has(name)) continue;
     legacyClaimRefs.set(name, ref.uid!);
     try {
       // resourceVersion-conditional: a replica that took the PV meanwhile wins (409), as it would against an update.
