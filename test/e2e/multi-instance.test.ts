@@ -13,15 +13,22 @@
 // it would if it were slower than both writers, and picks one (its choice among pre-bound PVs is its own: the fake's
 // took the latest written, so there the old writer always won; here either may, and the rules hold both ways).
 //
+// Last, real kube-schedulers (each version found, full delegation) bind pods through both replicas behind a
+// round-robin stand-in for the chart's Service, under the same checks.
+//
 // Whatever the interleaving: no pod is bound to a node its volumes do not fit, no claim is ever named by two PVs that
 // replicas wrote (checked on every PV event of a watch, so at each resourceVersion), none is named by two PVs once
 // the PV controller settles, every bind answer is true, and every replica's assumptions drain.
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { waitFor } from '../cluster/kube/helpers.ts';
+import { created, waitFor } from '../cluster/kube/helpers.ts';
 import { kubeComponents } from '../components/components.ts';
 import type { KubeObject } from '../components/kube-api.ts';
+import * as build from '../helpers/objects.ts';
 import { type ExtenderProcess, startExtender } from './extender-process.ts';
 import {
   CSI_CLASS,
@@ -67,6 +74,43 @@ type Pod = KubeObject & {
 
 const found = await kubeComponents();
 
+/**
+ * The chart's Service in front of the replicas, for real kube-schedulers: each call to the next replica in turn, no
+ * session affinity, so a pod's filter and bind land on different replicas. Counts the binds each replica answered.
+ */
+async function startService(replicas: () => ExtenderProcess[]) {
+  let next = 0;
+  const binds = new Map<string, number>();
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const list = replicas();
+    const target = list[next++ % list.length];
+    if (req.url?.endsWith('/bind')) binds.set(target.url, (binds.get(target.url) ?? 0) + 1);
+    try {
+      const answer = await fetch(`${target.url}${req.url}`, {
+        method: req.method,
+        headers: { 'content-type': req.headers['content-type'] ?? 'application/json' },
+        body: req.method === 'GET' ? undefined : Buffer.concat(chunks),
+      });
+      res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
+      res.end(Buffer.from(await answer.arrayBuffer()));
+    } catch {
+      res.destroy();
+    }
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    binds,
+    stop: () => {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
+
 /** A small seeded generator: a failing interleaving can be replayed with SEED. */
 const seed = Number(process.env.SEED ?? Date.now() % 100_000);
 let state = seed;
@@ -78,6 +122,7 @@ const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)];
 
 let cluster: SchedulerCluster;
 const instances: ExtenderProcess[] = [];
+let serviceBinds: Map<string, number>;
 const stops: (() => void)[] = [];
 
 // ---- the PV controller held back, and what the replicas wrote, from watches ----
@@ -112,26 +157,28 @@ const specText = (v: Volume) => JSON.stringify(v.spec.nodeAffinity ?? {});
 
 /** A replica of the previous release: it prebinds a free PV on another node to the claim, without holding the claim. */
 async function legacyPrebind(ref: ClaimRef, notOn: string): Promise<void> {
-  const free = [...volumes.values()].find(
-    (v) =>
-      !v.spec.claimRef &&
-      !legacyClaimRefs.has(v.metadata.name) && // another legacy write to it is in flight
-      v.metadata.name.startsWith('local-') &&
-      !specText(v).includes(`"${notOn}"`),
+  const candidates = [...volumes.values()].filter(
+    (v) => v.metadata.name.startsWith('local-') && !specText(v).includes(`"${notOn}"`),
   );
-  if (!free) return;
-  legacyClaimRefs.set(free.metadata.name, ref.uid!);
-  legacyWrote.set(ref.uid!, free.metadata.name);
-  // resourceVersion-conditional: a replica that took the PV meanwhile wins (409), as it would against an update.
-  await cluster.api
-    .patch(free, {
-      metadata: { resourceVersion: free.metadata.resourceVersion, annotations: { [BOUND_BY_CONTROLLER]: 'yes' } },
-      spec: { claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', ...ref } },
-    })
-    .catch(() => {
-      if (legacyClaimRefs.get(free.metadata.name) === ref.uid) legacyClaimRefs.delete(free.metadata.name);
-      legacyWrote.delete(ref.uid!);
-    });
+  for (const candidate of candidates) {
+    const name = candidate.metadata.name;
+    if (legacyClaimRefs.has(name)) continue; // another legacy write to it is in flight
+    const free = await cluster.api.get<Volume>('PersistentVolume', name);
+    // Checked again after the read, and taken before any other await: two legacy writes never share a PV.
+    if (!free || free.spec.claimRef || legacyClaimRefs.has(name)) continue;
+    legacyClaimRefs.set(name, ref.uid!);
+    try {
+      // resourceVersion-conditional: a replica that took the PV meanwhile wins (409), as it would against an update.
+      await cluster.api.patch(free, {
+        metadata: { resourceVersion: free.metadata.resourceVersion, annotations: { [BOUND_BY_CONTROLLER]: 'yes' } },
+        spec: { claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', ...ref } },
+      });
+      legacyWrote.set(ref.uid!, name);
+      return;
+    } catch {
+      if (legacyClaimRefs.get(name) === ref.uid) legacyClaimRefs.delete(name);
+    }
+  }
 }
 
 function volumeEvent(type: string, volume: Volume): void {
@@ -151,7 +198,12 @@ function volumeEvent(type: string, volume: Volume): void {
   replicaClaimRefs.set(name, uid);
   const live = [...replicaClaimRefs].filter(([n, u]) => u === uid && volumes.get(n)?.spec.claimRef?.uid === uid);
   if (live.length > 1) doubleNamed.push(`${ref.name}: ${live.map(([n]) => n).join(', ')}`);
-  const race = legacyRaces.get(uid);
+  let race = legacyRaces.get(uid);
+  if (!race && ref.name.startsWith('legacy-') && !claimsByUid.get(uid)?.spec.volumeName) {
+    // The PV's event came before the claim's hold's (two watches): hold the PV controller now.
+    race = { release: holdPvController(), raced: false };
+    legacyRaces.set(uid, race);
+  }
   if (race && !race.raced) {
     race.raced = true;
     const notOn = specText(volume).match(/"(node-\d+)"/)?.[1] ?? '';
@@ -401,6 +453,11 @@ if (found.skip) {
       await waitFor('ready', async () => (await fetch(`${instance.url}/readyz`)).ok);
     }
     await waitFor('the watches delivered every PV', () => volumes.size >= NODES * PVS_PER_NODE);
+    // Real kube-schedulers reach the replicas as through the chart's Service (after the fixture's recorder).
+    const service = await startService(() => instances);
+    stops.push(service.stop);
+    serviceBinds = service.binds;
+    cluster.recorder.target = service.url;
   });
 
   after(async () => {
@@ -479,4 +536,53 @@ if (found.skip) {
       );
     });
   });
+
+  // The same rules with real kube-schedulers (full delegation, node-cache mode) binding concurrently through both
+  // replicas: more pods than PVs, created at once; each kube-scheduler's binding cycles run in parallel, and a pod's
+  // filter and bind go to different replicas.
+  for (const binary of found.components?.kubeSchedulers ?? []) {
+    const name = `multi-${binary.version.replaceAll('.', '-')}`;
+    test(`${binary.version}: pods bound by kube-scheduler through both replicas`, async () => {
+      await cluster.scheduler(binary, name, { mode: 'delegated', nodeCacheCapable: true });
+      const localClass = `${name}-local`;
+      const objects: KubeObject[] = [created(build.makeStorageClass(localClass))];
+      for (let n = 0; n < NODES; n++)
+        objects.push(
+          localPV(`${name}-${n}-a`, `node-${n}`, '10Gi', localClass),
+          localPV(`${name}-${n}-b`, `node-${n}`, '10Gi', localClass),
+        );
+      const pods = Array.from({ length: 2 * NODES + 2 }, (_, i) => `${name}-${i}`);
+      for (const p of pods) objects.push(claim(`${p}-data`, localClass));
+      const dynamic = [`${name}-dyn-0`, `${name}-dyn-1`];
+      for (const p of dynamic) objects.push(claim(`${p}-data`, CSI_CLASS));
+      const before = new Map(serviceBinds);
+      await cluster.add(...objects);
+      await cluster.add(...[...pods, ...dynamic].map((p) => pendingPod(p, name, { claims: [`${p}-data`] })));
+      const boundOf = async () =>
+        (await cluster.api.list<Pod>('Pod', 'default')).filter(
+          (p) => p.metadata.name.startsWith(`${name}-`) && p.spec.nodeName,
+        );
+      await waitFor(
+        `every PV used once, every dynamic pod bound`,
+        async () => (await boundOf()).length === 2 * NODES + 2,
+        120_000,
+      ).catch((err) => {
+        throw new Error(
+          `${(err as Error).message}\n${[...pods, ...dynamic].map((p) => cluster.whyNotBound(p)).join('\n')}`,
+        );
+      });
+      // The two pods left over are unschedulable (no PV left), not bound.
+      const boundNames = new Set((await boundOf()).map((b) => b.metadata.name));
+      for (const p of pods) if (!boundNames.has(p)) await cluster.unschedulable(p);
+      assert.equal((await boundOf()).length, 2 * NODES + 2);
+      await settled();
+      await checkCluster();
+      await assumptionsDrain();
+      assert.deepEqual(
+        instances.map((i) => (serviceBinds.get(i.url) ?? 0) > (before.get(i.url) ?? 0)),
+        [true, true],
+        'both replicas bound pods',
+      );
+    });
+  }
 }

@@ -7,12 +7,7 @@ import { rm } from 'node:fs/promises';
 import { created, waitFor } from '../cluster/kube/helpers.ts';
 import { type ApiProxy, startApiProxy } from '../components/api-proxy.ts';
 import { type Component, kubeComponents } from '../components/components.ts';
-import {
-  type ControlPlane,
-  type ControlPlaneOptions,
-  finishTerminatingPods,
-  startControlPlane,
-} from '../components/control-plane.ts';
+import { type ControlPlane, finishTerminatingPods, startControlPlane } from '../components/control-plane.ts';
 import { type CsiProvisioner, startCsiProvisioner } from '../components/csi-provisioner.ts';
 import type { KubeApi, KubeObject } from '../components/kube-api.ts';
 import { renderChart } from '../helpers/chart.ts';
@@ -208,8 +203,6 @@ export interface SchedulerClusterOptions {
   rbac?: ExtenderRbac;
   /** More `serve` flags for the extender. */
   extenderArgs?: string[];
-  /** How the control plane starts (a slow or held PV controller). */
-  controlPlane?: ControlPlaneOptions;
 }
 
 const WRITE_METHODS: Record<string, ApiWrite['method']> = {
@@ -258,7 +251,7 @@ export async function startSchedulerCluster(
     String(options.bindTimeoutSeconds ?? 20),
     ...(options.extenderArgs ?? []),
   ];
-  const plane = await startControlPlane(await components(), options.controlPlane);
+  const plane = await startControlPlane(await components());
   const { api, dir } = { api: plane.admin, dir: plane.dir };
   const stops: (() => void | Promise<void>)[] = [() => plane.stop()];
   try {
@@ -301,14 +294,7 @@ export async function startSchedulerCluster(
     stops.push(async () => {
       await extender.stop();
     });
-    await extenderReady(extender).catch((err) => {
-      throw new Error(
-        `${err.message}\n${extender.logs
-          .slice(-15)
-          .map((l) => JSON.stringify(l).slice(0, 400))
-          .join('\n')}`,
-      );
-    });
+    await extenderReady(extender).catch((err) => { throw new Error(`${err.message}\n${extender.logs.slice(-15).map((l) => JSON.stringify(l).slice(0, 400)).join("\n")}`); });
     const recorder = await startVerbRecorder(extender.url);
     stops.push(() => recorder.stop());
     const schedulers: KubeSchedulerProcess[] = [];
