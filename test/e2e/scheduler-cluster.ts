@@ -294,7 +294,14 @@ export async function startSchedulerCluster(
     stops.push(async () => {
       await extender.stop();
     });
-    await extenderReady(extender).catch((err) => { throw new Error(`${err.message}\n${extender.logs.slice(-15).map((l) => JSON.stringify(l).slice(0, 400)).join("\n")}`); });
+    await extenderReady(extender).catch((err) => {
+      throw new Error(
+        `${err.message}\n${extender.logs
+          .slice(-15)
+          .map((l) => JSON.stringify(l).slice(0, 400))
+          .join('\n')}`,
+      );
+    });
     const recorder = await startVerbRecorder(extender.url);
     stops.push(() => recorder.stop());
     const schedulers: KubeSchedulerProcess[] = [];
