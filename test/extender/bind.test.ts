@@ -12,9 +12,9 @@ import { Framework } from '../../src/framework/runner.ts';
 import { VolumeBindingPlugin } from '../../src/plugins/index.ts';
 import { ANN_SELECTED_VOLUME } from '../../src/volumes/claim-hold.ts';
 import { createExtender, type Extender } from '../../src/wiring.ts';
+import { FakeApiServer, type FakeObject, type RecordedWrite, writeKubeconfig } from '../cluster/kube/fake-apiserver.ts';
 import { node, pod, pv, pvc, storageClass, waitFor } from '../cluster/kube/helpers.ts';
 import { makeNode, makePod } from '../conformance/harness.ts';
-import { FakeApiServer, type FakeObject, type RecordedWrite, writeKubeconfig } from '../e2e/fake-apiserver.ts';
 import { capacityAccountingUnderTest } from '../helpers/capacity-accounting.ts';
 import { createTestExtender } from '../helpers/extender.ts';
 

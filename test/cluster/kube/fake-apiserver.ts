@@ -14,9 +14,9 @@ import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { tempDir } from '../helpers/temp-dir.ts';
-import { type FieldSelector, FieldSelectorError, parseFieldSelector } from './field-selector.ts';
-import { mergePatch, PatchError, serverSideApply, strategicMergePatch } from './strategic-merge.ts';
+import { type FieldSelector, FieldSelectorError, parseFieldSelector } from '../../e2e/field-selector.ts';
+import { mergePatch, PatchError, serverSideApply, strategicMergePatch } from '../../e2e/strategic-merge.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 
 export interface FakeObject {
   apiVersion?: string;

@@ -1,8 +1,8 @@
 // The fake API server speaks the wire protocol the way the real one does where our client depends on it.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { node, pod, pv } from '../cluster/kube/helpers.ts';
 import { FakeApiServer } from './fake-apiserver.ts';
+import { node, pod, pv } from './helpers.ts';
 
 type FakeObjectLike = { metadata: { name: string } };
 
