@@ -206,7 +206,7 @@ describe('KubeWriter volumes', () => {
 
   test('a forced 409 is a Conflict too', async () => {
     server.add(pvc('claim-1'));
-    server.conflictNextPut('/api/v1/namespaces/default/persistentvolumeclaims/claim-1');
+    server.conflictNextPatch('/api/v1/namespaces/default/persistentvolumeclaims/claim-1');
     const err = await rejects(writer.updatePersistentVolumeClaim(readPvc()));
     assert.equal(err.code, 409);
     assert.equal(server.writes.length, 1);
