@@ -3,8 +3,9 @@
 // on a real control plane (test/e2e/scheduler-cluster.ts); this stays only for what a real kube-apiserver cannot be
 // made to do in those tests:
 // - expire history on demand (compact()): a continue token that expires between two pages the client asks for, a
-//   watch whose resourceVersion is 410 Gone after the client saw it (source.test.ts). kube-apiserver compacts etcd on
-//   its own schedule (--etcd-compaction-interval, minutes) and its watch cache keeps a window of its own choosing.
+//   watch whose resourceVersion is 410 Gone after the client saw it (source.test.ts). kube-apiserver compacts etcd at
+//   an interval (--etcd-compaction-interval, 5 min by default), not at a moment a test picks, and its watch cache
+//   keeps a window of its own choosing.
 // - delay or hang answers at a chosen moment (delay(), hold(), loseReplyNext 'hang'): a watch connect that never
 //   answers, a write held until the client's watch has seen its effect, a request timed out after the write applied.
 // - apply a write and lose its reply (loseReplyNext), fail chosen requests with 5xx (failNext) and force a 409
