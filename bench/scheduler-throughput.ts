@@ -3,19 +3,20 @@
 // node), against kube-scheduler alone and through a do-nothing extender (bench/floor-server.ts: every filter passes
 // every node, every prioritize scores 0, instantly: the extender protocol's own price), in one run, alternating.
 //
-// Four kube-schedulers share one control plane, each with its own schedulerName. By default it is a real one
+// Four kube-schedulers share one real control plane, each with its own schedulerName
 // (bench/scheduler/control-plane-cluster.ts: etcd, kube-apiserver, kube-controller-manager's PV controller at its
-// default client limit, or --kcm-qps N); `--api fake` runs the in-repo imitation (its own process) for comparison.
+// default client limit, or --kcm-qps N). The in-repo imitation's figures stay in bench/RESULTS.md
+// (scheduler-throughput-imitation); the imitation itself is gone.
 //   alone        no extender, default plugins (VolumeBinding filters and binds)
 //   do-nothing   the floor server as filter + prioritize extender (nodeCacheCapable)
 //   filter-only  ours, filter/prioritize/preempt (kube-scheduler binds; its VolumeBinding still runs)
 //   delegated    ours, full delegation: bindVerb, every in-tree volume plugin off (the chart's default)
-// Pods per phase are created at once by the API server process, which times creation to last Binding. Where the time
-// goes comes from kube-scheduler's /metrics (scheduling attempt, Bind extension point), ours (verb latency, CPU) and
-// the API server's record of writes. Writes its section of bench/RESULTS.md.
+// Pods per phase are created at once and timed from creation to the last Binding a watch sees. Where the time goes
+// comes from kube-scheduler's /metrics (scheduling attempt, Bind extension point), ours (verb latency, CPU) and
+// kube-apiserver's audit log of writes. Writes its section of bench/RESULTS.md.
 //
 // Run: ./node_modules/.bin/node bench/scheduler-throughput.ts [--nodes 500,5000] [--rounds 2] [--pods 300]
-//        [--api real|fake] [--kcm-qps N]
+//        [--kcm-qps N]
 //        [--claim-pods 150] [--alone-claim-pods 1] [--out bench/RESULTS.md] [--configs delegated,...]
 //        [--profile DIR]   (a CPU profile of our extender, written when it exits)
 import { type ChildProcess, execSync, spawn } from 'node:child_process';
@@ -29,7 +30,6 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startExtender } from '../test/e2e/extender-process.ts';
-import { writeKubeconfig } from '../test/e2e/fake-apiserver.ts';
 import {
   type ExtenderRegistration,
   type KubeSchedulerProcess,
@@ -37,7 +37,7 @@ import {
   startKubeScheduler,
 } from '../test/e2e/kube-scheduler.ts';
 import { writeResultsSection } from './results-section.ts';
-import { startBenchCluster } from './scheduler/control-plane-cluster.ts';
+import { type PhaseResult, startBenchCluster } from './scheduler/control-plane-cluster.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -51,8 +51,6 @@ const { values: args } = parseArgs({
     configs: { type: 'string', default: 'alone,do-nothing,filter-only,delegated' },
     /** Write a CPU profile of our extender into this directory. */
     profile: { type: 'string' },
-    /** `real`: a real control plane (test/components); `fake`: the in-repo imitation of kube-apiserver. */
-    api: { type: 'string', default: 'real' },
     /** kube-controller-manager's --kube-api-qps (burst 1.5×); unset: its default, 20. */
     'kcm-qps': { type: 'string' },
   },
@@ -84,77 +82,15 @@ const FLAVOURS: Record<ConfigId, number[]> = {
   delegated: [0, 1, 3],
 };
 
-interface Phase {
+interface Phase extends PhaseResult {
   config: ConfigId;
   claims: number;
-  count: number;
-  bound: number;
-  seconds: number;
-  misplaced: number;
-  doubleBooked: number;
-  writes: Record<string, number>;
   /** kube-scheduler: mean scheduling attempt (ms) and mean Bind extension point (ms). */
   attemptMs: number;
   bindPointMs: number;
   /** Ours (server side): mean latency per verb (ms) and CPU per pod (ms). */
   verbMs: Record<string, number>;
   cpuMsPerPod: number;
-  /** Real control plane: seconds each claim waited for the PV controller after our write chose its volume. */
-  pvControllerWaits?: number[];
-}
-
-/** Where a size's phases run: a real control plane or the imitation's process. */
-interface PhaseRunner {
-  extenderKubeconfig: string;
-  schedulerKubeconfig: string;
-  pods: number;
-  run(
-    scheduler: string,
-    claims: number,
-    count: number,
-    timeoutMs: number,
-  ): Promise<Omit<Phase, 'config' | 'claims' | 'attemptMs' | 'bindPointMs' | 'verbMs' | 'cpuMsPerPod'>>;
-  stop(): Promise<void>;
-}
-
-async function realRunner(nodes: number): Promise<PhaseRunner> {
-  const qps = args['kcm-qps'] ? Number(args['kcm-qps']) : undefined;
-  const cluster = await startBenchCluster(
-    nodes,
-    qps ? { controllerManagerQps: qps, controllerManagerBurst: Math.ceil(qps * 1.5) } : {},
-  );
-  log(
-    `${nodes} nodes: real control plane ready in ${(cluster.plane.readyInMs.total / 1000).toFixed(1)} s, cluster loaded in ${cluster.loadSeconds.toFixed(0)} s`,
-  );
-  return {
-    extenderKubeconfig: cluster.extenderKubeconfig,
-    schedulerKubeconfig: cluster.schedulerKubeconfig,
-    pods: cluster.pods,
-    run: (scheduler, claims, count, timeoutMs) => cluster.phase(scheduler, claims, count, timeoutMs),
-    stop: () => cluster.stop(),
-  };
-}
-
-async function fakeRunner(nodes: number, dir: string): Promise<PhaseRunner> {
-  const api = spawn(process.execPath, [join(ROOT, 'bench/scheduler/apiserver-process.ts'), String(nodes)], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  const apiOut = jsonLines(api);
-  const { url, pods } = await apiOut<{ url: string; pods: number }>();
-  const kubeconfig = await writeKubeconfig(url, dir);
-  return {
-    extenderKubeconfig: kubeconfig,
-    schedulerKubeconfig: kubeconfig,
-    pods,
-    async run(scheduler, claims, count, timeoutMs) {
-      api.stdin!.write(`${JSON.stringify({ cmd: 'pods', scheduler, claims, count, timeoutMs })}\n`);
-      return apiOut();
-    },
-    async stop() {
-      api.stdin!.end();
-      await once(api, 'exit');
-    },
-  };
 }
 
 async function freePort(): Promise<number> {
@@ -230,11 +166,18 @@ function total(m: Map<string, number>, name: string, labels: Record<string, stri
 
 async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Phase[]; pods: number }> {
   const dir = await mkdtemp(join(tmpdir(), 'scheduler-throughput-'));
-  log(`${nodes} nodes: loading the ${args.api === 'fake' ? 'fake API server' : 'real control plane'}`);
-  const runner = args.api === 'fake' ? await fakeRunner(nodes, dir) : await realRunner(nodes);
-  const { pods } = runner;
+  log(`${nodes} nodes: loading the real control plane`);
+  const qps = args['kcm-qps'] ? Number(args['kcm-qps']) : undefined;
+  const cluster = await startBenchCluster(
+    nodes,
+    qps ? { controllerManagerQps: qps, controllerManagerBurst: Math.ceil(qps * 1.5) } : {},
+  );
+  log(
+    `${nodes} nodes: real control plane ready in ${(cluster.plane.readyInMs.total / 1000).toFixed(1)} s, cluster loaded in ${cluster.loadSeconds.toFixed(0)} s`,
+  );
+  const { pods } = cluster;
   const extender = await startExtender(
-    runner.extenderKubeconfig,
+    cluster.extenderKubeconfig,
     ['--bind-timeout-seconds', '600'],
     args.profile ? ['--cpu-prof', `--cpu-prof-dir=${args.profile}`] : [],
   );
@@ -260,7 +203,7 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
     const ks = await startKubeScheduler(
       binary,
       dir,
-      { kubeconfig: runner.schedulerKubeconfig, schedulerName: `bench-${id}`, extender: registrations[id] },
+      { kubeconfig: cluster.schedulerKubeconfig, schedulerName: `bench-${id}`, extender: registrations[id] },
       [
         `--secure-port=${port}`,
         '--bind-address=127.0.0.1',
@@ -271,7 +214,7 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
     schedulers.set(id, { ks, metrics: `https://127.0.0.1:${port}/metrics` });
   }
   const command = (scheduler: string, claims: number, count: number, timeoutMs: number) =>
-    runner.run(scheduler, claims, count, timeoutMs);
+    cluster.phase(scheduler, claims, count, timeoutMs);
 
   // Warm-up: every kube-scheduler synced (the extender too) once a pod of its own is bound.
   for (const id of CONFIGS) {
@@ -336,7 +279,7 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
   for (const { ks } of schedulers.values()) await ks.stop();
   floor.kill();
   await extender.stop();
-  await runner.stop();
+  await cluster.stop();
   await rm(dir, { recursive: true, force: true });
   return { phases, alone, pods };
 }
@@ -365,10 +308,10 @@ const CLAIMS_LABEL: Record<number, string> = { 0: 'no claims', 1: '1 local claim
 let md = `<!-- scheduler-throughput: written by bench/scheduler-throughput.ts -->
 ## Scheduling throughput with a real kube-scheduler (issues 21, 24)
 
-Written by \`./node_modules/.bin/node bench/scheduler-throughput.ts --api ${args.api}${args['kcm-qps'] ? ` --kcm-qps ${args['kcm-qps']}` : ''} --nodes ${args.nodes} --rounds ${rounds} --pods ${plainPods} --claim-pods ${claimPods} --alone-claim-pods ${aloneClaimPods}\`.
+Written by \`./node_modules/.bin/node bench/scheduler-throughput.ts${args['kcm-qps'] ? ` --kcm-qps ${args['kcm-qps']}` : ''} --nodes ${args.nodes} --rounds ${rounds} --pods ${plainPods} --claim-pods ${claimPods} --alone-claim-pods ${aloneClaimPods}\`.
 
 - **When**: ${started.toISOString()}; kube-scheduler ${binary.version}; load before: \`${loadBefore}\`; after: \`${loadAfter}\`
-- **Cluster**: the local-storage shape (\`LOCAL_STORAGE_SHAPE\`: ten local PVs per node, 30 % bound, one CSIStorageCapacity per node), ${args.api === 'fake' ? 'served by the in-repo fake API server in its own process with the PV controller and a CSI provisioner simulated' : `on a real control plane (etcd, kube-apiserver and kube-controller-manager ${binary.version}: its PV controller at --kube-api-qps ${args['kcm-qps'] ?? '20 (default)'}; a stand-in CSI external-provisioner); the extender runs as the chart's ServiceAccount`}; four kube-schedulers (one per column, own schedulerName) share it.
+- **Cluster**: the local-storage shape (\`LOCAL_STORAGE_SHAPE\`: ten local PVs per node, 30 % bound, one CSIStorageCapacity per node), on a real control plane (etcd, kube-apiserver and kube-controller-manager ${binary.version}: its PV controller at --kube-api-qps ${args['kcm-qps'] ?? '20 (default)'}; a stand-in CSI external-provisioner); the extender runs as the chart's ServiceAccount; four kube-schedulers (one per column, own schedulerName) share it.
 - **Method**: per phase N pending pods created at once; pods/s from their creation to their last Binding, as the API server saw it. ${rounds} rounds, configurations alternating (forward, then backward); the rate is the pooled one, the range the per-round rates. Claim pods: ${claimPods} with 1 claim, ${Math.ceil(claimPods / 2)} with 3; claim-less: ${plainPods}.
 - **Columns**: *alone*: kube-scheduler only, default plugins. *do-nothing*: through \`bench/floor-server.ts\` as filter + prioritize extender (answers at once: the extender protocol's own price). *filter-only*: ours, kube-scheduler binds (its VolumeBinding runs first, so claim pods cost what they cost alone). *delegated*: ours, full delegation (bindVerb, VolumeBinding/VolumeZone/VolumeRestrictions/NodeVolumeLimits off: the chart's default).
 `;
@@ -422,7 +365,7 @@ for (const r of results) {
         .join(', ');
       const ours = id === 'filter-only' || id === 'delegated';
       const ms = (x: number) => `${x.toFixed(2)} ms`;
-      const waits = ps.flatMap((p) => p.pvControllerWaits ?? []).sort((a, b) => a - b);
+      const waits = ps.flatMap((p) => p.pvControllerWaits).sort((a, b) => a - b);
       const pct = (q: number) => waits[Math.min(waits.length - 1, Math.floor(q * waits.length))];
       const waitText = waits.length > 0 ? `${pct(0.5).toFixed(2)} / ${pct(0.99).toFixed(2)} s` : '—';
       md += `| ${id} | ${CLAIMS_LABEL[claims]} | ${ms(avg((p) => p.attemptMs))} | ${ms(avg((p) => p.bindPointMs))} | ${ours ? ms(avg((p) => p.verbMs.filter)) : '—'} | ${ours ? ms(avg((p) => p.verbMs.prioritize)) : '—'} | ${id === 'delegated' ? ms(avg((p) => p.verbMs.bind)) : '—'} | ${ours ? ms(avg((p) => p.cpuMsPerPod)) : '—'} | ${waitText} | ${writeText} | ${ps.reduce((s, p) => s + p.misplaced, 0)} / ${Math.max(...ps.map((p) => p.doubleBooked))} |\n`;

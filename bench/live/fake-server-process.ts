@@ -12,7 +12,7 @@
 // It exits when its stdin closes (its parent is gone).
 // Usage: node bench/live/fake-server-process.ts NODES PODS | --local-storage NODES
 import { createInterface } from 'node:readline';
-import { FakeApiServer, type FakeObject } from '../../test/e2e/fake-apiserver.ts';
+import { FakeApiServer, type FakeObject } from '../../test/cluster/kube/fake-apiserver.ts';
 import { generateCluster, LOCAL_STORAGE_SHAPE, nodeName } from '../synthetic.ts';
 import { syntheticNode, syntheticPod } from './synthetic.ts';
 

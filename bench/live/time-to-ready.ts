@@ -11,7 +11,7 @@ import { NodeInfoCache } from '../../src/cache/cache.ts';
 import { KubeSource } from '../../src/cluster/kube/source.ts';
 import { loadKubeConfig } from '../../src/cluster/kubeconfig.ts';
 import { ClusterStore } from '../../src/cluster/store.ts';
-import { writeKubeconfig } from '../../test/e2e/fake-apiserver.ts';
+import { writeKubeconfig } from '../../test/cluster/kube/fake-apiserver.ts';
 import { collectGarbage } from './memory.ts';
 
 export interface FakeApiServerProcess {

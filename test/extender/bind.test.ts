@@ -12,10 +12,9 @@ import { Framework } from '../../src/framework/runner.ts';
 import { VolumeBindingPlugin } from '../../src/plugins/index.ts';
 import { ANN_SELECTED_VOLUME } from '../../src/volumes/claim-hold.ts';
 import { createExtender, type Extender } from '../../src/wiring.ts';
+import { FakeApiServer, type FakeObject, type RecordedWrite, writeKubeconfig } from '../cluster/kube/fake-apiserver.ts';
 import { node, pod, pv, pvc, storageClass, waitFor } from '../cluster/kube/helpers.ts';
 import { makeNode, makePod } from '../conformance/harness.ts';
-import { FakeApiServer, type FakeObject, type RecordedWrite, writeKubeconfig } from '../e2e/fake-apiserver.ts';
-import { startVolumeControllers } from '../e2e/volume-controllers.ts';
 import { capacityAccountingUnderTest } from '../helpers/capacity-accounting.ts';
 import { createTestExtender } from '../helpers/extender.ts';
 
@@ -121,12 +120,42 @@ describe('a bind whose Binding or claim write may have been applied', () => {
     close(): Promise<void>;
   }
 
-  /** `pvController`: run the PV controller and provisioner (default true). */
+  /**
+   * kube-controller-manager's PV controller as far as these binds need it: a PV whose claimRef names an unbound claim
+   * binds that claim (syncVolume). Returns the unsubscribe function.
+   */
+  const pvControllerOf = (server: FakeApiServer) =>
+    server.subscribe(({ kind, object }) => {
+      if (kind !== 'PersistentVolume') return;
+      const volume = server.get('PersistentVolume', object.metadata.name);
+      const ref = (volume?.spec as { claimRef?: { name: string; namespace?: string; uid?: string } } | undefined)
+        ?.claimRef;
+      if (!volume || !ref || (volume.status as { phase?: string } | undefined)?.phase === 'Bound') return;
+      const claim = server.get('PersistentVolumeClaim', ref.name, ref.namespace);
+      const spec = claim?.spec as { volumeName?: string } | undefined;
+      if (!claim || (ref.uid && claim.metadata.uid !== ref.uid) || spec?.volumeName) return;
+      server.update({
+        ...claim,
+        metadata: {
+          ...claim.metadata,
+          annotations: {
+            ...(claim.metadata.annotations as Record<string, string> | undefined),
+            'pv.kubernetes.io/bind-completed': 'yes',
+            'pv.kubernetes.io/bound-by-controller': 'yes',
+          },
+        },
+        spec: { ...spec, volumeName: volume.metadata.name },
+        status: { phase: 'Bound' },
+      });
+      server.update({ ...volume, status: { phase: 'Bound' } });
+    });
+
+  /** `pvController`: run the PV controller (default true). */
   async function live(objects: FakeObject[], { pvController = true } = {}): Promise<Live> {
     const server = new FakeApiServer({ bookmarkIntervalMs: 50 });
     await server.start();
     server.add(...objects);
-    const controllers = pvController ? startVolumeControllers(server) : undefined;
+    const stopPvController = pvController ? pvControllerOf(server) : undefined;
     const kubeConfig = loadKubeConfig({ kubeconfig: await writeKubeconfig(server.url) });
     const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
     const extender = await createExtender({
@@ -146,7 +175,7 @@ describe('a bind whose Binding or claim write may have been applied', () => {
         (await extender.binder.bind({ PodName: 'web', PodNamespace: 'default', PodUID: uid, Node: node })).Error,
       bindings: () => server.writes.filter((w) => w.path === BINDING),
       async close() {
-        controllers?.stop();
+        stopPvController?.();
         await extender.close();
         await server.stop();
       },

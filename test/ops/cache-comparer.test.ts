@@ -7,8 +7,8 @@ import { loadKubeConfig } from '../../src/cluster/kubeconfig.ts';
 import { ClusterStore } from '../../src/cluster/store.ts';
 import type { Node, Pod } from '../../src/cluster/types.ts';
 import { compareCache } from '../../src/ops/cache-comparer.ts';
+import { FakeApiServer, writeKubeconfig } from '../cluster/kube/fake-apiserver.ts';
 import { node, pod } from '../cluster/kube/helpers.ts';
-import { FakeApiServer, writeKubeconfig } from '../e2e/fake-apiserver.ts';
 
 let rv = 1;
 function asNode(name: string): Node {

@@ -1,7 +1,7 @@
 // Shared pieces of the live-cluster tests: the shared builders' objects as a client creates them, polling waits.
 import type { AnyObject, PersistentVolume, PersistentVolumeClaim } from '../../../src/cluster/types.ts';
-import type { FakeApiServer, FakeObject } from '../../e2e/fake-apiserver.ts';
 import * as build from '../../helpers/objects.ts';
+import type { FakeApiServer, FakeObject } from './fake-apiserver.ts';
 
 /** Polls `check` until it returns a truthy value; fails with `what` after a generous deadline. */
 // The ceiling only bounds a hang and measures nothing: generous, since CI machines are small and shared.

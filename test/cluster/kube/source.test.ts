@@ -7,8 +7,8 @@ import { loadKubeConfig } from '../../../src/cluster/kubeconfig.ts';
 import type { StoreEvent } from '../../../src/cluster/store.ts';
 import { ClusterStore } from '../../../src/cluster/store.ts';
 import { KINDS } from '../../../src/cluster/types.ts';
-import { FakeApiServer, writeKubeconfig } from '../../e2e/fake-apiserver.ts';
 import { type RecordingLogger, recordingLogger } from '../../helpers/log.ts';
+import { FakeApiServer, writeKubeconfig } from './fake-apiserver.ts';
 import { node, pod, storageObjects, waitFor, workloadObjects } from './helpers.ts';
 
 interface Harness {

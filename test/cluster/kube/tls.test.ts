@@ -9,8 +9,8 @@ import { KubeWriter } from '../../../src/cluster/kube/writer.ts';
 import { loadKubeConfig } from '../../../src/cluster/kubeconfig.ts';
 import { ClusterStore } from '../../../src/cluster/store.ts';
 import { WriteError } from '../../../src/cluster/writer.ts';
-import { FakeApiServer, writeKubeconfig } from '../../e2e/fake-apiserver.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
+import { FakeApiServer, writeKubeconfig } from './fake-apiserver.ts';
 import { node, pod, waitFor } from './helpers.ts';
 
 /** A self-signed certificate for 127.0.0.1, or undefined when openssl is not installed. */

@@ -5,7 +5,7 @@ import { after, before, it } from 'node:test';
 import { Watch } from '@kubernetes/client-node';
 import { watchWithInactivityTimeout } from '../../../src/cluster/kube/reflector.ts';
 import { loadKubeConfig } from '../../../src/cluster/kubeconfig.ts';
-import { FakeApiServer, writeKubeconfig } from '../../e2e/fake-apiserver.ts';
+import { FakeApiServer, writeKubeconfig } from './fake-apiserver.ts';
 
 let server: FakeApiServer;
 let kubeConfig: ReturnType<typeof loadKubeConfig>;

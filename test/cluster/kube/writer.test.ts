@@ -7,8 +7,8 @@ import { KubeWriter } from '../../../src/cluster/kube/writer.ts';
 import { loadKubeConfig } from '../../../src/cluster/kubeconfig.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from '../../../src/cluster/types.ts';
 import { WriteError } from '../../../src/cluster/writer.ts';
-import { FakeApiServer, type FakeObject, writeKubeconfig } from '../../e2e/fake-apiserver.ts';
 import { type RecordingLogger, recordingLogger } from '../../helpers/log.ts';
+import { FakeApiServer, type FakeObject, writeKubeconfig } from './fake-apiserver.ts';
 import { pod, pv, pvc } from './helpers.ts';
 
 let server: FakeApiServer;
@@ -206,7 +206,7 @@ describe('KubeWriter volumes', () => {
 
   test('a forced 409 is a Conflict too', async () => {
     server.add(pvc('claim-1'));
-    server.conflictNextPut('/api/v1/namespaces/default/persistentvolumeclaims/claim-1');
+    server.conflictNextPatch('/api/v1/namespaces/default/persistentvolumeclaims/claim-1');
     const err = await rejects(writer.updatePersistentVolumeClaim(readPvc()));
     assert.equal(err.code, 409);
     assert.equal(server.writes.length, 1);

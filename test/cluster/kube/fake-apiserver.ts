@@ -1,22 +1,39 @@
-// A small, honest fake of the Kubernetes API server for tests and benches (node:http, plain HTTP, 127.0.0.1 only).
-// It keeps objects in memory per resource with one global resourceVersion counter and a bounded event history, and
-// speaks the parts of the API the extender and a real kube-scheduler use: discovery, paginated LIST (limit/continue,
-// fieldSelector), WATCH as JSON lines with ADDED/MODIFIED/DELETED/BOOKMARK, replay from a resourceVersion (410 Gone once
-// it is compacted away) and the streaming watch-list (sendInitialEvents), GET, PUT with a resourceVersion precondition
-// (409), merge and strategic merge PATCH, server-side apply on status, the status subresource, POST (create and
-// pods/{name}/binding), DELETE with preconditions. Every write is recorded, and fault hooks let a test drop watch
-// streams, fail or delay calls, forbid resources (RBAC 403), apply a write and lose its reply, force conflicts and
-// silence watches.
+// A fake of kube-apiserver for the extender's own client tests (test/cluster/kube, test/extender/bind.test.ts,
+// test/ops/cache-comparer.test.ts) and the ingest benches (bench/live, bench/results.ts). Every end-to-end suite runs
+// on a real control plane (test/e2e/scheduler-cluster.ts); this stays only for what a real kube-apiserver cannot be
+// made to do in those tests:
+// - expire history on demand (compact()): a continue token that expires between two pages the client asks for, a
+//   watch whose resourceVersion is 410 Gone after the client saw it (source.test.ts). kube-apiserver compacts etcd at
+//   an interval (--etcd-compaction-interval, 5 min by default), not at a moment a test picks, and its watch cache
+//   keeps a window of its own choosing.
+// - delay or hang answers at a chosen moment (delay(), hold(), loseReplyNext 'hang'): a watch connect that never
+//   answers, a write held until the client's watch has seen its effect, a request timed out after the write applied.
+// - apply a write and lose its reply (loseReplyNext), fail chosen requests with 5xx (failNext) and force a 409
+//   (conflictNextPatch), in a scripted order the tests assert exactly ([201 lost, 500, 500, 500]).
+// - hold every watch event back while reads and writes go on, then deliver them (silenceWatches), drop or end every
+//   stream at once (dropWatches, endWatches), and send bookmarks every few ms (bookmarkIntervalMs): a real one sends
+//   the first bookmark on a quiet watch only ~120 s after it opened, on no schedule a client sets.
+// - count requests exactly: every request (query, Authorization, User-Agent) and every write (body, content type,
+//   status, lost or not) in arrival order, readable synchronously the moment it is answered, faults included.
+// - serve 150,000 pods from memory, loaded in seconds without history (load()), and write 10,000 watch events as fast
+//   as a reader reads them: through a real kube-apiserver and etcd on these 2 cores each object goes through
+//   admission and storage one by one, and an ingest bench would measure the API server rather than the extender.
+// A fault-injecting proxy in front of a real kube-apiserver could do the faults, not the compaction, the silenced
+// watches or the bookmarks; and these tests run in milliseconds in `npm test` on a machine without Go.
+//
+// What it serves is what the extender's client sends, nothing more: /version; the 15 kinds it lists and watches
+// (src/cluster/kube/resources.ts) in memory, one global resourceVersion counter and a bounded event history;
+// paginated LIST (limit/continue, 410 Expired); WATCH as JSON lines (ADDED/MODIFIED/DELETED/BOOKMARK, replay from a
+// resourceVersion, 410 Gone once compacted, timeoutSeconds); GET; JSON merge PATCH with resourceVersion and UID
+// preconditions (409); POST pods/{name}/binding with its UID precondition; TLS with a given certificate. Options and
+// media types it does not serve are refused, never ignored.
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
-import { tempDir } from '../helpers/temp-dir.ts';
-import { type FieldSelector, FieldSelectorError, parseFieldSelector } from './field-selector.ts';
-import { mergePatch, PatchError, serverSideApply, strategicMergePatch } from './strategic-merge.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 
 export interface FakeObject {
   apiVersion?: string;
@@ -37,52 +54,32 @@ interface ResourceType {
   apiVersion: string;
   plural: string;
   namespaced: boolean;
-  /** Has a status subresource: writes to the object keep its status, writes to /status keep everything else. */
-  status?: boolean;
 }
 
+// The kinds the extender's client lists and watches (src/cluster/kube/resources.ts), nothing more.
 const TYPES: ResourceType[] = [
-  { kind: 'Namespace', apiVersion: 'v1', plural: 'namespaces', namespaced: false, status: true },
-  { kind: 'Node', apiVersion: 'v1', plural: 'nodes', namespaced: false, status: true },
-  { kind: 'Pod', apiVersion: 'v1', plural: 'pods', namespaced: true, status: true },
-  { kind: 'PersistentVolume', apiVersion: 'v1', plural: 'persistentvolumes', namespaced: false, status: true },
-  { kind: 'PersistentVolumeClaim', apiVersion: 'v1', plural: 'persistentvolumeclaims', namespaced: true, status: true },
-  { kind: 'Event', apiVersion: 'v1', plural: 'events', namespaced: true },
-  { kind: 'Service', apiVersion: 'v1', plural: 'services', namespaced: true, status: true },
-  { kind: 'ReplicationController', apiVersion: 'v1', plural: 'replicationcontrollers', namespaced: true, status: true },
-  { kind: 'ReplicaSet', apiVersion: 'apps/v1', plural: 'replicasets', namespaced: true, status: true },
-  { kind: 'StatefulSet', apiVersion: 'apps/v1', plural: 'statefulsets', namespaced: true, status: true },
-  { kind: 'Event', apiVersion: 'events.k8s.io/v1', plural: 'events', namespaced: true },
-  { kind: 'Lease', apiVersion: 'coordination.k8s.io/v1', plural: 'leases', namespaced: true },
+  { kind: 'Namespace', apiVersion: 'v1', plural: 'namespaces', namespaced: false },
+  { kind: 'Node', apiVersion: 'v1', plural: 'nodes', namespaced: false },
+  { kind: 'Pod', apiVersion: 'v1', plural: 'pods', namespaced: true },
+  { kind: 'PersistentVolume', apiVersion: 'v1', plural: 'persistentvolumes', namespaced: false },
+  { kind: 'PersistentVolumeClaim', apiVersion: 'v1', plural: 'persistentvolumeclaims', namespaced: true },
+  { kind: 'Service', apiVersion: 'v1', plural: 'services', namespaced: true },
+  { kind: 'ReplicationController', apiVersion: 'v1', plural: 'replicationcontrollers', namespaced: true },
+  { kind: 'ReplicaSet', apiVersion: 'apps/v1', plural: 'replicasets', namespaced: true },
+  { kind: 'StatefulSet', apiVersion: 'apps/v1', plural: 'statefulsets', namespaced: true },
   { kind: 'StorageClass', apiVersion: 'storage.k8s.io/v1', plural: 'storageclasses', namespaced: false },
   { kind: 'CSINode', apiVersion: 'storage.k8s.io/v1', plural: 'csinodes', namespaced: false },
   { kind: 'CSIDriver', apiVersion: 'storage.k8s.io/v1', plural: 'csidrivers', namespaced: false },
   { kind: 'CSIStorageCapacity', apiVersion: 'storage.k8s.io/v1', plural: 'csistoragecapacities', namespaced: true },
-  {
-    kind: 'VolumeAttachment',
-    apiVersion: 'storage.k8s.io/v1',
-    plural: 'volumeattachments',
-    namespaced: false,
-    status: true,
-  },
-  {
-    kind: 'PodDisruptionBudget',
-    apiVersion: 'policy/v1',
-    plural: 'poddisruptionbudgets',
-    namespaced: true,
-    status: true,
-  },
+  { kind: 'PodDisruptionBudget', apiVersion: 'policy/v1', plural: 'poddisruptionbudgets', namespaced: true },
   { kind: 'PriorityClass', apiVersion: 'scheduling.k8s.io/v1', plural: 'priorityclasses', namespaced: false },
-  { kind: 'ResourceClaim', apiVersion: 'resource.k8s.io/v1', plural: 'resourceclaims', namespaced: true, status: true },
-  { kind: 'ResourceSlice', apiVersion: 'resource.k8s.io/v1', plural: 'resourceslices', namespaced: false },
-  { kind: 'DeviceClass', apiVersion: 'resource.k8s.io/v1', plural: 'deviceclasses', namespaced: false },
 ];
 
-/** By `apiVersion/kind`, and by kind alone for the first type of that kind (core Event before events.k8s.io's). */
+/** By `apiVersion/kind` and by kind alone. */
 const BY_KIND = new Map<string, ResourceType>();
 for (const t of TYPES) {
   BY_KIND.set(`${t.apiVersion}/${t.kind}`, t);
-  if (!BY_KIND.has(t.kind)) BY_KIND.set(t.kind, t);
+  BY_KIND.set(t.kind, t);
 }
 const BY_PATH = new Map(TYPES.map((t) => [`${t.apiVersion}/${t.plural}`, t]));
 
@@ -90,7 +87,7 @@ const BY_PATH = new Map(TYPES.map((t) => [`${t.apiVersion}/${t.plural}`, t]));
 export interface RecordedWrite {
   method: string;
   path: string;
-  /** Parsed request body (undefined for DELETE without body). */
+  /** Parsed request body. */
   body: unknown;
   contentType?: string;
   status: number;
@@ -124,8 +121,6 @@ interface HistoryEvent {
   resource: ResourceType;
   namespace?: string;
   json: string;
-  /** The object before a MODIFIED, so a field-selected watch can tell it entered or left the selection. */
-  prevJson?: string;
 }
 
 interface Entry {
@@ -136,7 +131,6 @@ interface Entry {
 interface Watcher {
   resource: ResourceType;
   namespace?: string;
-  fields?: FieldSelector;
   res: ServerResponse;
   bookmarks: boolean;
   /** Output held back while watches are silenced. */
@@ -170,8 +164,6 @@ export interface FakeApiServerOptions {
   bookmarkIntervalMs?: number;
   /** Events kept for watch replay; older ones are compacted away (410 Gone). Default 10,000. */
   historyLimit?: number;
-  /** Answer every request after this many ms (see also delay()). */
-  delayMs?: number;
   /** Serve HTTPS with this key and certificate (PEM) instead of plain HTTP. */
   tls?: { key: string; cert: string };
 }
@@ -210,8 +202,6 @@ export class FakeApiServer {
   readonly #watchers = new Set<Watcher>();
   readonly #lists = new Map<string, ListSnapshot>();
   readonly #fail: FailRule[] = [];
-  /** Plural resource names every request for is refused with 403, as RBAC refuses a role without them. */
-  readonly #forbidden = new Set<string>();
   readonly #lose: LoseRule[] = [];
   /** Responses held open by a 'hang' rule, ended at stop(). */
   readonly #hung = new Set<ServerResponse>();
@@ -222,7 +212,7 @@ export class FakeApiServer {
   #rv = 1000;
   /** Watches from a resourceVersion below this get 410 Gone. */
   #compactedRv = 1000;
-  #delayMs: number;
+  #delayMs = 0;
   readonly #delays = new Set<NodeJS.Timeout>();
   #silent = false;
   #listSeq = 0;
@@ -230,7 +220,7 @@ export class FakeApiServer {
   readonly writes: RecordedWrite[] = [];
   /** Every request, in order. */
   readonly requests: RecordedRequest[] = [];
-  /** Called after every write request is answered (tests simulate controllers with it). */
+  /** Called after every write request is answered: a test makes another writer act at that moment. */
   onWrite: ((write: RecordedWrite) => void) | undefined;
   readonly #listeners = new Set<(event: StoredEvent) => void>();
   url = '';
@@ -238,7 +228,6 @@ export class FakeApiServer {
   constructor(options: FakeApiServerOptions = {}) {
     this.#bookmarkIntervalMs = options.bookmarkIntervalMs ?? 100;
     this.#historyLimit = options.historyLimit ?? 10_000;
-    this.#delayMs = options.delayMs ?? 0;
     const handler = (req: IncomingMessage, res: ServerResponse) => {
       this.#handle(req, res).catch((err: unknown) => {
         if (!res.headersSent) this.#send(res, 500, status(500, 'InternalError', String(err)));
@@ -367,19 +356,6 @@ export class FakeApiServer {
     this.#lose.push({ path, remaining: count, method, how });
   }
 
-  /**
-   * Refuses every request for these resources (plural names) with RBAC's 403 Forbidden until allow(): a role that
-   * lacks them.
-   */
-  forbid(...plurals: string[]): void {
-    for (const p of plurals) this.#forbidden.add(p);
-  }
-
-  /** Grants what forbid() refused: the role gains the resources. */
-  allow(...plurals: string[]): void {
-    for (const p of plurals) this.#forbidden.delete(p);
-  }
-
   /** Forgets every pending failNext and loseReplyNext rule. */
   clearFailures(): void {
     this.#fail.length = 0;
@@ -405,8 +381,8 @@ export class FakeApiServer {
     this.#delayMs = ms;
   }
 
-  /** The next `count` PUT/PATCH requests to exactly this path get 409 Conflict whatever their resourceVersion. */
-  conflictNextPut(path: string, count = 1): void {
+  /** The next `count` PATCH requests to exactly this path get 409 Conflict whatever their resourceVersion. */
+  conflictNextPatch(path: string, count = 1): void {
     this.#conflicts.set(path, (this.#conflicts.get(path) ?? 0) + count);
   }
 
@@ -468,7 +444,7 @@ export class FakeApiServer {
     };
     const json = JSON.stringify(full);
     map.set(key, { json, rv });
-    this.#emit({ rv, type: old ? 'MODIFIED' : 'ADDED', resource: type, namespace, json, prevJson: old?.json });
+    this.#emit({ rv, type: old ? 'MODIFIED' : 'ADDED', resource: type, namespace, json });
     return full;
   }
 
@@ -489,7 +465,8 @@ export class FakeApiServer {
 
   /**
    * Calls `listener` after every change, whoever made it (an HTTP client or a test), as a watch of every kind would
-   * see it: simulated controllers react to the state, not to one client's requests. Returns the unsubscribe function.
+   * see it: a test's stand-in controller reacts to the state, not to one client's requests. Returns the unsubscribe
+   * function.
    */
   subscribe(listener: (event: StoredEvent) => void): () => void {
     this.#listeners.add(listener);
@@ -511,25 +488,9 @@ export class FakeApiServer {
     }
     for (const w of this.#watchers) {
       if (w.resource === event.resource && (!w.namespace || w.namespace === event.namespace)) {
-        const line = this.#eventLine(event, w.fields);
-        if (line) this.#write(w, line);
+        this.#write(w, eventLine(event));
       }
     }
-  }
-
-  /**
-   * The watch line of an event for a watcher, or undefined when the watcher does not see it. With a field selector,
-   * an object that starts matching arrives as ADDED and one that stops matching as DELETED, as kube-apiserver does.
-   */
-  #eventLine(event: HistoryEvent, fields: FieldSelector | undefined): string | undefined {
-    let type: string = event.type;
-    if (fields) {
-      const now = fields(JSON.parse(event.json));
-      const before = event.type === 'MODIFIED' && event.prevJson ? fields(JSON.parse(event.prevJson)) : now;
-      if (!now && !before) return undefined;
-      if (event.type === 'MODIFIED' && now !== before) type = now ? 'ADDED' : 'DELETED';
-    }
-    return `{"type":"${type}","object":${event.json}}\n`;
   }
 
   #write(w: Watcher, line: string): void {
@@ -550,17 +511,15 @@ export class FakeApiServer {
     res.end(text);
   }
 
-  async #body(req: IncomingMessage): Promise<{ raw: string; parsed: unknown }> {
+  async #body(req: IncomingMessage): Promise<unknown> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
-    if (!raw) return { raw, parsed: undefined };
-    // An apply patch is YAML (of which JSON is a part); everything else must be JSON.
-    const yaml = mediaType(req.headers['content-type']) === 'application/apply-patch+yaml';
+    if (!raw) return undefined;
     try {
-      return { raw, parsed: yaml ? parseYaml(raw) : JSON.parse(raw) };
+      return JSON.parse(raw);
     } catch {
-      throw new HttpError(400, 'BadRequest', `request body is not ${yaml ? 'YAML' : 'JSON'}`);
+      throw new HttpError(400, 'BadRequest', 'request body is not JSON');
     }
   }
 
@@ -573,15 +532,14 @@ export class FakeApiServer {
     const request = { method, path: url.pathname, query, watch, authorization, userAgent };
     this.requests.push(request);
     for (const hold of this.#holds) if (hold.match(request)) await hold.released;
-    const discovery = method === 'GET' ? this.#discovery(url.pathname) : undefined;
-    if (discovery) {
-      this.#send(res, 200, discovery);
+    if (method === 'GET' && url.pathname === '/version') {
+      this.#send(res, 200, { major: '1', minor: '35', gitVersion: 'v1.35.0-fake', platform: 'linux/amd64' });
       return;
     }
     const isWrite = method !== 'GET';
     let body: unknown;
     try {
-      if (isWrite) body = (await this.#body(req)).parsed;
+      if (isWrite) body = await this.#body(req);
     } catch (err) {
       if (!(err instanceof HttpError)) throw err;
       this.#send(res, err.code, status(err.code, err.reason, err.message));
@@ -628,18 +586,8 @@ export class FakeApiServer {
 
     try {
       const route = this.#route(url.pathname);
-      const { plural, apiVersion } = route.type;
-      if (this.#forbidden.has(plural)) {
-        const verb = watch ? 'watch' : method !== 'GET' ? method.toLowerCase() : route.name ? 'get' : 'list';
-        const group = apiVersion.includes('/') ? apiVersion.split('/')[0] : '';
-        const scope = route.namespace ? `in the namespace "${route.namespace}"` : 'at the cluster scope';
-        throw new HttpError(
-          403,
-          'Forbidden',
-          `${plural} is forbidden: User "system:serviceaccount:kube-system:topology-extender" cannot ${verb} resource "${plural}" in API group "${group}" ${scope}`,
-          { kind: plural },
-        );
-      }
+      const unserved = UNSERVED.find((option) => option in query);
+      if (unserved) throw new HttpError(400, 'BadRequest', `the fake API server does not serve ${unserved}`);
       if (watch) {
         if (method !== 'GET' || route.name)
           throw new HttpError(405, 'MethodNotAllowed', 'watch needs a collection GET');
@@ -702,185 +650,47 @@ export class FakeApiServer {
     const { type, namespace, name, sub } = route;
     if (!name) {
       if (method === 'GET') return { code: 200, body: this.#list(type, namespace, query) };
-      if (method === 'POST') {
-        const obj = body as FakeObject;
-        if (!obj?.metadata?.name) throw new HttpError(422, 'Invalid', 'metadata.name: Required value');
-        const ns = type.namespaced ? (namespace ?? obj.metadata.namespace ?? 'default') : undefined;
-        if (this.#objects.get(type)!.has(this.#key(type, obj.metadata.name, ns))) {
-          throw new HttpError(409, 'AlreadyExists', `${type.plural} "${obj.metadata.name}" already exists`, {
-            name: obj.metadata.name,
-            kind: type.plural,
-          });
-        }
-        const { uid: _u, resourceVersion: _r, ...meta } = obj.metadata;
-        return {
-          code: 201,
-          body: this.#put(type, { ...obj, metadata: { ...meta, name: meta.name, namespace: ns } }, true),
-        };
-      }
       throw new HttpError(405, 'MethodNotAllowed', `${method} is not supported on ${path}`);
     }
     if (sub === 'binding' && type.kind === 'Pod') {
       if (method !== 'POST') throw new HttpError(405, 'MethodNotAllowed', `${method} is not supported on ${path}`);
       return this.#bind(name, namespace, body);
     }
-    if (sub && !(sub === 'status' && type.status)) {
-      throw new HttpError(404, 'NotFound', `the server could not find the requested resource (${path})`);
+    if (sub) throw new HttpError(404, 'NotFound', `the server could not find the requested resource (${path})`);
+    const entry = this.#objects.get(type)!.get(this.#key(type, name, namespace));
+    if (!entry) throw new HttpError(404, 'NotFound', `${type.plural} "${name}" not found`, { name, kind: type.plural });
+    const current = JSON.parse(entry.json) as FakeObject;
+    if (method === 'GET') return { code: 200, body: current };
+    if (method !== 'PATCH') throw new HttpError(405, 'MethodNotAllowed', `${method} is not supported on ${path}`);
+    const media = (contentType ?? '').split(';')[0].trim();
+    if (media !== 'application/merge-patch+json') {
+      throw new HttpError(
+        415,
+        'UnsupportedMediaType',
+        `the body of the request was in an unknown format - this fake accepts only application/merge-patch+json (got ${media || 'none'})`,
+      );
     }
-    const key = this.#key(type, name, namespace);
-    const entry = this.#objects.get(type)!.get(key);
-    const notFound = () =>
-      new HttpError(404, 'NotFound', `${type.plural} "${name}" not found`, { name, kind: type.plural });
-    switch (method) {
-      case 'GET':
-        if (!entry) throw notFound();
-        return { code: 200, body: JSON.parse(entry.json) };
-      case 'DELETE': {
-        if (sub) throw new HttpError(405, 'MethodNotAllowed', `${method} is not supported on ${path}`);
-        if (!entry) throw notFound();
-        const current = JSON.parse(entry.json) as FakeObject;
-        const pre = (body as { preconditions?: { uid?: string; resourceVersion?: string } } | undefined)?.preconditions;
-        if (pre?.uid && pre.uid !== current.metadata.uid) {
-          throw new HttpError(
-            409,
-            'Conflict',
-            `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`,
-            { name, kind: type.plural },
-          );
-        }
-        if (pre?.resourceVersion && pre.resourceVersion !== current.metadata.resourceVersion) {
-          throw new HttpError(
-            409,
-            'Conflict',
-            `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`,
-            { name, kind: type.plural },
-          );
-        }
-        // Deleted at once, as with a grace period of 0: no kubelet here would finish a graceful deletion.
-        return { code: 200, body: this.#delete(type, name, namespace) };
-      }
-      case 'PUT':
-      case 'PATCH': {
-        if (!entry) throw notFound();
-        const current = JSON.parse(entry.json) as FakeObject;
-        let next: FakeObject;
-        if (method === 'PUT') {
-          next = body as FakeObject;
-          if (next?.metadata?.name !== name) {
-            throw new HttpError(
-              400,
-              'BadRequest',
-              `the name of the object (${next?.metadata?.name}) does not match the name on the URL (${name})`,
-            );
-          }
-        } else {
-          next = this.#patch(current, body, mediaType(contentType), query);
-        }
-        // The status subresource changes only status; the object itself never changes status (kube-apiserver's
-        // status strategies), so a client that writes through the wrong one sees its change ignored, as in a cluster.
-        if (sub === 'status')
-          next = {
-            ...current,
-            status: next.status,
-            metadata: { ...current.metadata, resourceVersion: next.metadata?.resourceVersion },
-          };
-        else if (type.status) next = { ...next, status: current.status };
-        const forced = this.#conflicts.get(path) ?? 0;
-        const wantRv = next.metadata.resourceVersion;
-        if (forced > 0 || (wantRv !== undefined && wantRv !== '' && wantRv !== current.metadata.resourceVersion)) {
-          if (forced > 0) this.#conflicts.set(path, forced - 1);
-          throw new HttpError(
-            409,
-            'Conflict',
-            `Operation cannot be fulfilled on ${type.plural} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
-            { name, kind: type.plural },
-          );
-        }
-        if (next.metadata.uid && next.metadata.uid !== current.metadata.uid) {
-          throw new HttpError(
-            409,
-            'Conflict',
-            `Precondition failed: UID in precondition: ${next.metadata.uid}, UID in object meta: ${current.metadata.uid}`,
-            { name, kind: type.plural },
-          );
-        }
-        return { code: 200, body: this.#put(type, { ...next, metadata: { ...next.metadata, namespace } }, false) };
-      }
-      default:
-        throw new HttpError(405, 'MethodNotAllowed', `${method} is not supported on ${path}`);
+    const next = mergePatch(current, body) as FakeObject;
+    const forced = this.#conflicts.get(path) ?? 0;
+    const wantRv = next.metadata.resourceVersion;
+    if (forced > 0 || (wantRv !== undefined && wantRv !== '' && wantRv !== current.metadata.resourceVersion)) {
+      if (forced > 0) this.#conflicts.set(path, forced - 1);
+      throw new HttpError(
+        409,
+        'Conflict',
+        `Operation cannot be fulfilled on ${type.plural} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+        { name, kind: type.plural },
+      );
     }
-  }
-
-  #patch(current: FakeObject, body: unknown, type: string, query: Record<string, string>): FakeObject {
-    try {
-      switch (type) {
-        case 'application/merge-patch+json':
-          return mergePatch(current, body) as FakeObject;
-        case 'application/strategic-merge-patch+json':
-          return strategicMergePatch(current, body) as FakeObject;
-        case 'application/apply-patch+yaml':
-          if (!query.fieldManager) {
-            throw new HttpError(
-              422,
-              'Invalid',
-              'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
-            );
-          }
-          return serverSideApply(current, body, query.force === 'true') as FakeObject;
-        default:
-          throw new HttpError(
-            415,
-            'UnsupportedMediaType',
-            `the body of the request was in an unknown format - accepted media types include: application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml (got ${type || 'none'})`,
-          );
-      }
-    } catch (err) {
-      if (err instanceof PatchError) throw new HttpError(400, 'BadRequest', err.message);
-      throw err;
+    if (next.metadata.uid && next.metadata.uid !== current.metadata.uid) {
+      throw new HttpError(
+        409,
+        'Conflict',
+        `Precondition failed: UID in precondition: ${next.metadata.uid}, UID in object meta: ${current.metadata.uid}`,
+        { name, kind: type.plural },
+      );
     }
-  }
-
-  /** Discovery documents for the groups and versions this server serves (client-go asks before it posts events). */
-  #discovery(path: string): unknown {
-    const trimmed = path.replace(/\/+$/, '');
-    if (trimmed === '/version') {
-      return { major: '1', minor: '35', gitVersion: 'v1.35.0-fake', platform: 'linux/amd64' };
-    }
-    if (trimmed === '/api') return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] };
-    const groups = [...new Set(TYPES.map((t) => t.apiVersion).filter((gv) => gv.includes('/')))];
-    if (trimmed === '/apis') {
-      return {
-        kind: 'APIGroupList',
-        apiVersion: 'v1',
-        groups: groups.map((gv) => {
-          const [group, version] = gv.split('/');
-          const v = { groupVersion: gv, version };
-          return { name: group, versions: [v], preferredVersion: v };
-        }),
-      };
-    }
-    const gv = trimmed.startsWith('/api/') ? trimmed.slice(5) : trimmed.startsWith('/apis/') ? trimmed.slice(6) : '';
-    if (gv !== 'v1' && !groups.includes(gv)) return undefined;
-    const verbs = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
-    return {
-      kind: 'APIResourceList',
-      apiVersion: 'v1',
-      groupVersion: gv,
-      resources: TYPES.filter((t) => t.apiVersion === gv).flatMap((t) => [
-        { name: t.plural, singularName: t.kind.toLowerCase(), namespaced: t.namespaced, kind: t.kind, verbs },
-        ...(t.status
-          ? [
-              {
-                name: `${t.plural}/status`,
-                singularName: '',
-                namespaced: t.namespaced,
-                kind: t.kind,
-                verbs: ['get', 'patch', 'update'],
-              },
-            ]
-          : []),
-      ]),
-    };
+    return { code: 200, body: this.#put(type, { ...next, metadata: { ...next.metadata, namespace } }, false) };
   }
 
   #bind(name: string, namespace: string | undefined, body: unknown): { code: number; body: unknown } {
@@ -936,11 +746,8 @@ export class FakeApiServer {
       id = tokenId;
       offset = Number(off);
     } else {
-      const fields = selectFields(type, query.fieldSelector);
       const entries = [...this.#objects.get(type)!.entries()]
-        .filter(
-          ([key, e]) => (!namespace || key.startsWith(`${namespace}/`)) && (!fields || fields(JSON.parse(e.json))),
-        )
+        .filter(([key]) => !namespace || key.startsWith(`${namespace}/`))
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
       snap = { rv: this.#rv, items: entries.map(([, e]) => e.json) };
       id = String(++this.#listSeq);
@@ -962,46 +769,22 @@ export class FakeApiServer {
   }
 
   #watch(route: { type: ResourceType; namespace?: string }, query: Record<string, string>, res: ServerResponse): void {
-    const fields = selectFields(route.type, query.fieldSelector);
-    // The streaming watch-list (client-go >= 1.35 starts informers with it): the state as ADDED events, then a
-    // bookmark marking their end. kube-apiserver accepts it only with NotOlderThan and bookmarks.
-    const initialEvents = query.sendInitialEvents === 'true';
-    if (initialEvents && (query.resourceVersionMatch !== 'NotOlderThan' || query.allowWatchBookmarks !== 'true')) {
-      throw new HttpError(
-        422,
-        'Invalid',
-        'ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan and allowWatchBookmarks is true',
-      );
-    }
     res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
     res.flushHeaders(); // the real server answers at once, before any event
     const w: Watcher = {
       resource: route.type,
       namespace: route.namespace,
-      fields,
       res,
       bookmarks: query.allowWatchBookmarks === 'true',
       held: [],
     };
     const rvParam = query.resourceVersion ?? '';
-    if (rvParam === '' || rvParam === '0' || initialEvents) {
-      // The current state as synthetic ADDED events, then changes (a watch-list's resourceVersion is a lower bound
-      // that the current state always meets here).
+    if (rvParam === '' || rvParam === '0') {
+      // The current state as synthetic ADDED events, then changes.
       for (const [key, e] of this.#objects.get(route.type)!) {
-        if ((!route.namespace || key.startsWith(`${route.namespace}/`)) && (!fields || fields(JSON.parse(e.json)))) {
+        if (!route.namespace || key.startsWith(`${route.namespace}/`)) {
           this.#write(w, `{"type":"ADDED","object":${e.json}}\n`);
         }
-      }
-      if (initialEvents) {
-        const end = {
-          type: 'BOOKMARK',
-          object: {
-            kind: route.type.kind,
-            apiVersion: route.type.apiVersion,
-            metadata: { resourceVersion: String(this.#rv), annotations: { 'k8s.io/initial-events-end': 'true' } },
-          },
-        };
-        this.#write(w, `${JSON.stringify(end)}\n`);
       }
     } else {
       const from = Number(rvParam);
@@ -1016,8 +799,7 @@ export class FakeApiServer {
       }
       for (const e of this.#history) {
         if (e.rv > from && e.resource === route.type && (!route.namespace || e.namespace === route.namespace)) {
-          const line = this.#eventLine(e, fields);
-          if (line) this.#write(w, line);
+          this.#write(w, eventLine(e));
         }
       }
     }
@@ -1047,15 +829,24 @@ export class FakeApiServer {
   }
 }
 
-const mediaType = (contentType: string | undefined): string => (contentType ?? '').split(';')[0].trim();
+const eventLine = (event: HistoryEvent): string => `{"type":"${event.type}","object":${event.json}}\n`;
 
-function selectFields(type: ResourceType, selector: string | undefined): FieldSelector | undefined {
-  try {
-    return parseFieldSelector(type.kind, selector);
-  } catch (err) {
-    if (err instanceof FieldSelectorError) throw new HttpError(400, 'BadRequest', err.message);
-    throw err;
+/**
+ * The list and watch options the extender's client never sends, refused rather than ignored: a client that started
+ * sending one would otherwise get an answer kube-apiserver would not give.
+ */
+const UNSERVED = ['fieldSelector', 'labelSelector', 'sendInitialEvents', 'resourceVersionMatch'];
+
+/** JSON merge patch (RFC 7386), the only patch the extender sends. */
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
+  const out: Record<string, unknown> =
+    target !== null && typeof target === 'object' && !Array.isArray(target) ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete out[key];
+    else out[key] = mergePatch(out[key], value);
   }
+  return out;
 }
 
 /** A list body that is already JSON text. */
