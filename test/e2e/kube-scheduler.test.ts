@@ -102,8 +102,10 @@ if (found.skip) {
           const annotations = csi.metadata.annotations as Record<string, string>;
           assert.equal(annotations['volume.kubernetes.io/selected-node'], 'node-1');
           assert.equal((csi.status as { phase: string }).phase, 'Bound');
+          // The attempt that bound it: an earlier one may have met an extender whose watch had not yet delivered the
+          // PVs and claims created just before the pod (kube-scheduler's informer had them).
           const filters = cluster.recorder.callsFor(`default/${name}`, 'filter');
-          const answer = filters[0].answer as { NodeNames?: string[]; Nodes?: { items: unknown[] } };
+          const answer = filters.at(-1)!.answer as { NodeNames?: string[]; Nodes?: { items: unknown[] } };
           const passed = registration.nodeCacheCapable ? answer.NodeNames : answer.Nodes?.items;
           assert.equal(passed?.length, 1, 'our filter passed only node-1');
           if (registration.mode === 'delegated') {
