@@ -21,16 +21,17 @@ export interface PostFilterOutcome {
 
 /**
  * DefaultPreemption's dry run reduced to its verdict: a node failed as Unschedulable is tried without every pod of
- * lower priority (upstream SelectVictimsOnNode's first step); other nodes are not helped by preemption.
+ * lower priority (upstream SelectVictimsOnNode's first step); other nodes are not helped by preemption. A generator
+ * that yields once per node, so that a caller can stop between nodes (`drain` runs it to the end).
  */
-export function postFilter(
+export function* postFilter(
   framework: Framework,
   state: CycleState,
   pod: Pod,
   numAllNodes: number,
   statuses: ReadonlyMap<string, Status>,
   lookup: (name: string) => NodeInfo | undefined,
-): PostFilterOutcome {
+): Generator<void, PostFilterOutcome> {
   const parts = [NO_CLAIMS_TO_DEALLOCATE];
   if (pod.spec.preemptionPolicy === 'Never') {
     parts.push('preemption: not eligible due to preemptionPolicy=Never');
@@ -39,6 +40,7 @@ export function postFilter(
   const priority = framework.priorityOf(pod);
   const verdicts: Status[] = [];
   for (const [name, s] of statuses) {
+    yield; // a step per node: the pending report runs this between the verbs (src/ops/pending-report.ts)
     const info = s.code === 'Unschedulable' ? lookup(name) : undefined;
     if (!info) {
       verdicts.push(status('UnschedulableAndUnresolvable', PREEMPTION_NOT_HELPFUL));

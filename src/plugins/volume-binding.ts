@@ -158,7 +158,7 @@ export class VolumeBindingPlugin
     // choice is kept whole; of the others only the score prioritize will read (reserve finds the volumes again for its
     // one node, at the same generation the same ones): a filter's ~500 nodes' volumes, held until the pod's next
     // filter, were most of what outlived young-generation GCs, and under overload brought a major GC every few seconds.
-    if (data.whatIf) return SUCCESS;
+    if (data.whatIf || state.analysis) return SUCCESS;
     if (data.held || !data.podVolumesByNode.has(nodeInfo.name)) {
       if (data.held) data.podVolumesByNode.set(nodeInfo.name, found.podVolumes);
       const score = this.#scorer ? this.#score(found.podVolumes, this.#scorer) : undefined;
