@@ -144,6 +144,13 @@ const SETTINGS = Type.Object({
     default: [],
     description: `plugins to turn off, by kube-scheduler's names: ${PLUGIN_NAMES.join(', ')} (kebab-case accepted)`,
   }),
+  schedulerNames: Type.Array(Type.String({ minLength: 1 }), {
+    minItems: 1,
+    default: ['default-scheduler'],
+    description:
+      'the spec.schedulerName of the pods the kube-scheduler calling this extender schedules: the pending report (GET /api/v1/pending) covers their unbound pods',
+    allowed: 'a comma-separated list of scheduler names',
+  }),
   storageScoringShape: shapeSchema({
     default: [
       { utilization: 0, score: 10 },

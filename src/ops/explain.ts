@@ -212,7 +212,9 @@ export function* judge(
     if (post.message) summary += ` ${post.message}.`;
     preemptionCandidate = post.preemptionCandidate;
     if (preemptionCandidate)
-      notes.push(`evicting lower-priority pods would make room on ${preemptionCandidate}: kube-scheduler would preempt`);
+      notes.push(
+        `evicting lower-priority pods would make room on ${preemptionCandidate}: kube-scheduler would preempt`,
+      );
   }
   const answer: ExplainAnswer = {
     pod: objectKey('Pod', pod),
