@@ -63,16 +63,15 @@ function build(w: World): AnyObject[] {
     pv.status = { phase: v.released ? 'Released' : v.claimed ? 'Bound' : 'Available' };
     objects.push(pv);
   });
-  w.capacities.forEach((c, i) =>
-    objects.push(
-      makeCSIStorageCapacity(`cap-${i}`, {
-        namespace: 'kube-system',
-        className: 'fast',
-        capacity: `${c.size}Gi`,
-        nodeTopology: { matchLabels: { 'topology.kubernetes.io/zone': ZONES[c.zone] } },
-      }) as AnyObject,
-    ),
-  );
+  w.capacities.forEach((c, i) => {
+    const capacity = makeCSIStorageCapacity(`cap-${i}`, {
+      namespace: 'kube-system',
+      className: 'fast',
+      capacity: `${c.size}Gi`,
+      nodeTopology: { matchLabels: { 'topology.kubernetes.io/zone': ZONES[c.zone] } },
+    });
+    objects.push(capacity as AnyObject);
+  });
   w.pending.forEach((p, i) => {
     for (let r = 0; r < p.replicas; r++) {
       const name = `app${i}-${r}`;
