@@ -347,7 +347,7 @@ export function pendingTable(a: PendingAnswer): string {
           ? [['PODS', 'OLDEST', 'WORKLOAD', 'REASONS']]
           : [['PODS', 'OLDEST', 'STORAGE CLASS', 'ZONES WITH ROOM (PODS)']];
     for (const g of a.groups) {
-      const oldest = shortDuration(g.oldestSeconds);
+      const oldest = shortDuration(g.oldestAge);
       if (a.by === 'reason') rows.push([String(g.pods), String(g.workloads), oldest, g.plugin || '-', g.key]);
       else if (a.by === 'workload') rows.push([String(g.pods), oldest, g.key, (g.reasons ?? []).join('; ')]);
       else {
@@ -373,7 +373,7 @@ export function pendingTable(a: PendingAnswer): string {
       p.namespace,
       p.name,
       p.workload,
-      shortDuration(p.waitingSeconds),
+      shortDuration(p.age),
       p.plugin || '-',
       preemption,
       claims.join('; ') || '-',

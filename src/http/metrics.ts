@@ -178,7 +178,7 @@ export function createMetrics(deps: {
     new Counter({
       name: 'topology_extender_capacity_joint_rejections_total',
       help:
-        'Node verdicts (filter, and the filter runs of preempt and explain) rejected for storage only because of joint ' +
+        'Node verdicts (filter, and the filter runs of preempt; not explain or the pending report) rejected for storage only because of joint ' +
         "capacity accounting: upstream's per-claim check admits them",
       registers: [registry],
       collect() {

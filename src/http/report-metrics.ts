@@ -2,7 +2,7 @@
 // but the storage view (a pass over PVs, claims and capacities), taken once per scrape and shared by its gauges.
 import { Gauge, Histogram, type Registry } from 'prom-client';
 import type { ClusterStore } from '../cluster/store.ts';
-import { waitingSeconds } from '../ops/pending.ts';
+import { ageOf } from '../ops/pending.ts';
 import type { PendingReport } from '../ops/pending-report.ts';
 import { type StorageView, storageView, type VolumeState } from '../ops/storage.ts';
 
@@ -33,7 +33,7 @@ export function pendingMetrics(registry: Registry, report: PendingReport): void 
     collect() {
       this.reset();
       const now = Date.now();
-      for (const p of report.snapshot().items) this.observe({ plugin: p.plugin }, waitingSeconds(p, now));
+      for (const p of report.snapshot().items) this.observe({ plugin: p.plugin }, ageOf(p, now));
     },
   });
 }

@@ -186,12 +186,13 @@ export interface PendingGroup {
   workloads?: number;
   /** by zone: per zone, the pods whose unbound claims all find room there. */
   zonesWithRoom?: Record<string, number>;
-  oldestSeconds: number;
+  oldestAge: number;
   /** Up to three of its pods, `namespace/name`. */
   examples: string[];
 }
 
-export function waitingSeconds(p: { createdAt?: string }, now: number): number {
+/** Seconds since the pod was created (0 without a creationTimestamp). */
+export function ageOf(p: { createdAt?: string }, now: number): number {
   const created = p.createdAt ? Date.parse(p.createdAt) : Number.NaN;
   return Number.isNaN(created) ? 0 : Math.max(0, Math.round((now - created) / 1000));
 }
@@ -219,7 +220,7 @@ export function groupPending(items: readonly PendingPod[], by: Grouping, now: nu
     const row: PendingGroup = {
       key: keyOf,
       pods: members.length,
-      oldestSeconds: Math.max(...members.map((p) => waitingSeconds(p, now))),
+      oldestAge: Math.max(...members.map((p) => ageOf(p, now))),
       examples: members.slice(0, 3).map((p) => `${p.namespace}/${p.name}`),
     };
     if (by === 'reason') {
@@ -257,7 +258,7 @@ export interface PendingAnswer {
   notExplainedYet: number;
   /** Listed pods explained with an earlier state of the cluster than the current one (being refreshed). */
   refreshing: number;
-  items: (PendingPod & { waitingSeconds: number | null })[];
+  items: (PendingPod & { age: number | null })[];
   by?: Grouping;
   groups?: PendingGroup[];
 }
@@ -272,7 +273,7 @@ export function pendingAnswer(
   const items = snapshot.items
     .filter((p) => query.namespace === undefined || p.namespace === query.namespace)
     .sort((a, b) => (a.namespace + '/' + a.name < b.namespace + '/' + b.name ? -1 : 1))
-    .map((p) => ({ ...p, waitingSeconds: p.createdAt ? waitingSeconds(p, now) : null }));
+    .map((p) => ({ ...p, age: p.createdAt ? ageOf(p, now) : null }));
   return {
     kubeSchedulerVersion: MATCHED_VERSION,
     schedulerNames: [...schedulerNames],

@@ -151,7 +151,9 @@ export class VolumeBindingPlugin
       return status('Error', errorMessage(err));
     }
     if (found.reasons.length > 0) {
-      if (found.jointOnly) this.binder.jointOnlyRejections++;
+      // Counted for the verbs (and preempt's filter runs), not for explain or the pending report, which re-judge
+      // every pending pod on every change and would drown what kube-scheduler was told.
+      if (found.jointOnly && !state.analysis) this.binder.jointOnlyRejections++;
       return status('UnschedulableAndUnresolvable', ...found.reasons);
     }
     // With nominated pods the first pass decides (it avoids what they hold); the second only confirms the fit. Such a

@@ -22,7 +22,7 @@ const PendingPod = Type.Object({
     description: 'The controller as kubectl names it: Deployment/api, StatefulSet/web; Pod/<name>',
   }),
   createdAt: Type.Optional(Type.String({ description: 'metadata.creationTimestamp' })),
-  waitingSeconds: Type.Union([Type.Integer(), Type.Null()], { description: 'Since creationTimestamp (null: none)' }),
+  age: Type.Union([Type.Integer(), Type.Null()], { description: 'Seconds since creationTimestamp (null: none)' }),
   summary: Type.String({
     description: "explain's summary: when no node fits, the PodScheduled message kube-scheduler writes, byte for byte",
   }),
@@ -81,7 +81,7 @@ const PendingGroup = Type.Object({
       description: 'Per zone, the pods whose unbound claims all fit there',
     }),
   ),
-  oldestSeconds: Type.Integer(),
+  oldestAge: Type.Integer({ description: 'Seconds since the oldest pod of the group was created' }),
   examples: Type.Array(Type.String()),
 });
 
