@@ -186,7 +186,8 @@ export interface PendingGroup {
   workloads?: number;
   /** by zone: per zone, the pods whose unbound claims all find room there. */
   zonesWithRoom?: Record<string, number>;
-  oldestAge: number;
+  /** Seconds since the group's oldest pod was created (null: none says when). */
+  oldestAge: number | null;
   /** Up to three of its pods, `namespace/name`. */
   examples: string[];
 }
@@ -220,7 +221,7 @@ export function groupPending(items: readonly PendingPod[], by: Grouping, now: nu
     const row: PendingGroup = {
       key: keyOf,
       pods: members.length,
-      oldestAge: Math.max(...members.map((p) => ageOf(p, now))),
+      oldestAge: members.some((p) => p.createdAt) ? Math.max(...members.map((p) => ageOf(p, now))) : null,
       examples: members.slice(0, 3).map((p) => `${p.namespace}/${p.name}`),
     };
     if (by === 'reason') {

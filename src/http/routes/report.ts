@@ -81,7 +81,9 @@ const PendingGroup = Type.Object({
       description: 'Per zone, the pods whose unbound claims all fit there',
     }),
   ),
-  oldestAge: Type.Integer({ description: 'Seconds since the oldest pod of the group was created' }),
+  oldestAge: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'Seconds since the oldest pod of the group was created (null: no creationTimestamp)',
+  }),
   examples: Type.Array(Type.String()),
 });
 
