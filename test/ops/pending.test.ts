@@ -6,7 +6,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { Registry } from 'prom-client';
 import type { AnyObject, PersistentVolume, Pod } from '../../src/cluster/types.ts';
+import { storageMetrics } from '../../src/http/report-metrics.ts';
 import { explain } from '../../src/ops/explain.ts';
 import { GROUPINGS, groupPending, pendingAnswer, stripNumbers, workloadOf } from '../../src/ops/pending.ts';
 import { pendingOnce } from '../../src/ops/pending-report.ts';
@@ -136,9 +138,9 @@ describe('pending report on random clusters', () => {
     );
   });
 
-  it('counts PVs and CSIStorageCapacity per class and zone as the API objects say', () => {
-    fc.assert(
-      fc.property(world, (w) => {
+  it('counts PVs and CSIStorageCapacity per class and zone as the API objects say, and the metrics say the same', async () => {
+    await fc.assert(
+      fc.asyncProperty(world, async (w) => {
         const objects = build(w);
         const { store } = cluster(objects);
         const view = storageView(store);
@@ -171,6 +173,22 @@ describe('pending report on random clusters', () => {
           const published = w.capacities.filter((c) => ZONES[c.zone] === z).reduce((a, c) => a + c.size * 2 ** 30, 0);
           const row = view.rows.find((r) => r.storageClass === 'fast' && r.zone === z);
           assert.equal(row?.capacityBytes ?? 0, published, z);
+        }
+        // The metrics are the view's figures: every series equals its row.
+        const registry = new Registry();
+        storageMetrics(registry, store);
+        const text = await registry.metrics();
+        for (const r of view.rows) {
+          const labels = `storage_class="${r.storageClass}",zone="${r.zone}"`;
+          if (r.capacityObjects > 0)
+            assert.ok(text.includes(`topology_extender_storage_capacity_bytes{${labels}} ${r.capacityBytes}\n`));
+          for (const [state, v] of Object.entries(r.volumes))
+            if (r.volumes.available.count + r.volumes.bound.count + r.volumes.released.count > 0) {
+              assert.ok(text.includes(`topology_extender_local_volumes{${labels},state="${state}"} ${v.count}\n`));
+              assert.ok(
+                text.includes(`topology_extender_local_volumes_bytes{${labels},state="${state}"} ${v.bytes}\n`),
+              );
+            }
         }
         const waiting = w.pending.filter((p) => p.claim).reduce((a, p) => a + p.replicas, 0);
         assert.equal(
@@ -248,6 +266,19 @@ describe('the report in a running extender', () => {
       const z1 = storage.rows.find((r: { zone: string }) => r.zone === 'z1');
       assert.deepEqual(z1.volumes.bound, { count: 1, bytes: 50 * 2 ** 30 });
 
+      // Released (its claim deleted, reclaim policy Retain): still no room in z1, and counted as released.
+      pvB.status = { phase: 'Released' };
+      pvB.metadata.resourceVersion = '3';
+      await t.add({ ...pvB, kind: 'PersistentVolume' } as AnyObject);
+      const released = (await t.request.get('/api/v1/storage').expect(200)).body;
+      assert.deepEqual(released.rows.find((r: { zone: string }) => r.zone === 'z1').volumes.released, {
+        count: 1,
+        bytes: 50 * 2 ** 30,
+      });
+      assert.match(
+        (await t.request.get('/metrics')).text,
+        /^topology_extender_local_volumes\{storage_class="local",zone="z1",state="released"\} 1$/m,
+      );
       // big is bound by someone: it leaves the report at once.
       const bound = structuredClone(t.store.get('Pod', 'default/big')!);
       bound.spec.nodeName = 'n0';
@@ -266,7 +297,7 @@ describe('the report in a running extender', () => {
       assert.ok(
         metrics.includes(`topology_extender_pending_pods{reason="Insufficient cpu",plugin="${left.plugin}"} 1\n`),
       );
-      assert.match(metrics, /^topology_extender_local_volumes\{storage_class="local",zone="z1",state="bound"\} 1$/m);
+      assert.match(metrics, /^topology_extender_local_volumes\{storage_class="local",zone="z1",state="bound"\} 0$/m);
       assert.match(metrics, /^topology_extender_claims_waiting\{storage_class="local"\} 1$/m);
       assert.ok(metrics.includes(`topology_extender_pending_pod_age_seconds_count{plugin="${left.plugin}"} 1\n`));
     } finally {
