@@ -133,9 +133,10 @@ export function reportRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           querystring: Type.Object(
             {
               namespace: Type.Optional(Type.String({ minLength: 1, examples: ['default'] })),
-              by: Type.Optional(
-                GroupingSchema('Group the pods: by reason, workload, or zone (storage class and zones with room)'),
-              ),
+              by: Type.Optional({
+                ...GroupingSchema('Group the pods: by reason, workload, or zone (storage class and zones with room)'),
+                examples: ['reason'],
+              }),
             },
             { additionalProperties: false },
           ),
@@ -160,7 +161,9 @@ export function reportRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
             'Storage headroom per class and zone: PVs available and bound with sizes, CSIStorageCapacity left, claims waiting',
           querystring: Type.Object(
             {
-              byNode: Type.Optional(Type.Enum(['true', 'false'], { description: 'One row per class, zone and node' })),
+              byNode: Type.Optional(
+                Type.Enum(['true', 'false'], { description: 'One row per class, zone and node', examples: ['true'] }),
+              ),
             },
             { additionalProperties: false },
           ),
