@@ -102,6 +102,8 @@ export async function buildApp(deps: AppDeps) {
     onStart: (verb) => deps.metrics.verbStarted.inc({ verb }),
     onDepth: (depth) => deps.metrics.verbQueueDepth.set(depth),
   });
+  // The pending report works between verbs only: never while one is queued.
+  deps.pending.yieldTo(() => queue.depth() > 0);
   const admission = new Admission(
     deps.admission,
     deps.bodyLimit,

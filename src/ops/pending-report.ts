@@ -1,8 +1,9 @@
 // The pending report kept current in the background: which pods are pending follows the store's Pod events at once;
 // their explanations are recomputed, a slice of a few milliseconds at a time, whenever anything a verdict reads has
 // changed since. Between slices the event loop serves the verbs, and the worker rests in proportion to the time it
-// worked (dutyCycle), so a cluster that changes all the time costs at most that share of a core. Readers (the route,
-// a scrape) only read what is there: nothing waits for the report.
+// worked (dutyCycle), so a cluster that changes all the time costs at most that share of a core; it starts no slice
+// while verbs are queued, and rests longer while its slices start late (the process short of CPU). Readers (the
+// route, a scrape) only read what is there: nothing waits for the report.
 import { KINDS, type Kind, type Pod } from '../cluster/types.ts';
 import type { ExtenderDeps } from '../extender/deps.ts';
 import type { Log } from '../log.ts';
@@ -16,6 +17,13 @@ const STORAGE_KINDS: ReadonlySet<Kind> = new Set([
   'CSIStorageCapacity',
   'StorageClass',
 ]);
+
+/** A slice due this much later than planned means the process was short of CPU (verbs, GC, other processes). */
+const LATE_MS = 5;
+/** The longest the worker's rests grow to while the process stays short of CPU (times the duty-cycle rest). */
+const MAX_BACKOFF = 64;
+/** How long the worker waits before looking again while verbs are queued. */
+const BUSY_PAUSE_MS = 2;
 
 /** A pod other pods' verdicts read: on a node, or nominated to one. */
 const placed = (pod: Pod) => Boolean(pod.spec.nodeName || pod.status?.nominatedNodeName);
@@ -79,6 +87,9 @@ export class PendingReport {
   #storageGeneration = 0;
   #storage?: TakenView;
   #timer?: NodeJS.Timeout | NodeJS.Immediate;
+  /** Multiplies the worker's rest: doubled each time a slice starts late, halved when on time. */
+  #backoff = 1;
+  #busy: () => boolean = () => false;
   #closed = false;
   #unsubscribe: (() => void)[] = [];
   #idle: (() => void)[] = [];
@@ -91,7 +102,7 @@ export class PendingReport {
   constructor(deps: ExtenderDeps, options: PendingReportOptions) {
     this.#deps = deps;
     this.#names = new Set(options.schedulerNames);
-    this.#sliceMs = options.sliceMs ?? 5;
+    this.#sliceMs = options.sliceMs ?? 2;
     this.#dutyCycle = options.dutyCycle ?? 0.5;
     this.#storageMaxAgeMs = options.storageMaxAgeMs ?? 1000;
     this.#now = options.now ?? Date.now;
@@ -154,6 +165,11 @@ export class PendingReport {
     return new Promise((resolve) => this.#idle.push(resolve));
   }
 
+  /** While `busy` says so (verbs are queued), the worker starts no slice: the verbs go first. */
+  yieldTo(busy: () => boolean): void {
+    this.#busy = busy;
+  }
+
   /** Explains every pending pod now, synchronously (the CLI, which serves no verbs). */
   runToEnd(): void {
     this.#cancel();
@@ -184,16 +200,22 @@ export class PendingReport {
 
   #schedule(pauseMs = 0): void {
     if (this.#timer || this.#closed) return;
+    const due = performance.now() + pauseMs;
     const run = () => {
       this.#timer = undefined;
       const started = performance.now();
+      // Late: something else had the CPU (verbs, a GC, other processes on the node). The report is worth less than the
+      // verbs' latency: it rests longer until its slices start on time again.
+      this.#backoff =
+        started - due > LATE_MS ? Math.min(this.#backoff * 2, MAX_BACKOFF) : Math.max(1, this.#backoff / 2);
+      if (this.#busy()) return this.#schedule(BUSY_PAUSE_MS);
       this.#work(started + this.#sliceMs);
       const worked = performance.now() - started;
       this.workMs += worked;
       if (this.#isCurrent()) {
         this.firstCompleteMs ??= performance.now() - this.#startedAt;
         this.#release();
-      } else this.#schedule((worked * (1 - this.#dutyCycle)) / this.#dutyCycle);
+      } else this.#schedule(((worked * (1 - this.#dutyCycle)) / this.#dutyCycle) * this.#backoff);
     };
     this.#timer = pauseMs >= 1 ? setTimeout(run, pauseMs) : setImmediate(run);
   }

@@ -148,6 +148,7 @@ export function* explainPending(
     }
   }
   const reason = answer.feasibleNodes > 0 ? SCHEDULABLE : stripNumbers(largest(j.reasons) ?? answer.summary);
+  // explain's note on preemption would repeat the preemption field; its other notes (schedulerName, kinds) stay.
   const notes = answer.notes?.filter((n) => !n.startsWith('evicting lower-priority pods'));
   return {
     ...podFields(pod),

@@ -11,7 +11,7 @@ import type { AnyObject, PersistentVolume, Pod } from '../../src/cluster/types.t
 import { storageMetrics } from '../../src/http/report-metrics.ts';
 import { explain } from '../../src/ops/explain.ts';
 import { GROUPINGS, groupPending, pendingAnswer, stripNumbers, workloadOf } from '../../src/ops/pending.ts';
-import { pendingOnce } from '../../src/ops/pending-report.ts';
+import { PendingReport, pendingOnce } from '../../src/ops/pending-report.ts';
 import { storageView, volumeState } from '../../src/ops/storage.ts';
 import { pvNodeAffinityMatches } from '../../src/volumes/node-affinity.ts';
 import { pvCapacity } from '../../src/volumes/pv-matching.ts';
@@ -214,6 +214,28 @@ it('names workloads as kubectl does', () => {
   assert.equal(workloadOf(p), 'StatefulSet/web');
   assert.equal(workloadOf(pod('lonely')), 'Pod/lonely');
   assert.equal(stripNumbers('node(s) had untolerated taint {gpu: 2}'), 'node(s) had untolerated taint {gpu: }');
+});
+
+it('starts no slice while the verbs are busy, and catches up once they are not', async () => {
+  const { deps } = cluster([node('n0'), pod('waiting', { cpu: '64' })]);
+  const report = new PendingReport(deps, { schedulerNames: ['default-scheduler'] });
+  let busy = true;
+  let asked = 0;
+  report.yieldTo(() => {
+    asked++;
+    return busy;
+  });
+  report.start();
+  // Event-loop turns, not time: the worker asks, is refused, and asks again.
+  while (asked < 3) await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(report.snapshot().waiting, 1, 'nothing explained while busy');
+  busy = false;
+  await report.idle();
+  assert.deepEqual(
+    report.snapshot().items.map((p) => p.reason),
+    ['Insufficient cpu'],
+  );
+  report.close();
 });
 
 describe('the report in a running extender', () => {
