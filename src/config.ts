@@ -146,6 +146,19 @@ const SETTINGS = Type.Object({
     default: [],
     description: `plugins to turn off, by kube-scheduler's names: ${PLUGIN_NAMES.join(', ')} (kebab-case accepted)`,
   }),
+  // At 10,000 pending pods its garbage brings on major GCs that the verbs wait behind (bench/pending-report.ts).
+  pendingReport: Type.Boolean({
+    default: true,
+    description:
+      'keep the pending report (GET /api/v1/pending, topology_extender_pending_* metrics) current in the background; off: that route answers 503',
+  }),
+  schedulerNames: Type.Array(Type.String({ minLength: 1 }), {
+    minItems: 1,
+    default: ['default-scheduler'],
+    description:
+      'the spec.schedulerName of the pods the kube-scheduler calling this extender schedules: the pending report (GET /api/v1/pending) covers their unbound pods',
+    allowed: 'a comma-separated list of scheduler names',
+  }),
   storageScoringShape: shapeSchema({
     default: [
       { utilization: 0, score: 10 },

@@ -4,7 +4,7 @@
 // stack is logged only at debug.
 import closeWithGrace from 'close-with-grace';
 import type { pino } from 'pino';
-import { ANALYZE_USAGE, analyze, COMMAND_USAGE } from './cli/analyze.ts';
+import { ANALYZE_COMMANDS, ANALYZE_USAGE, type AnalyzeCommand, analyze, COMMAND_USAGE } from './cli/analyze.ts';
 import { makeApiListers } from './cluster/kube/listers.ts';
 import { KubeSource } from './cluster/kube/source.ts';
 import { KubeWriter } from './cluster/kube/writer.ts';
@@ -152,12 +152,12 @@ if (HELP.has(command)) {
   process.stdout.write(USAGE);
 } else if (command === '--version' || command === 'version') {
   process.stdout.write(`topology-extender ${VERSION}\n`);
-} else if (command === 'explain' || command === 'simulate') {
+} else if (ANALYZE_COMMANDS.includes(command as AnalyzeCommand)) {
   if (rest.some((a) => a === '--help' || a === '-h')) {
-    process.stdout.write(COMMAND_USAGE[command]);
+    process.stdout.write(COMMAND_USAGE[command as AnalyzeCommand]);
   } else {
     try {
-      process.stdout.write(await analyze(command, rest));
+      process.stdout.write(await analyze(command as AnalyzeCommand, rest));
     } catch (err) {
       // Bad arguments, an unreadable file, a pod that is not there: one line naming it, exit status 1.
       process.stderr.write(`topology-extender ${command}: ${(err as Error).message}\n`);

@@ -13,6 +13,7 @@ import { buildApp } from './http/app.ts';
 import { buildHealthApp } from './http/health-app.ts';
 import { createMetrics } from './http/metrics.ts';
 import { compareCache } from './ops/cache-comparer.ts';
+import { PendingReport } from './ops/pending-report.ts';
 import { VolumeBindingPlugin } from './plugins/index.ts';
 
 export const VERSION = '0.1.0';
@@ -58,7 +59,12 @@ export async function createExtender(parts: ExtenderParts) {
     listNodes: async () => [...store.list('Node')],
   };
   let started = false;
-  const metrics = createMetrics({ cache, source, store, volumeBinder });
+  // Started once the store is filled (start below): explaining pods of a half-listed cluster would be wasted work.
+  const pending = new PendingReport(extender, {
+    schedulerNames: settings.schedulerNames,
+    logger: logger.child({ component: 'pending-report' }),
+  });
+  const metrics = createMetrics({ cache, source, store, volumeBinder, pending });
   const limits = admissionLimits(settings);
   logger.info(limits, 'admission limits');
   const app = await buildApp({
@@ -74,6 +80,8 @@ export async function createExtender(parts: ExtenderParts) {
     started: () => started,
     cacheDiff: () => compareCache({ cache, store, ...list }),
     version: VERSION,
+    pending,
+    schedulerNames: settings.schedulerNames,
     tls:
       settings.tlsCertFile && settings.tlsKeyFile
         ? { certFile: settings.tlsCertFile, keyFile: settings.tlsKeyFile, clientCaFile: settings.clientCaFile }
@@ -96,10 +104,13 @@ export async function createExtender(parts: ExtenderParts) {
     verbs: extender,
     binder,
     source,
+    /** Why every pending pod is pending, kept current in the background once started. */
+    pending,
     /** Fills the store from the source; rejects only for a source that cannot start at all (bad cluster-state file). */
     async start(): Promise<void> {
       await source.start(store);
       started = true;
+      if (settings.pendingReport) pending.start();
       logger.info(
         { source: source.description, nodes: cache.nodeCount(), pods: cache.podCount() },
         'cluster state synced',
@@ -110,6 +121,7 @@ export async function createExtender(parts: ExtenderParts) {
     /** Stops taking requests, lets binds undo their assumptions, then stops the source. */
     async close(): Promise<void> {
       stopReconciling();
+      pending.close();
       await binder.close();
       await app.close();
       await healthApp?.close();

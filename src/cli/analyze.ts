@@ -17,13 +17,24 @@ import { defaultSettings } from '../config.ts';
 import { buildExtenderDeps } from '../extender/build.ts';
 import type { ExtenderDeps } from '../extender/deps.ts';
 import type { WirePod } from '../extender/wire.ts';
-import { type ExplainAnswer, type ExplainRequest, explain } from '../ops/explain.ts';
+import {
+  DEFAULT_SCHEDULER_NAME,
+  type ExplainAnswer,
+  type ExplainRequest,
+  explain,
+  kubeSchedulerMinor,
+} from '../ops/explain.ts';
+import { GROUPINGS, type Grouping, type PendingAnswer, pendingAnswer } from '../ops/pending.ts';
+import { pendingOnce } from '../ops/pending-report.ts';
 import { type SimulateAnswer, type StatefulSetTemplate, simulate } from '../ops/simulate.ts';
+import { type StorageView, storageView } from '../ops/storage.ts';
 import type { InsufficientResource } from '../plugins/node-resources-fit.ts';
 import type { ClaimExplanation } from '../volumes/explain.ts';
 
 export const ANALYZE_USAGE = `  topology-extender explain  (-f POD.yaml | NAMESPACE/NAME) [--nodes a,b] [--limit N] [--max-volumes N] [--disabled-plugins P,Q] [source] [-o table|json|yaml]
   topology-extender simulate (-f POD_OR_STATEFULSET.yaml | NAMESPACE/NAME) [--replicas N] [--nodes a,b] [--disabled-plugins P,Q] [source] [-o ...]
+  topology-extender pending  [--namespace N] [--by reason|workload|zone] [--scheduler-names a,b] [source] [-o ...]
+  topology-extender storage  [--by-node] [source] [-o ...]
 `;
 
 const SOURCE_HELP = `Cluster state (one of):
@@ -34,16 +45,21 @@ const SOURCE_HELP = `Cluster state (one of):
   --in-cluster                   the pod's service account
   (none)                         kubectl's default: KUBECONFIG, ~/.kube/config`;
 
+const OUTPUT_HELP = `  -o, --output FORMAT  table (default), json or yaml (the HTTP route's full answer)
+  -h, --help           this help`;
+
 const COMMON_HELP = `  --nodes a,b,c        judge only these nodes (default: every node)
   --disabled-plugins P,Q  leave these plugins of kube-scheduler's default profile out, by its names
                        (e.g. NodeResourcesFit,PodTopologySpread)
   --kube-version vX.Y  the cluster's Kubernetes version, whose kube-scheduler's wording explain follows (default: the
                        API server's; v1.37 with --cluster-state)
-  -o, --output FORMAT  table (default), json or yaml (the HTTP route's full answer)
-  -h, --help           this help`;
+${OUTPUT_HELP}`;
+
+export type AnalyzeCommand = 'explain' | 'simulate' | 'pending' | 'storage';
+export const ANALYZE_COMMANDS: readonly AnalyzeCommand[] = ['explain', 'simulate', 'pending', 'storage'];
 
 /** Each analysis command's own help: what it answers and every flag it takes. */
-export const COMMAND_USAGE: Record<'explain' | 'simulate', string> = {
+export const COMMAND_USAGE: Record<AnalyzeCommand, string> = {
   explain: `Usage: topology-extender explain (-f POD.yaml | NAMESPACE/NAME) [flags]
 
 Why a pod is Pending, node by node: the verdict and reason of each volume plugin, the PVs looked at on each node
@@ -54,6 +70,31 @@ answer as POST /api/v1/explain.
   --limit N            list at most N nodes (default 100; the summary line always counts every judged node)
   --max-volumes N      list at most N refused PVs per claim and node (default 10)
 ${COMMON_HELP}
+
+${SOURCE_HELP}
+`,
+  pending: `Usage: topology-extender pending [flags]
+
+Why every pending pod is pending: per unbound pod of the schedulers named, kube-scheduler's line (explain's summary),
+the plugin that rejects the most nodes and the reason given for the most nodes, its workload, how long it has
+waited, whether preemption would help and whom it would evict, and the zones with room for its unbound claims.
+The same answer as GET /api/v1/pending.
+
+  -n, --namespace N        only this namespace's pods
+  --by reason|workload|zone  group the pods (each pod in one group): by the reason given for the most nodes, by
+                           workload, or by the storage classes of their unbound claims with the zones that have room
+  --scheduler-names a,b    the pods of these schedulerNames (default: default-scheduler)
+${OUTPUT_HELP}
+
+${SOURCE_HELP}
+`,
+  storage: `Usage: topology-extender storage [flags]
+
+Storage headroom per storage class and zone: PVs available, bound and released (count and bytes; the available
+ones by size), the CSIStorageCapacity left, and the claims waiting per class. The same answer as GET /api/v1/storage.
+
+  --by-node            one row per class, zone and node (local PVs and per-node CSIStorageCapacity)
+${OUTPUT_HELP}
 
 ${SOURCE_HELP}
 `,
@@ -86,6 +127,10 @@ const OPTIONS = {
   replicas: { type: 'string' },
   'disabled-plugins': { type: 'string' },
   'kube-version': { type: 'string' },
+  namespace: { type: 'string', short: 'n' },
+  by: { type: 'string' },
+  'scheduler-names': { type: 'string', default: DEFAULT_SCHEDULER_NAME },
+  'by-node': { type: 'boolean', default: false },
 } as const;
 
 function count(name: string, value: string | undefined): number | undefined {
@@ -261,14 +306,135 @@ export function simulateTable(a: SimulateAnswer): string {
   return `${head}\n\n${a.placements.length > 0 ? table(rows) : '(none)'}${tail}`;
 }
 
+/** `pending` and `storage`: the whole cluster's report, computed once on the loaded state. */
+async function report(
+  command: 'pending' | 'storage',
+  values: Record<string, string | boolean | undefined>,
+  positionals: string[],
+): Promise<string> {
+  if (positionals.length > 0) throw new UsageError(`${command} takes no arguments, got "${positionals.join(' ')}"`);
+  const by = values.by as string | undefined;
+  if (by !== undefined && !(GROUPINGS as readonly string[]).includes(by))
+    throw new UsageError(`--by must be one of ${GROUPINGS.join(', ')}, got "${by}"`);
+  const { deps, close } = await load(values);
+  try {
+    const output = values.output as string;
+    if (command === 'storage') {
+      const view = storageView(deps.store, { byNode: values['by-node'] as boolean });
+      return await render(view, output, () => storageTable(view));
+    }
+    const names = String(values['scheduler-names']).split(',').filter(Boolean);
+    const answer = pendingAnswer(
+      pendingOnce(deps, names),
+      names,
+      { namespace: values.namespace as string | undefined, by: by as Grouping | undefined },
+      Date.now(),
+      kubeSchedulerMinor(deps.clusterVersion?.()),
+    );
+    return await render(answer, output, () => pendingTable(answer));
+  } finally {
+    await close();
+  }
+}
+
 async function render(value: unknown, output: string, asTable: () => string): Promise<string> {
   if (output === 'json') return `${JSON.stringify(value, null, 2)}\n`;
   if (output === 'yaml') return (await import('yaml')).stringify(value);
   return asTable();
 }
 
-/** Runs `explain` or `simulate` with its arguments; returns the text to print. Throws UsageError on bad input. */
-export async function analyze(command: 'explain' | 'simulate', argv: string[]): Promise<string> {
+/** kubectl's short durations: 45s, 12m, 5h, 3d. */
+export function shortDuration(seconds: number | null): string {
+  if (seconds === null) return '-';
+  if (seconds < 120) return `${seconds}s`;
+  if (seconds < 7200) return `${Math.floor(seconds / 60)}m`;
+  if (seconds < 172800) return `${Math.floor(seconds / 3600)}h`;
+  return `${Math.floor(seconds / 86400)}d`;
+}
+
+const gib = (bytes: number) => (bytes === 0 ? '0' : `${Number((bytes / 2 ** 30).toFixed(1))}Gi`);
+
+export function pendingTable(a: PendingAnswer): string {
+  const head = `${a.pods} pending pod(s) of ${a.schedulerNames.join(', ')}${a.notExplainedYet ? `, ${a.notExplainedYet} not explained yet` : ''}`;
+  if (a.groups) {
+    const rows =
+      a.by === 'reason'
+        ? [['PODS', 'WORKLOADS', 'OLDEST', 'PLUGIN', 'REASON']]
+        : a.by === 'workload'
+          ? [['PODS', 'OLDEST', 'WORKLOAD', 'REASONS']]
+          : [['PODS', 'OLDEST', 'STORAGE CLASS', 'ZONES WITH ROOM (PODS)']];
+    for (const g of a.groups) {
+      const oldest = shortDuration(g.oldestAge);
+      if (a.by === 'reason') rows.push([String(g.pods), String(g.workloads), oldest, g.plugin || '-', g.key]);
+      else if (a.by === 'workload') rows.push([String(g.pods), oldest, g.key, (g.reasons ?? []).join('; ')]);
+      else {
+        const zones = Object.entries(g.zonesWithRoom ?? {}).map(([z, n]) => `${z || '(no zone)'} (${n})`);
+        rows.push([String(g.pods), oldest, g.key, g.key === '-' ? '-' : zones.join(', ') || 'none']);
+      }
+    }
+    return `${head}\n\n${table(rows)}\n`;
+  }
+  const rows = [['NAMESPACE', 'NAME', 'WORKLOAD', 'WAITING', 'PLUGIN', 'PREEMPTION', 'CLAIMS', 'MESSAGE']];
+  for (const p of a.items) {
+    const preemption = !p.preemption
+      ? '-'
+      : p.preemption.helps
+        ? `evicts ${p.preemption.victims?.join(',') || 'nothing'} on ${p.preemption.node}`
+        : 'no';
+    const claims = p.claims.map((c) =>
+      c.volume
+        ? `${c.claim}: bound`
+        : `${c.claim} (${c.storageClass || '""'} ${gib(c.requestBytes)}): ${c.zonesWithRoom?.join(',') || 'no zone has room'}`,
+    );
+    rows.push([
+      p.namespace,
+      p.name,
+      p.workload,
+      shortDuration(p.age),
+      p.plugin || '-',
+      preemption,
+      claims.join('; ') || '-',
+      p.summary,
+    ]);
+  }
+  return `${head}\n\n${table(rows)}\n`;
+}
+
+export function storageTable(a: StorageView): string {
+  const byNode = a.rows.some((r) => r.node !== undefined);
+  const rows = [
+    [
+      'STORAGE CLASS',
+      'ZONE',
+      ...(byNode ? ['NODE'] : []),
+      'PV AVAILABLE',
+      'PV BOUND',
+      'PV RELEASED',
+      'AVAILABLE BY SIZE (<=)',
+      'CSI CAPACITY',
+    ],
+  ];
+  const pv = (v: { count: number; bytes: number }) => `${v.count} (${gib(v.bytes)})`;
+  for (const r of a.rows) {
+    const sizes = Object.entries(r.freeSizes).filter(([, n]) => n > 0);
+    rows.push([
+      r.storageClass || '""',
+      r.zone || '-',
+      ...(byNode ? [r.node || '-'] : []),
+      pv(r.volumes.available),
+      pv(r.volumes.bound),
+      pv(r.volumes.released),
+      sizes.map(([le, n]) => `${le}:${n}`).join(' ') || '-',
+      r.capacityObjects ? `${gib(r.capacityBytes)} (max volume ${gib(r.largestProvisionableBytes)})` : '-',
+    ]);
+  }
+  const waiting = [['STORAGE CLASS', 'CLAIMS WAITING', 'REQUESTED']];
+  for (const w of a.claimsWaiting) waiting.push([w.storageClass || '""', String(w.count), gib(w.bytes)]);
+  return `${table(rows)}\n\n${a.claimsWaiting.length ? table(waiting) : 'No claim waiting.'}\n`;
+}
+
+/** Runs an analysis command with its arguments; returns the text to print. Throws UsageError on bad input. */
+export async function analyze(command: AnalyzeCommand, argv: string[]): Promise<string> {
   let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
@@ -279,6 +445,7 @@ export async function analyze(command: 'explain' | 'simulate', argv: string[]): 
   if (!['table', 'json', 'yaml'].includes(values.output)) {
     throw new UsageError(`-o must be table, json or yaml, got "${values.output}"`);
   }
+  if (command === 'pending' || command === 'storage') return report(command, values, positionals);
   if (!values.filename && positionals.length !== 1) throw new UsageError('give the pod: -f FILE or NAMESPACE/NAME');
   const req: ExplainRequest & { statefulSet?: StatefulSetTemplate } = {};
   if (values.filename) {

@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import type { Source } from '../cluster/source.ts';
 import type { PodBinder } from '../extender/bind.ts';
 import type { ExtenderDeps } from '../extender/deps.ts';
+import type { PendingReport } from '../ops/pending-report.ts';
 import type { VolumePluginsSettings } from '../plugins/index.ts';
 import {
   Admission,
@@ -28,6 +29,7 @@ import type { Metrics } from './metrics.ts';
 import { analysisRoutes } from './routes/analysis.ts';
 import { healthRoutes } from './routes/health.ts';
 import { opsRoutes } from './routes/ops.ts';
+import { reportRoutes } from './routes/report.ts';
 import { schedulerRoutes } from './routes/scheduler.ts';
 import { reloadOnChange, requireClientCertificate, secureServerOptions, type TlsFiles } from './tls.ts';
 import { VerbQueue } from './verb-queue.ts';
@@ -52,6 +54,9 @@ export interface AppDeps {
   version: string;
   /** Serve HTTPS (HTTP/2 with HTTP/1.1 fallback) from these files instead of plain HTTP/1.1. */
   tls?: TlsFiles;
+  /** The pending report kept current in the background (GET /api/v1/pending reads it), and whose pods it covers. */
+  pending: PendingReport;
+  schedulerNames: readonly string[];
 }
 
 export async function buildApp(deps: AppDeps) {
@@ -97,6 +102,8 @@ export async function buildApp(deps: AppDeps) {
     onStart: (verb) => deps.metrics.verbStarted.inc({ verb }),
     onDepth: (depth) => deps.metrics.verbQueueDepth.set(depth),
   });
+  // The pending report works between verbs only: never while one is queued.
+  deps.pending.yieldTo(() => queue.depth() > 0);
   const admission = new Admission(
     deps.admission,
     deps.bodyLimit,
@@ -170,6 +177,7 @@ export async function buildApp(deps: AppDeps) {
     await protectedRoutes.register(schedulerRoutes(deps, admission, queue), { prefix: '/scheduler' });
     await protectedRoutes.register(opsRoutes(deps), { prefix: '/api/v1' });
     await protectedRoutes.register(analysisRoutes(deps), { prefix: '/api/v1' });
+    await protectedRoutes.register(reportRoutes(deps), { prefix: '/api/v1' });
   });
   await app.register(healthRoutes(deps));
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());

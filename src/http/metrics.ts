@@ -7,7 +7,9 @@ import { ANALYSIS_ONLY_KINDS, unavailableKinds } from '../cluster/analysis-kinds
 import type { Source } from '../cluster/source.ts';
 import type { ClusterStore } from '../cluster/store.ts';
 import { KINDS } from '../cluster/types.ts';
+import type { PendingReport } from '../ops/pending-report.ts';
 import type { VolumeBinder } from '../volumes/binder.ts';
+import { pendingMetrics, storageMetrics } from './report-metrics.ts';
 
 export type Verb = 'filter' | 'prioritize' | 'preempt' | 'bind';
 
@@ -33,6 +35,8 @@ export function createMetrics(deps: {
   store: ClusterStore;
   /** The volume binder, when VolumeBinding is enabled: in-flight provisions and joint-accounting rejections. */
   volumeBinder?: VolumeBinder;
+  /** The pending report (src/ops/pending-report.ts): its pods by reason and plugin, and their ages. */
+  pending?: PendingReport;
 }): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'topology_extender_' });
@@ -174,7 +178,7 @@ export function createMetrics(deps: {
     new Counter({
       name: 'topology_extender_capacity_joint_rejections_total',
       help:
-        'Node verdicts (filter, and the filter runs of preempt and explain) rejected for storage only because of joint ' +
+        'Node verdicts (filter, and the filter runs of preempt; not explain or the pending report) rejected for storage only because of joint ' +
         "capacity accounting: upstream's per-claim check admits them",
       registers: [registry],
       collect() {
@@ -214,6 +218,8 @@ export function createMetrics(deps: {
         if (ANALYSIS_ONLY_KINDS.has(s.kind)) this.set({ kind: s.kind }, unavailable.has(s.kind) ? 1 : 0);
     },
   });
+  if (deps.pending) pendingMetrics(registry, deps.pending);
+  storageMetrics(registry, deps.store);
   return {
     registry,
     verbDuration,

@@ -10,6 +10,7 @@ import type { WirePod } from '../extender/wire.ts';
 import { CycleState } from '../framework/cycle-state.ts';
 import { fitErrorMessage } from '../framework/fit-error.ts';
 import { isSuccess, type Status } from '../framework/interfaces.ts';
+import type { Framework } from '../framework/runner.ts';
 import { postFilter } from './post-filter.ts';
 import { defaultProfileFramework } from './profile.ts';
 
@@ -20,7 +21,7 @@ import { defaultProfileFramework } from './profile.ts';
 export const MATCHED_MINORS = ['v1.35', 'v1.36', 'v1.37'] as const;
 
 /** The cluster's kube-scheduler minor (its API server's, as kube-scheduler runs at the control plane's version). */
-function kubeSchedulerMinor(clusterVersion: string | undefined): string {
+export function kubeSchedulerMinor(clusterVersion: string | undefined): string {
   return /^v\d+\.\d+/.exec(clusterVersion ?? '')?.[0] ?? MATCHED_MINORS[MATCHED_MINORS.length - 1];
 }
 export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
@@ -115,21 +116,57 @@ function schedulerNote(pod: Pod): string | undefined {
   return `the pod's schedulerName is "${name}": explained with kube-scheduler's default profile, which that scheduler may not run`;
 }
 
+/** Runs a step-wise computation (a generator that yields between nodes) to its end. */
+export function drain<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+  }
+}
+
+/** What explain found, with what the pending report reads besides the answer. */
+export interface Judgement {
+  answer: ExplainAnswer;
+  /** Judged nodes that do not fit, by the plugin that rejected them (the one kube-scheduler's status names). */
+  deciding: Map<string, number>;
+  /** Per reason string, the nodes it was given for (the counts of the FitError line; the preFilter's message alone). */
+  reasons: Map<string, number>;
+  /** A node where evicting lower-priority pods makes room (when no node fits). */
+  preemptionCandidate?: string;
+  framework: Framework;
+  /** The cycle state after preFilter. */
+  state: CycleState;
+  pod: Pod;
+}
+
 export function explain(deps: ExtenderDeps, req: ExplainRequest): ExplainAnswer {
-  const pod = resolvePod(deps, req);
+  return drain(judge(deps, resolvePod(deps, req), req)).answer;
+}
+
+/**
+ * Explain's computation for a resolved pod, one step per node: the pending report (src/ops/pending-report.ts) runs
+ * it a few milliseconds at a time between the verbs; `explain` runs it to the end.
+ */
+export function* judge(
+  deps: ExtenderDeps,
+  pod: Pod,
+  req: Omit<ExplainRequest, 'pod' | 'namespace' | 'name'>,
+): Generator<void, Judgement> {
   const names = req.nodes ?? deps.cache.nodeNames();
   const limit = req.limit ?? DEFAULT_NODE_LIMIT;
   const limits = { maxVolumes: req.maxVolumes ?? DEFAULT_MAX_VOLUMES };
   const { cache } = deps;
   const framework = defaultProfileFramework(deps, req.disabledPlugins);
-  const state = new CycleState();
+  const state = new CycleState({ analysis: true });
   const pre = framework.runPreFilter(state, pod);
   const narrowed = isSuccess(pre) ? framework.preFilterResult(state) : undefined;
   const statuses = new Map<string, Status>();
   const nodes: NodeExplanation[] = [];
+  const deciding = new Map<string, number>();
   let feasible = 0;
   let filtered = 0;
   for (const name of names) {
+    yield;
     const info = cache.nodeInfo(name);
     let s: Status;
     let all: Status[] = [];
@@ -141,11 +178,15 @@ export function explain(deps: ExtenderDeps, req: ExplainRequest): ExplainAnswer 
       judged = false;
     } else {
       s = framework.runFilterWithNominatedPods(state, pod, info);
-      if (!isSuccess(s)) all = framework.runAllFilters(state, pod, info);
+      if (!isSuccess(s) && nodes.length < limit) all = framework.runAllFilters(state, pod, info);
     }
     if (judged) filtered++;
     if (isSuccess(s)) feasible++;
-    else if (judged) statuses.set(name, s);
+    else {
+      if (judged) statuses.set(name, s);
+      const plugin = s.plugin ?? (judged ? '' : narrowed?.plugins.join(' ')) ?? '';
+      deciding.set(plugin, (deciding.get(plugin) ?? 0) + 1);
+    }
     if (nodes.length >= limit) continue;
     nodes.push({
       name,
@@ -166,6 +207,8 @@ export function explain(deps: ExtenderDeps, req: ExplainRequest): ExplainAnswer 
     notes.push(
       `this cluster runs ${minor}: the reasons are kube-scheduler ${MATCHED_MINORS[0]}–${MATCHED_MINORS.at(-1)}'s, an older or newer one may word some differently`,
     );
+  const reasons = new Map<string, number>();
+  let preemptionCandidate: string | undefined;
   if (feasible === 0) {
     // Upstream counts the nodes a preFilter excluded by the absent nodes' status, not one by one.
     const failed = [...statuses.values()];
@@ -174,7 +217,9 @@ export function explain(deps: ExtenderDeps, req: ExplainRequest): ExplainAnswer 
         failed.push({ code: 'UnschedulableAndUnresolvable', reasons: [notInPreFilterResult(narrowed.plugins)] });
     const preFilterMsg = isSuccess(pre) ? '' : pre.reasons.join(', ');
     summary = fitErrorMessage(names.length, preFilterMsg, failed);
-    const post = postFilter(
+    if (preFilterMsg) reasons.set(preFilterMsg, names.length);
+    else for (const f of failed) for (const r of f.reasons) reasons.set(r, (reasons.get(r) ?? 0) + 1);
+    const post = yield* postFilter(
       framework,
       state,
       pod,
@@ -184,12 +229,13 @@ export function explain(deps: ExtenderDeps, req: ExplainRequest): ExplainAnswer 
       Number(minor.split('.')[1]),
     );
     if (post.message) summary += ` ${post.message}.`;
-    if (post.preemptionCandidate)
+    preemptionCandidate = post.preemptionCandidate;
+    if (preemptionCandidate)
       notes.push(
-        `evicting lower-priority pods would make room on ${post.preemptionCandidate}: kube-scheduler would preempt`,
+        `evicting lower-priority pods would make room on ${preemptionCandidate}: kube-scheduler would preempt`,
       );
   }
-  return {
+  const answer: ExplainAnswer = {
     pod: objectKey('Pod', pod),
     summary,
     ...(notes.length > 0 ? { notes } : {}),
@@ -199,4 +245,5 @@ export function explain(deps: ExtenderDeps, req: ExplainRequest): ExplainAnswer 
     nodes,
     nodesOmitted: names.length - nodes.length,
   };
+  return { answer, deciding, reasons, preemptionCandidate, framework, state, pod };
 }

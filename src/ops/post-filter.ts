@@ -21,9 +21,10 @@ export interface PostFilterOutcome {
 
 /**
  * DefaultPreemption's dry run reduced to its verdict: a node failed as Unschedulable is tried without every pod of
- * lower priority (upstream SelectVictimsOnNode's first step); other nodes are not helped by preemption.
+ * lower priority (upstream SelectVictimsOnNode's first step); other nodes are not helped by preemption. A generator
+ * that yields once per node, so that a caller can stop between nodes (`drain` runs it to the end).
  */
-export function postFilter(
+export function* postFilter(
   framework: Framework,
   state: CycleState,
   pod: Pod,
@@ -31,7 +32,7 @@ export function postFilter(
   statuses: ReadonlyMap<string, Status>,
   lookup: (name: string) => NodeInfo | undefined,
   minor: number,
-): PostFilterOutcome {
+): Generator<void, PostFilterOutcome> {
   // DynamicResources' PostFilter adds its no-op outcome to the message up to v1.36; v1.37 only logs it (V(5),
   // kubernetes#140222).
   const parts = minor <= 36 ? [NO_CLAIMS_TO_DEALLOCATE] : [];
@@ -42,6 +43,7 @@ export function postFilter(
   const priority = framework.priorityOf(pod);
   const verdicts: Status[] = [];
   for (const [name, s] of statuses) {
+    yield; // a step per node: the pending report runs this between the verbs (src/ops/pending-report.ts)
     const info = s.code === 'Unschedulable' ? lookup(name) : undefined;
     if (!info) {
       verdicts.push(status('UnschedulableAndUnresolvable', PREEMPTION_NOT_HELPFUL));

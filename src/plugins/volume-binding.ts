@@ -151,14 +151,16 @@ export class VolumeBindingPlugin
       return status('Error', errorMessage(err));
     }
     if (found.reasons.length > 0) {
-      if (found.jointOnly) this.binder.jointOnlyRejections++;
+      // Counted for the verbs (and preempt's filter runs), not for explain or the pending report, which re-judge
+      // every pending pod on every change and would drown what kube-scheduler was told.
+      if (found.jointOnly && !state.analysis) this.binder.jointOnlyRejections++;
       return status('UnschedulableAndUnresolvable', ...found.reasons);
     }
     // With nominated pods the first pass decides (it avoids what they hold); the second only confirms the fit. Such a
     // choice is kept whole; of the others only the score prioritize will read (reserve finds the volumes again for its
     // one node, at the same generation the same ones): a filter's ~500 nodes' volumes, held until the pod's next
     // filter, were most of what outlived young-generation GCs, and under overload brought a major GC every few seconds.
-    if (data.whatIf) return SUCCESS;
+    if (data.whatIf || state.analysis) return SUCCESS;
     if (data.held || !data.podVolumesByNode.has(nodeInfo.name)) {
       if (data.held) data.podVolumesByNode.set(nodeInfo.name, found.podVolumes);
       const score = this.#scorer ? this.#score(found.podVolumes, this.#scorer) : undefined;

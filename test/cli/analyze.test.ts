@@ -1,4 +1,4 @@
-// `explain` and `simulate` on a kubectl dump with no server: a table by default, the route's answer with -o json|yaml,
+// `explain`, `simulate`, `pending` and `storage` on a kubectl dump with no server: a table by default, the route's answer with -o json|yaml,
 // the dump taken exactly as written unless --simulate-volume-controller, and bad input named in one line.
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
@@ -93,6 +93,42 @@ spec:
       lines.at(-1),
       "default/web-4 does not fit: 0/9 nodes are available: 9 node(s) didn't find available persistent volumes to bind. preemption: 0/9 nodes are available: 9 Preemption is not helpful for scheduling.",
     );
+  });
+});
+
+describe('topology-extender pending and storage', () => {
+  it("every pending pod: explain's line, its workload, preemption's victims; -o json is the route's answer", async () => {
+    const answer = JSON.parse(await analyze('pending', ['--cluster-state', EXAMPLE, '-o', 'json']));
+    assert.equal(answer.pods, 7);
+    for (const p of answer.items) {
+      const line = await analyze('explain', [`${p.namespace}/${p.name}`, '--cluster-state', EXAMPLE, '--limit', '0']);
+      assert.equal(p.summary, line.split('\n')[0], p.name);
+    }
+    const ingest = answer.items.find((p: { name: string }) => p.name.startsWith('ingest-'));
+    assert.deepEqual(ingest.preemption, { helps: true, node: 'node-c3', victims: ['batch/etl-worker-0'] });
+    assert.equal(ingest.workload, 'Deployment/ingest');
+    const table = await analyze('pending', ['--cluster-state', EXAMPLE, '--by', 'workload', '-n', 'default']);
+    assert.match(table, /^3\s+-\s+default\/Deployment\/analytics\s+Insufficient cpu$/m);
+  });
+
+  it('storage: per class and zone, and per node with --by-node', async () => {
+    const view = JSON.parse(await analyze('storage', ['--cluster-state', EXAMPLE, '--by-node', '-o', 'json']));
+    const a1 = view.rows.filter((r: { storageClass: string; node: string }) => r.node === 'node-a1');
+    assert.deepEqual(
+      a1.map((r: { volumes: { available: { count: number }; bound: { count: number } } }) => [
+        r.volumes.available.count,
+        r.volumes.bound.count,
+      ]),
+      [[1, 1]],
+    );
+  });
+
+  it('bad input: one message naming it', async () => {
+    await assert.rejects(
+      analyze('pending', ['--cluster-state', EXAMPLE, '--by', 'node']),
+      /--by must be one of reason, workload, zone, got "node"/,
+    );
+    await assert.rejects(analyze('storage', ['--cluster-state', EXAMPLE, 'extra']), /storage takes no arguments/);
   });
 });
 

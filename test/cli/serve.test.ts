@@ -313,7 +313,7 @@ describe('what an operator reads', () => {
     for (const line of lines) assert.match(line, /^\d\d:\d\d:\d\d\.\d{3} (INFO |WARN |ERROR) \S/, line);
     assert.equal(lines.filter((l) => /listening/i.test(l)).length, 1, out);
     assert.ok(
-      lines.some((l) => /\[cluster-state\] cluster-state: read 57 objects/.test(l)),
+      lines.some((l) => /\[cluster-state\] cluster-state: read 63 objects/.test(l)),
       out,
     );
   });

@@ -30,6 +30,7 @@ type Operation = {
     }
   >;
   requestBody?: { content: { 'application/json': { examples?: Record<string, { value: unknown }> } } };
+  parameters?: { in: string; name: string; example?: unknown }[];
 };
 
 // Path parameters: a name the example cluster has, and one it does not. A new route with parameters goes here.
@@ -145,6 +146,14 @@ it('every route documents each status it answers, and its named examples get 200
     if (method === 'GET') {
       await send('a known name', { url: known });
       await send('an unknown name', { url: unknown });
+      // Query parameters with their documented examples, as "Try it out" fills them in: a 200.
+      const query = (op.parameters ?? []).filter((p) => p.in === 'query' && p.example !== undefined);
+      if (query.length > 0) {
+        const url = `${known}?${new URLSearchParams(query.map((p): [string, string] => [p.name, String(p.example)]))}`;
+        const res = await send('its query examples', { url });
+        assert.equal(res.statusCode, 200, `GET ${url}: ${res.body}`);
+        await send('a query parameter out of its values', { url: `${known}?${query.at(-1)!.name}=%00` });
+      }
     } else {
       const examples = op.requestBody?.content['application/json'].examples ?? {};
       if (path.startsWith('/scheduler/') || path.startsWith('/api/v1/'))

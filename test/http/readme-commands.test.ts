@@ -1,5 +1,5 @@
 // The README read top to bottom as a new operator does: `npm start` (the package's own start script, on a free port
-// instead of 8888), then every curl and `topology-extender explain` command of its sh blocks in the order written, on
+// instead of 8888), then every curl and `topology-extender explain|pending|storage` command of its sh blocks in order, on
 // that one server, each answer compared with the JSON (every field shown) or text shown after it. So an example that depends on what a
 // later one does, or on a step the README does not show, fails here. Commands that need a cluster, Helm or Docker
 // are listed in NOT_RUN (test/chart runs the Helm ones): a command of another kind fails until it is handled.
@@ -18,6 +18,9 @@ const NOT_RUN = [
   /^docker /,
   /^npx topology-extender serve\b/,
 ];
+
+/** The CLI's analysis commands, run without a server: their output is compared with the text the README shows. */
+const ANALYSIS = ['explain', 'pending', 'storage'];
 
 type Command = { words: string[]; comment: string; heredoc?: string };
 
@@ -145,7 +148,7 @@ it("every curl and explain command of the README, in the README's order on one `
         // The README may leave fields out of a long answer (explain's capacityArithmetic): what it shows must match.
         if (expected !== undefined) assert.partialDeepStrictEqual(JSON.parse(text), expected, where);
         ran++;
-      } else if (words[0] === 'npx' && words[1] === 'topology-extender' && words[2] === 'explain') {
+      } else if (words[0] === 'npx' && words[1] === 'topology-extender' && ANALYSIS.includes(words[2])) {
         const { stdout } = await promisify(execFile)(process.execPath, ['src/main.ts', ...words.slice(2)]);
         assert.ok(last && shown?.lang === '', `${where}: the README shows its output`);
         assert.equal(stdout, shown.text, where);
