@@ -377,8 +377,3 @@ export function finishTerminatingPods(api: KubeApi): Promise<() => void> {
     if (type !== 'DELETED' && pod.metadata.deletionTimestamp) void api.delete(pod, 0).catch(() => {});
   });
 }
-
-/** Reads a component log file in full (the in-memory tail holds only the last 64 KiB). */
-export function componentLog(plane: ControlPlane, name: string): Promise<string> {
-  return readFile(join(plane.dir, `${name}.log`), 'utf8');
-}
