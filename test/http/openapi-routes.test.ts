@@ -56,7 +56,8 @@ let holder: Socket;
 before(async () => {
   const source = new ClusterStateSource({ file: 'examples/cluster.yaml', watch: false });
   app = await createExtender({
-    settings: { ...defaultSettings(), bodyLimit: BODY_LIMIT },
+    // The example cluster as `npm start` serves it, the pending report on.
+    settings: { ...defaultSettings(), bodyLimit: BODY_LIMIT, pendingReport: true },
     source,
     writer: new ClusterStateWriter(source),
     logger: pino({ level: 'silent' }),

@@ -253,7 +253,7 @@ describe('the report in a running extender', () => {
     ];
     const other = objects.at(-1) as Pod;
     other.spec.schedulerName = 'another-scheduler';
-    const t = await createTestExtender(objects, {}, { volumeController: false });
+    const t = await createTestExtender(objects, { pendingReport: true }, { volumeController: false });
     try {
       const report = t.extender.pending;
       await report.idle();
@@ -328,7 +328,7 @@ describe('the report in a running extender', () => {
   });
 
   it('answers a wrong grouping or query with 400 naming it', async () => {
-    const t = await createTestExtender([]);
+    const t = await createTestExtender([], { pendingReport: true });
     try {
       const res = await t.request.get('/api/v1/pending?by=node').expect(400);
       assert.match(res.body.message, /querystring\/by must be equal to one of the allowed values/);
@@ -341,11 +341,11 @@ describe('the report in a running extender', () => {
     }
   });
 
-  it('with --no-pending-report answers 503 saying it is off, rather than an empty report', async () => {
-    const t = await createTestExtender([node('n0'), pod('waiting')], { pendingReport: false });
+  it('without --pending-report (the default) answers 503 saying it is off, rather than an empty report', async () => {
+    const t = await createTestExtender([node('n0'), pod('waiting')]);
     try {
       const res = await t.request.get('/api/v1/pending').expect(503);
-      assert.match(res.body.message, /the pending report is off \(--no-pending-report\)/);
+      assert.match(res.body.message, /the pending report is off \(start the extender with --pending-report\)/);
     } finally {
       await t.close();
     }

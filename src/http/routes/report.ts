@@ -119,7 +119,10 @@ const StorageAnswer = Type.Object({
 });
 
 const BAD_QUERY = HttpError(400, 'A query parameter is not one of its allowed values (the message names it)');
-const REPORT_OFF = HttpError(503, 'The pending report is off (--no-pending-report) or not started yet');
+const REPORT_OFF = HttpError(
+  503,
+  'The pending report is off (start the extender with --pending-report) or not started yet',
+);
 
 export function reportRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -154,7 +157,8 @@ export function reportRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           return reply.code(503).send({
             statusCode: 503,
             error: 'Service Unavailable',
-            message: 'the pending report is off (--no-pending-report) or not started yet: explain answers pod by pod',
+            message:
+              'the pending report is off (start the extender with --pending-report) or not started yet: explain answers pod by pod',
           });
         }
         const query = request.query as { namespace?: string; by?: Grouping };
