@@ -120,12 +120,19 @@ export async function createExtender(parts: ExtenderParts) {
     },
     /** Stops taking requests, lets binds undo their assumptions, then stops the source. */
     async close(): Promise<void> {
+      // A stage that holds up shutdown is named: past --shutdown-grace-seconds the process is killed mid-way.
+      const stage = async (what: string, step: () => unknown) => {
+        const started = performance.now();
+        await step();
+        const ms = Math.round(performance.now() - started);
+        if (ms >= 1_000) logger.warn({ ms }, `shutting down: ${what} took ${ms} ms`);
+      };
       stopReconciling();
       pending.close();
-      await binder.close();
-      await app.close();
-      await healthApp?.close();
-      await source.stop();
+      await stage('finishing the binds in flight', () => binder.close());
+      await stage('closing the HTTP server', () => app.close());
+      await stage('closing the health server', () => healthApp?.close());
+      await stage('stopping the watches', () => source.stop());
       closeSchedulingState();
     },
   };

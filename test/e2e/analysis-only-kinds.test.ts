@@ -8,7 +8,7 @@ import { node, waitFor } from '../cluster/kube/helpers.ts';
 import { kubeComponents } from '../components/components.ts';
 import type { KubeObject } from '../components/kube-api.ts';
 import type { PolicyRule } from '../helpers/chart.ts';
-import { callExtender } from './extender-process.ts';
+import { assertExitedCleanly, callExtender } from './extender-process.ts';
 import { extenderRole, setRules, without } from './extender-rbac.ts';
 import { pendingPod, type SchedulerCluster, startSchedulerCluster } from './scheduler-cluster.ts';
 
@@ -134,7 +134,7 @@ if (found.skip) {
     const extender = cluster?.extender;
     const code = await extender?.stop();
     await cluster?.stop();
-    assert.equal(code, 0, 'the extender exits cleanly on SIGTERM');
+    if (extender) assertExitedCleanly(extender, code);
     assert.deepEqual(
       extender.logs.filter((l) => l.level >= 50),
       [],

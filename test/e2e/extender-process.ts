@@ -1,5 +1,6 @@
 // Runs the real CLI (`node src/main.ts serve --kubeconfig FILE --port 0`) as a child process with this Node binary,
 // collects its JSON log lines and resolves with the address it logs as "listening".
+import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -17,6 +18,8 @@ export interface ExtenderProcess {
   url: string;
   logs: LogLine[];
   child: ChildProcess;
+  /** What the process wrote to stderr (a fatal error before the logger existed, a crash's stack). */
+  stderr(): string;
   stop(): Promise<number | null>;
 }
 
@@ -64,6 +67,7 @@ export async function startExtender(
     url,
     logs,
     child,
+    stderr: () => stderr,
     async stop() {
       if (child.exitCode !== null) return child.exitCode;
       const exited = once(child, 'exit');
@@ -72,6 +76,19 @@ export async function startExtender(
       return code;
     },
   };
+}
+
+/**
+ * Fails unless the extender exited 0 on SIGTERM, saying what it logged last: close-with-grace exits 1 on a timeout
+ * or an error while closing, and the exit code alone never says which.
+ */
+export function assertExitedCleanly(extender: ExtenderProcess, code: number | null | undefined): void {
+  if (code === 0) return;
+  const tail = extender.logs.slice(-20).map((line) => JSON.stringify(line));
+  assert.fail(
+    `the extender exited with ${code} on SIGTERM, not 0\nstderr: ${extender.stderr() || '(empty)'}\n` +
+      `last log lines:\n${tail.join('\n')}`,
+  );
 }
 
 /** One HTTP call to the extender: the status and the body, parsed when it is JSON (else the text). */

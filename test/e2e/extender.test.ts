@@ -12,7 +12,7 @@ import { kubeComponents } from '../components/components.ts';
 import type { KubeObject } from '../components/kube-api.ts';
 import { allows, CHART, helm, type PolicyRule, parseObjects, renderChart } from '../helpers/chart.ts';
 import * as build from '../helpers/objects.ts';
-import { type ExtenderProcess, startExtender } from './extender-process.ts';
+import { assertExitedCleanly, type ExtenderProcess, startExtender } from './extender-process.ts';
 import { withoutGrants } from './extender-rbac.ts';
 import {
   CSI_CLASS,
@@ -171,7 +171,7 @@ if (found.skip) {
     const extender = cluster?.extender;
     const code = await extender?.stop();
     await cluster?.stop();
-    assert.equal(code, 0, 'the extender exits cleanly on SIGTERM');
+    if (extender) assertExitedCleanly(extender, code);
     const errors = extender.logs.filter((l) => l.level >= 50);
     assert.deepEqual(errors, [], 'no error logs during the run');
   });
