@@ -31,6 +31,7 @@ const noWrites: ClusterWriter = {
   updatePersistentVolume: async (pv) => pv,
   updatePersistentVolumeClaim: async (pvc) => pvc,
   unbindPersistentVolume: async (pv) => pv,
+  bindClaimToVolume: async (pvc) => pvc,
   getPod: async () => undefined,
   getPersistentVolume: async () => undefined,
   getPersistentVolumeClaim: async () => undefined,

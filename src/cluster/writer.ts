@@ -36,12 +36,35 @@ export interface ClusterWriter {
    * pre-bound by a user keeps its claimRef without the UID. Same resourceVersion precondition.
    */
   unbindPersistentVolume(pv: PersistentVolume): Promise<PersistentVolume>;
+  /**
+   * The claim's half of a binding, as the PV controller's bindClaimToVolume writes it: `spec.volumeName` (which the
+   * API lets be set once, from empty) and `annotations`, null removing one. Same resourceVersion precondition.
+   */
+  bindClaimToVolume(
+    pvc: PersistentVolumeClaim,
+    volumeName: string,
+    annotations: Record<string, string | null>,
+  ): Promise<PersistentVolumeClaim>;
   /** Reads a pod from the source of truth (reconciling an assumed pod that the watch never confirmed). */
   getPod(namespace: string, name: string): Promise<Pod | undefined>;
   /** Reads a PV from the source of truth (what a bind checks before its Binding), undefined when it does not exist. */
   getPersistentVolume(name: string): Promise<PersistentVolume | undefined>;
   /** Reads a claim from the source of truth, undefined when it does not exist. */
   getPersistentVolumeClaim(namespace: string, name: string): Promise<PersistentVolumeClaim | undefined>;
+}
+
+/** bindClaimToVolume's result, for writers that store whole objects. */
+export function claimBoundToVolume(
+  pvc: PersistentVolumeClaim,
+  volumeName: string,
+  annotations: Record<string, string | null>,
+): PersistentVolumeClaim {
+  const merged: Record<string, string> = { ...pvc.metadata.annotations };
+  for (const [key, value] of Object.entries(annotations)) {
+    if (value === null) delete merged[key];
+    else merged[key] = value;
+  }
+  return { ...pvc, metadata: { ...pvc.metadata, annotations: merged }, spec: { ...pvc.spec, volumeName } };
 }
 
 /** unbindVolume's result, for writers that store whole objects. */

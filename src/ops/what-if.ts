@@ -15,6 +15,7 @@ const READ_ONLY: ClusterWriter = {
   updatePersistentVolume: () => Promise.reject(new Error('analysis never writes')),
   updatePersistentVolumeClaim: () => Promise.reject(new Error('analysis never writes')),
   unbindPersistentVolume: () => Promise.reject(new Error('analysis never writes')),
+  bindClaimToVolume: () => Promise.reject(new Error('analysis never writes')),
   getPod: async () => undefined,
   getPersistentVolume: async () => undefined,
   getPersistentVolumeClaim: async () => undefined,

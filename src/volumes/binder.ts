@@ -23,9 +23,16 @@ import type { Log } from '../log.ts';
 import { feedAssumeCaches, PVAssumeCache, PVCAssumeCache } from './assume-cache.ts';
 import { type CapacityAccept, CapacityIndex } from './capacity-index.ts';
 import type { CAPACITY_ROW_UNDECIDED } from './capacity-rows.ts';
-import { claimHold, heldForOtherVolume, withHold, withoutHold } from './claim-hold.ts';
+import {
+  ANN_SELECTED_VOLUME,
+  claimHold,
+  heldForOtherVolume,
+  ServedHolds,
+  withHold,
+  withoutHold,
+} from './claim-hold.ts';
 import { getPodVolumeClaims, isClaimFullyBound, type PodVolumeClaims, podClaimRefs, podClaimsError } from './claims.ts';
-import { ANN_SELECTED_NODE } from './constants.ts';
+import { ANN_BOUND_BY_CONTROLLER, ANN_SELECTED_NODE } from './constants.ts';
 import { pvForNode } from './csi-migration.ts';
 import { explainScope } from './explain.ts';
 import { InFlightProvisions } from './in-flight.ts';
@@ -260,6 +267,11 @@ export class VolumeBinder implements ProvisioningSources {
   });
   readonly #waiters = new Set<() => void>();
   readonly #unsubscribe: (() => void)[] = [];
+  readonly #servedHolds = new ServedHolds({
+    latest: (key) => this.pvcCache.getAPI(key),
+    drop: (pvc) => this.#writer.bindClaimToVolume(pvc, pvc.spec.volumeName!, { [ANN_SELECTED_VOLUME]: null }),
+    gaveUp: (err, key) => this.#logger.info({ err, pvc: key }, 'could not drop the hold of a bound claim; it stays'),
+  });
 
   constructor(options: VolumeBinderOptions) {
     this.#store = options.store;
@@ -280,6 +292,7 @@ export class VolumeBinder implements ProvisioningSources {
     this.pvCache.onChange(() => this.#changed());
     this.pvcCache.onChange((entry, _previous, deleted) => {
       this.inFlight.claimChanged(entry.key, deleted ? undefined : entry.latest);
+      this.#servedHolds.changed(entry.key);
       this.#changed();
     });
     for (const c of store.list('CSIStorageCapacity')) this.#capacities.upsert(c);
@@ -610,10 +623,10 @@ export class VolumeBinder implements ProvisioningSources {
   }
 
   /**
-   * bindAPIUpdate: holds each static binding's claim for its PV (see claim-hold.ts), then writes each assumed PV,
-   * then each annotated PVC, with their resourceVersion as precondition. On the first failure what was not written is
-   * restored, the holds whose PV is known not written are released, and the write error is thrown. Returns what the API
-   * stored.
+   * bindAPIUpdate: holds each static binding's claim for its PV (see claim-hold.ts), writes each assumed PV, then
+   * each static binding's claim half (see #bindClaim), then each annotated PVC, with their resourceVersion as
+   * precondition. On the first failure what was not written is restored, the holds whose PV is known not written are
+   * released, and the write error is thrown. Returns what the API stored.
    */
   async bindAPIUpdate(podVolumes: PodVolumes): Promise<PodVolumes> {
     const bindings = podVolumes.staticBindings.map((b) => ({ ...b }));
@@ -629,6 +642,7 @@ export class VolumeBinder implements ProvisioningSources {
         b.pv = await this.#writePV(b);
         pvsWritten++;
       }
+      for (const [i, b] of bindings.entries()) b.pvc = await this.#bindClaim(b, holds[i]);
       for (const p of provisions) {
         p.pvc = await this.#writer.updatePersistentVolumeClaim(p.pvc);
         pvcsWritten++;
@@ -640,6 +654,8 @@ export class VolumeBinder implements ProvisioningSources {
       // that no other bind gives the claim a second PV meanwhile.
       const pvUnknown = err instanceof WriteError && err.uncertain && holds.length === bindings.length ? 1 : 0;
       await this.#releaseHolds(holds.slice(pvsWritten + pvUnknown));
+      // A claim half that lost to another writer leaves PVs this bind wrote naming a claim bound elsewhere.
+      await this.#unbindLost(bindings.slice(0, pvsWritten));
       throw err;
     }
     return { staticBindings: bindings, dynamicProvisions: provisions };
@@ -647,8 +663,9 @@ export class VolumeBinder implements ProvisioningSources {
 
   /**
    * Writes the claim's hold for the binding's PV, conditional on the version whose hold was checked. Returns the
-   * claim as written, or undefined when nothing needed writing (already held for this PV, or bound to it). Throws a
-   * 409 WriteError when another writer holds or bound the claim: this bind steps back.
+   * claim as written (or read back holding it), or undefined when nothing needed writing (already held for this PV in
+   * the watch's view, or bound to it). Throws a 409 WriteError when another writer holds or bound the claim: this
+   * bind steps back.
    */
   async #holdClaim(b: BindingInfo): Promise<PersistentVolumeClaim | undefined> {
     const pvName = b.pv.metadata.name;
@@ -667,7 +684,9 @@ export class VolumeBinder implements ProvisioningSources {
       if (!live) throw err;
       const liveTaken = this.#claimTaken(live, pvName, now);
       if (liveTaken) throw new WriteError(409, 'Conflict', liveTaken);
-      if (live.spec.volumeName === pvName || claimHold(live)?.pv === pvName) return undefined;
+      if (live.spec.volumeName === pvName) return undefined;
+      // Held for our PV: this bind's own write whose reply was lost, or another bind of the same claim and PV.
+      if (claimHold(live)?.pv === pvName) return live;
       throw err;
     }
   }
@@ -693,6 +712,42 @@ export class VolumeBinder implements ProvisioningSources {
       const live = await this.#writer.getPersistentVolume(b.pv.metadata.name);
       if (live?.spec.claimRef?.uid && isVolumeBoundToClaim(live, b.pvc)) return live;
       throw err;
+    }
+  }
+
+  /**
+   * The claim's half of a static binding, written once its PV names it: spec.volumeName and bound-by-controller, as
+   * the PV controller's bindClaimToVolume would write them, leaving it only the two Bound phases to set (upstream
+   * leaves it the claim too, and its PreBind waits for all three). volumeName can be set only once, so it is the
+   * binding's record and the hold, having served, is dropped. bind-completed stays the controller's to write: on a
+   * claim carrying it, a controller whose PV informer lags (a PV just recreated under the same name) would see the
+   * PV's old claimant and mark the claim Lost; without it, such a controller only retries.
+   * The controller races this write (our PV write told it the claim's PV): a 409 or an unknown outcome is read back;
+   * a claim bound to this PV is the binding done (its hold goes once the controller has marked it Bound: ServedHolds),
+   * one bound or held elsewhere fails the bind, one changed otherwise (its status) is written again.
+   */
+  async #bindClaim(b: BindingInfo, held: PersistentVolumeClaim | undefined): Promise<PersistentVolumeClaim> {
+    const pvName = b.pv.metadata.name;
+    let current = held ?? this.pvcCache.getAPI(claimKey(b.pvc)) ?? b.pvc;
+    for (let attempt = 1; ; attempt++) {
+      const existing = current.metadata.annotations ?? {};
+      if (current.spec.volumeName === pvName) {
+        if (Object.hasOwn(existing, ANN_SELECTED_VOLUME)) this.#servedHolds.add(claimKey(current));
+        return current;
+      }
+      const taken = this.#claimTaken(current, pvName, this.#now());
+      if (taken) throw new WriteError(409, 'Conflict', taken);
+      const annotations: Record<string, string | null> = {};
+      if (!Object.hasOwn(existing, ANN_BOUND_BY_CONTROLLER)) annotations[ANN_BOUND_BY_CONTROLLER] = 'yes';
+      if (Object.hasOwn(existing, ANN_SELECTED_VOLUME)) annotations[ANN_SELECTED_VOLUME] = null;
+      try {
+        return await this.#writer.bindClaimToVolume(current, pvName, annotations);
+      } catch (err) {
+        if (!(err instanceof WriteError) || !(err.code === 409 || err.uncertain) || attempt === 3) throw err;
+        const live = await this.#writer.getPersistentVolumeClaim(namespaceOf(current), current.metadata.name);
+        if (!live) throw err;
+        current = live;
+      }
     }
   }
 
@@ -829,7 +884,12 @@ export class VolumeBinder implements ProvisioningSources {
         throw new Error(`pv "${name}" node affinity doesn't match node "${nodeName}": ${NO_MATCHING_TERMS}`);
       }
       if (!pv.spec.claimRef?.uid) throw new Error(`ClaimRef got reset for pv "${name}"`);
-      if (!isClaimFullyBound(pvc)) return false;
+      if (!isVolumeBoundToClaim(pv, pvc)) throw new Error(`pv "${name}" was bound to another claim`);
+      // When this bind wrote the claim's half (#bindClaim), the claim's volumeName can never change again: only the
+      // controller's Bound phases remain. Otherwise upstream's rule: wait for the controller's bind-completed.
+      if (rvNumber(b.pvc) > rvNumber(pvc)) return false;
+      const claimWritten = b.pvc.spec.volumeName === name;
+      if (claimWritten ? pvc.spec.volumeName !== name : !isClaimFullyBound(pvc)) return false;
     }
     for (const { pvc: claim } of provisions) {
       const key = claimKey(claim);

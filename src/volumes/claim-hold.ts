@@ -9,6 +9,7 @@
 // then stops blocking). A hold released by its writer is the empty string (a merge patch cannot drop a key without
 // null); a bound claim keeps its hold, which then names the PV it is bound to.
 import type { PersistentVolume, PersistentVolumeClaim } from '../cluster/types.ts';
+import { ANN_BIND_COMPLETED } from './constants.ts';
 import { isVolumeBoundToClaim } from './pv-matching.ts';
 
 export const ANN_SELECTED_VOLUME = 'topology-extender.io/selected-volume';
@@ -71,4 +72,71 @@ export function withoutHold(pvc: PersistentVolumeClaim): PersistentVolumeClaim {
     ...pvc,
     metadata: { ...pvc.metadata, annotations: { ...pvc.metadata.annotations, [ANN_SELECTED_VOLUME]: '' } },
   };
+}
+
+/**
+ * Holds to drop once their claim is Bound. A bind drops its hold with the claim half it writes; when the PV controller
+ * bound the claim first (our PV write told it the claim's PV), dropping the hold at once would race the controller's
+ * next write, the claim's status. So the hold goes once the controller is done: the claim Bound with bind-completed.
+ * Holds left by earlier releases on claims bound long ago stay: harmless records (a bound claim is never held).
+ */
+export class ServedHolds {
+  /** Claim key → the resourceVersion last tried (a refused write is tried again on a newer version only). */
+  readonly #waiting = new Map<string, { tried?: string; refusals: number }>();
+  readonly #writing = new Set<string>();
+  readonly #o: ServedHoldsOptions;
+  static readonly MAX_REFUSALS = 3;
+
+  constructor(options: ServedHoldsOptions) {
+    this.#o = options;
+  }
+
+  /** Drop the claim's hold once it is Bound (now, if it is). */
+  add(key: string): void {
+    if (!this.#waiting.has(key)) this.#waiting.set(key, { refusals: 0 });
+    this.changed(key);
+  }
+
+  get size(): number {
+    return this.#waiting.size;
+  }
+
+  /** The claim changed (or went): drop its hold if it waits for that. */
+  changed(key: string): void {
+    const state = this.#waiting.get(key);
+    if (!state || this.#writing.has(key)) return;
+    const pvc = this.#o.latest(key);
+    const annotations = pvc?.metadata.annotations ?? {};
+    if (!pvc || !Object.hasOwn(annotations, ANN_SELECTED_VOLUME)) {
+      this.#waiting.delete(key);
+      return;
+    }
+    const bound = pvc.status?.phase === 'Bound' && Object.hasOwn(annotations, ANN_BIND_COMPLETED);
+    if (!bound || state.tried === pvc.metadata.resourceVersion) return;
+    state.tried = pvc.metadata.resourceVersion;
+    this.#writing.add(key);
+    this.#o
+      .drop(pvc)
+      .then(
+        () => this.#waiting.delete(key),
+        (err: unknown) => {
+          if (++state.refusals < ServedHolds.MAX_REFUSALS) return;
+          this.#waiting.delete(key);
+          this.#o.gaveUp(err, key);
+        },
+      )
+      .finally(() => {
+        this.#writing.delete(key);
+        // A version that arrived while writing was not looked at.
+        this.changed(key);
+      });
+  }
+}
+
+export interface ServedHoldsOptions {
+  /** The claim as the watch last delivered it. */
+  latest(key: string): PersistentVolumeClaim | undefined;
+  /** Writes the claim without its hold, conditional on its resourceVersion. */
+  drop(pvc: PersistentVolumeClaim): Promise<unknown>;
+  gaveUp(err: unknown, key: string): void;
 }

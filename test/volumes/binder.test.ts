@@ -814,18 +814,13 @@ describe('TestBindPodVolumes', () => {
       initPVs: [pvNode1aBound],
       initPVCs: [boundPVCNode1a],
     },
+    // Upstream waits here until the PV controller binds the claim. This binder writes the claim's half itself, so a
+    // static binding succeeds with no controller at all (see 'a static binding writes the claim's half'); the waiting
+    // cases below wait on a provisioned claim instead.
     'binding-static-pv-succeeds-after-time': {
       initPVs: [pvNode1a],
       initPVCs: [unboundPVC],
       binding: binding(unboundPVC, pvNode1aBound),
-      delayFunc: (cluster) => {
-        const pvc = cluster.store.get('PersistentVolumeClaim', 'testns/unbound-pvc')!;
-        cluster.add({
-          ...pvc,
-          spec: { ...pvc.spec, volumeName: 'pv-node1a' },
-          metadata: { ...pvc.metadata, annotations: { 'pv.kubernetes.io/bind-completed': 'yes' } },
-        });
-      },
     },
     'binding-dynamic-pv-succeeds-after-time': {
       claimToProvision: withSelectedNode(provisionedPVC, 'node1'),
@@ -853,16 +848,14 @@ describe('TestBindPodVolumes', () => {
       // prebound to the same claim is the write done, so the bind waits and succeeds.
     },
     'pod-deleted-after-time': {
-      binding: binding(unboundPVC, pvNode1aBound),
-      initPVs: [pvNode1a],
-      initPVCs: [unboundPVC],
+      claimToProvision: withSelectedNode(provisionedPVC, 'node1'),
+      initPVCs: [provisionedPVC],
       delayFunc: (cluster, pod) => cluster.remove(pod),
       shouldFail: true,
     },
     'binding-times-out': {
-      binding: binding(unboundPVC, pvNode1aBound),
-      initPVs: [pvNode1a],
-      initPVCs: [unboundPVC],
+      claimToProvision: withSelectedNode(provisionedPVC, 'node1'),
+      initPVCs: [provisionedPVC],
       shouldFail: true,
       timeoutSeconds: 0.05,
     },
@@ -874,10 +867,9 @@ describe('TestBindPodVolumes', () => {
       shouldFail: true,
     },
     'check-fails': {
-      binding: binding(unboundPVC, pvNode1aBound),
-      initPVs: [pvNode1a],
-      initPVCs: [unboundPVC],
-      delayFunc: (cluster) => cluster.remove(unboundPVC),
+      claimToProvision: withSelectedNode(provisionedPVC, 'node1'),
+      initPVCs: [provisionedPVC],
+      delayFunc: (cluster) => cluster.remove(provisionedPVC),
       shouldFail: true,
     },
     'node-affinity-fails': {

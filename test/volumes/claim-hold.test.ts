@@ -5,7 +5,8 @@ import { describe, it } from 'node:test';
 import type { PersistentVolume, PersistentVolumeClaim } from '../../src/cluster/types.ts';
 import { WriteError } from '../../src/cluster/writer.ts';
 import { type PodVolumes, VolumeBinder } from '../../src/volumes/binder.ts';
-import { ANN_SELECTED_VOLUME, claimHold, HOLD_SECONDS, holdValue } from '../../src/volumes/claim-hold.ts';
+import { ANN_SELECTED_VOLUME, claimHold, HOLD_SECONDS, holdValue, ServedHolds } from '../../src/volumes/claim-hold.ts';
+import { ANN_BOUND_BY_CONTROLLER } from '../../src/volumes/constants.ts';
 import { bindVolumeToClaim } from '../../src/volumes/pv-matching.ts';
 import { makeNode, makePod, makePV, makePVC, makeStorageClass } from '../helpers/objects.ts';
 import { TestCluster } from './fixtures.ts';
@@ -53,10 +54,42 @@ describe('claim holds', () => {
   it('the claim is held before its PV is written, conditional on the version read', async () => {
     const { cluster } = setup();
     const binder = binderAt(cluster, NOW);
+    const holds: (string | undefined)[] = [];
+    const write = cluster.writer.updatePersistentVolumeClaim;
+    cluster.writer.updatePersistentVolumeClaim = (pvc: PersistentVolumeClaim) => {
+      holds.push(pvc.metadata.annotations?.[ANN_SELECTED_VOLUME]);
+      return write.call(cluster.writer, pvc);
+    };
     await binder.bindAPIUpdate(binding(cluster, 'pv-a'));
-    assert.deepEqual(cluster.writer.updates, ['default/data', 'pv-a']);
+    assert.deepEqual(cluster.writer.updates, ['default/data', 'pv-a', 'default/data'], 'hold, PV, claim half');
+    assert.deepEqual(holds, [holdValue('pv-a', NOW), undefined], 'the hold, then the claim half without it');
+  });
+
+  it('once its PV names it, the claim is bound from its side as the PV controller would, and the hold dropped', async () => {
+    const { cluster } = setup();
+    await binderAt(cluster, NOW).bindAPIUpdate(binding(cluster, 'pv-a'));
     const pvc = cluster.store.get('PersistentVolumeClaim', 'default/data')!;
-    assert.equal(pvc.metadata.annotations?.[ANN_SELECTED_VOLUME], holdValue('pv-a', NOW));
+    assert.equal(pvc.spec.volumeName, 'pv-a');
+    assert.deepEqual(
+      pvc.metadata.annotations,
+      { [ANN_BOUND_BY_CONTROLLER]: 'yes' },
+      "bind-completed is the controller's",
+    );
+  });
+
+  it('a claim half that conflicts with an unrelated change (its status) is written again on the claim read back', async () => {
+    const { cluster } = setup();
+    const binder = binderAt(cluster, NOW);
+    const writePV = cluster.writer.updatePersistentVolume;
+    cluster.writer.updatePersistentVolume = async (pv: PersistentVolume) => {
+      const out = await writePV.call(cluster.writer, pv);
+      const pvc = cluster.store.get('PersistentVolumeClaim', 'default/data')!;
+      cluster.add({ ...pvc, status: { phase: 'Pending' } });
+      return out;
+    };
+    await binder.bindAPIUpdate(binding(cluster, 'pv-a'));
+    assert.deepEqual(cluster.writer.updates, ['default/data', 'pv-a', 'default/data', 'default/data']);
+    assert.equal(cluster.store.get('PersistentVolumeClaim', 'default/data')!.spec.volumeName, 'pv-a');
   });
 
   it('a live hold for another PV: the bind steps back with 409 and writes nothing', async () => {
@@ -74,13 +107,13 @@ describe('claim holds', () => {
   it('an expired hold, or one whose PV went to another claim, no longer blocks', async () => {
     const expired = setup(claim({ [ANN_SELECTED_VOLUME]: holdValue('pv-b', NOW - (HOLD_SECONDS + 1) * 1000) }));
     await binderAt(expired.cluster, NOW).bindAPIUpdate(binding(expired.cluster, 'pv-a'));
-    assert.deepEqual(expired.cluster.writer.updates, ['default/data', 'pv-a']);
+    assert.deepEqual(expired.cluster.writer.updates, ['default/data', 'pv-a', 'default/data']);
 
     const lost = setup(claim({ [ANN_SELECTED_VOLUME]: holdValue('pv-b', NOW) }));
     const pvB = lost.cluster.store.get('PersistentVolume', 'pv-b')!;
     lost.cluster.add({ ...pvB, spec: { ...pvB.spec, claimRef: { namespace: 'default', name: 'other', uid: 'x' } } });
     await binderAt(lost.cluster, NOW).bindAPIUpdate(binding(lost.cluster, 'pv-a'));
-    assert.deepEqual(lost.cluster.writer.updates, ['default/data', 'pv-a']);
+    assert.deepEqual(lost.cluster.writer.updates, ['default/data', 'pv-a', 'default/data']);
   });
 
   it('two writers read the same claim version: the loser gets 409, reads the claim back and writes no PV', async () => {
@@ -119,21 +152,25 @@ describe('a bind whose claim another writer bound', () => {
     const { cluster, pod } = setup();
     const binder = binderAt(cluster, NOW);
     const volumes = binding(cluster, 'pv-a');
-    const bound = binder.bindPodVolumes(pod, 'node-a', volumes);
-    // Meanwhile another writer's PV for the same claim (pv-b) is what the PV controller bound.
-    await new Promise((r) => setImmediate(r));
-    const pvB = cluster.store.get('PersistentVolume', 'pv-b')!;
-    const pvc = cluster.store.get('PersistentVolumeClaim', 'default/data')!;
-    cluster.add(bindVolumeToClaim(pvB, pvc).pv);
-    cluster.add({
-      ...pvc,
-      spec: { ...pvc.spec, volumeName: 'pv-b' },
-      metadata: {
-        ...pvc.metadata,
-        annotations: { ...pvc.metadata.annotations, 'pv.kubernetes.io/bind-completed': 'yes' },
-      },
-    });
-    await assert.rejects(bound, /claim "default\/data" was bound to volume "pv-b", not "pv-a"/);
+    // Between this bind's PV write and its claim half, another writer's PV for the same claim (pv-b) is what the PV
+    // controller bound (a writer whose hold expired).
+    const writePV = cluster.writer.updatePersistentVolume;
+    cluster.writer.updatePersistentVolume = async (pv: PersistentVolume) => {
+      const out = await writePV.call(cluster.writer, pv);
+      const pvB = cluster.store.get('PersistentVolume', 'pv-b')!;
+      const pvc = cluster.store.get('PersistentVolumeClaim', 'default/data')!;
+      cluster.add(bindVolumeToClaim(pvB, pvc).pv);
+      cluster.add({
+        ...pvc,
+        spec: { ...pvc.spec, volumeName: 'pv-b' },
+        metadata: { ...pvc.metadata, annotations: { 'pv.kubernetes.io/bind-completed': 'yes' } },
+      });
+      return out;
+    };
+    await assert.rejects(
+      binder.bindPodVolumes(pod, 'node-a', volumes),
+      /claim "default\/data" is bound to volume "pv-b", not "pv-a"/,
+    );
     const pvA = cluster.store.get('PersistentVolume', 'pv-a')!;
     assert.equal(pvA.spec.claimRef, undefined, 'the losing PV is free again');
     assert.equal(pvA.metadata.annotations?.['pv.kubernetes.io/bound-by-controller'], undefined);
@@ -147,5 +184,81 @@ describe('a bind whose claim another writer bound', () => {
     cluster.add({ ...pvc, spec: { ...pvc.spec, volumeName: 'pv-b' } });
     await assert.rejects(binder.bindAPIUpdate(volumes), /bound to volume "pv-b", not "pv-a"/);
     assert.deepEqual(cluster.writer.updates, []);
+  });
+});
+
+describe('a hold that has served', () => {
+  /** The PV controller's bind of the claim to `pv` (volumeName and its annotations; `phase` once it is done). */
+  const controllerBinds = (cluster: TestCluster, pv: string, phase?: string) => {
+    const pvc = cluster.store.get('PersistentVolumeClaim', 'default/data')!;
+    cluster.add({
+      ...pvc,
+      spec: { ...pvc.spec, volumeName: pv },
+      metadata: {
+        ...pvc.metadata,
+        annotations: {
+          ...pvc.metadata.annotations,
+          [ANN_BOUND_BY_CONTROLLER]: 'yes',
+          'pv.kubernetes.io/bind-completed': 'yes',
+        },
+      },
+      ...(phase ? { status: { phase } } : {}),
+    });
+  };
+
+  it('a claim the PV controller bound first keeps the hold until the controller marks it Bound, then loses it', async () => {
+    const { cluster } = setup();
+    const binder = binderAt(cluster, NOW);
+    const writePV = cluster.writer.updatePersistentVolume;
+    cluster.writer.updatePersistentVolume = async (pv: PersistentVolume) => {
+      const out = await writePV.call(cluster.writer, pv);
+      controllerBinds(cluster, 'pv-a');
+      return out;
+    };
+    const written = await binder.bindAPIUpdate(binding(cluster, 'pv-a'));
+    assert.equal(written.staticBindings[0].pvc.spec.volumeName, 'pv-a', "the controller's binding is ours");
+    const held = () =>
+      cluster.store.get('PersistentVolumeClaim', 'default/data')!.metadata.annotations?.[ANN_SELECTED_VOLUME];
+    assert.equal(held(), holdValue('pv-a', NOW), 'not dropped while the controller still writes the claim');
+    controllerBinds(cluster, 'pv-a', 'Bound');
+    await new Promise((r) => setImmediate(r));
+    assert.equal(held(), undefined);
+  });
+
+  it('a refused drop is tried again on a newer version of the claim only, and given up after three refusals', async () => {
+    const bound = (rv: string): PersistentVolumeClaim => ({
+      ...claim({ [ANN_SELECTED_VOLUME]: holdValue('pv-a', NOW), 'pv.kubernetes.io/bind-completed': 'yes' }),
+      metadata: {
+        ...claim().metadata,
+        resourceVersion: rv,
+        annotations: { [ANN_SELECTED_VOLUME]: holdValue('pv-a', NOW), 'pv.kubernetes.io/bind-completed': 'yes' },
+      },
+      status: { phase: 'Bound' },
+    });
+    let latest = bound('1');
+    const tried: string[] = [];
+    const gaveUp: string[] = [];
+    const holds = new ServedHolds({
+      latest: () => latest,
+      drop: async (pvc) => {
+        tried.push(pvc.metadata.resourceVersion!);
+        throw new WriteError(409, 'Conflict', 'the object has been modified');
+      },
+      gaveUp: (_err, key) => gaveUp.push(key),
+    });
+    const settle = () => new Promise((r) => setImmediate(r));
+    holds.add('default/data');
+    await settle();
+    holds.changed('default/data');
+    await settle();
+    assert.deepEqual(tried, ['1'], 'the same version is not written again');
+    for (const rv of ['2', '3']) {
+      latest = bound(rv);
+      holds.changed('default/data');
+      await settle();
+    }
+    assert.deepEqual(tried, ['1', '2', '3']);
+    assert.deepEqual(gaveUp, ['default/data']);
+    assert.equal(holds.size, 0);
   });
 });

@@ -12,7 +12,7 @@ import type {
   Pod,
   StorageClass,
 } from '../../src/cluster/types.ts';
-import { type ClusterWriter, unboundVolume, WriteError } from '../../src/cluster/writer.ts';
+import { type ClusterWriter, claimBoundToVolume, unboundVolume, WriteError } from '../../src/cluster/writer.ts';
 import { VolumeBinder } from '../../src/volumes/binder.ts';
 import { capacityAccountingUnderTest } from '../helpers/capacity-accounting.ts';
 import * as build from '../helpers/objects.ts';
@@ -386,6 +386,14 @@ export class TestWriter implements ClusterWriter {
 
   unbindPersistentVolume(pv: PersistentVolume): Promise<PersistentVolume> {
     return this.updatePersistentVolume(unboundVolume(pv));
+  }
+
+  bindClaimToVolume(
+    pvc: PersistentVolumeClaim,
+    volumeName: string,
+    annotations: Record<string, string | null>,
+  ): Promise<PersistentVolumeClaim> {
+    return this.updatePersistentVolumeClaim(claimBoundToVolume(pvc, volumeName, annotations));
   }
 
   async getPod(namespace: string, name: string): Promise<Pod | undefined> {

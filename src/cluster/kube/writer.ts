@@ -126,6 +126,16 @@ export class KubeWriter implements ClusterWriter {
     return this.#patch('PersistentVolume', pv.metadata.name, undefined, pv.metadata.resourceVersion, change);
   }
 
+  bindClaimToVolume(
+    pvc: PersistentVolumeClaim,
+    volumeName: string,
+    annotations: Record<string, string | null>,
+  ): Promise<PersistentVolumeClaim> {
+    const { name, namespace, resourceVersion } = pvc.metadata;
+    const change = { metadata: { annotations }, spec: { volumeName } };
+    return this.#patch('PersistentVolumeClaim', name, namespace, resourceVersion, change);
+  }
+
   async getPod(namespace: string, name: string): Promise<Pod | undefined> {
     const what = `reading pod "${namespace}/${name}"`;
     const raw = await this.#read<Pod>(objectPath(RESOURCES.Pod, name, namespace), what);

@@ -2,7 +2,7 @@
 // cluster-state file's state. Results reach the store on a later turn of the event loop, as a watch event follows an API response.
 
 import { objectKey, type PersistentVolume, type PersistentVolumeClaim, type Pod } from '../types.ts';
-import { type ClusterWriter, unboundVolume, WriteError } from '../writer.ts';
+import { type ClusterWriter, claimBoundToVolume, unboundVolume, WriteError } from '../writer.ts';
 import type { ClusterState } from './state.ts';
 
 function conflict(resource: string, name: string, detail: string): WriteError {
@@ -66,6 +66,14 @@ export class ClusterStateWriter implements ClusterWriter {
 
   unbindPersistentVolume(pv: PersistentVolume): Promise<PersistentVolume> {
     return this.updatePersistentVolume(unboundVolume(pv));
+  }
+
+  bindClaimToVolume(
+    pvc: PersistentVolumeClaim,
+    volumeName: string,
+    annotations: Record<string, string | null>,
+  ): Promise<PersistentVolumeClaim> {
+    return this.updatePersistentVolumeClaim(claimBoundToVolume(pvc, volumeName, annotations));
   }
 
   async getPod(namespace: string, name: string): Promise<Pod | undefined> {
