@@ -53,6 +53,9 @@ const { values: args } = parseArgs({
     profile: { type: 'string' },
     /** kube-controller-manager's --kube-api-qps (burst 1.5×); unset: its default, 20. */
     'kcm-qps': { type: 'string' },
+    /** The section of RESULTS.md to write (another name keeps an earlier run for comparison) and its title. */
+    section: { type: 'string', default: 'scheduler-throughput' },
+    title: { type: 'string', default: 'Scheduling throughput with a real kube-scheduler (issues 21, 24)' },
   },
 });
 const sizes = args.nodes.split(',').map(Number);
@@ -305,10 +308,12 @@ const select = (ps: Phase[], config: ConfigId, claims: number) =>
   ps.filter((p) => p.config === config && p.claims === claims);
 const CLAIMS_LABEL: Record<number, string> = { 0: 'no claims', 1: '1 local claim', 3: '2 local + 1 CSI claim' };
 
-let md = `<!-- scheduler-throughput: written by bench/scheduler-throughput.ts -->
-## Scheduling throughput with a real kube-scheduler (issues 21, 24)
+const sectionArgs =
+  args.section === 'scheduler-throughput' ? '' : ` --section ${args.section} --title '${args.title}'`;
+let md = `<!-- ${args.section}: written by bench/scheduler-throughput.ts -->
+## ${args.title}
 
-Written by \`./node_modules/.bin/node bench/scheduler-throughput.ts${args['kcm-qps'] ? ` --kcm-qps ${args['kcm-qps']}` : ''} --nodes ${args.nodes} --rounds ${rounds} --pods ${plainPods} --claim-pods ${claimPods} --alone-claim-pods ${aloneClaimPods}\`.
+Written by \`./node_modules/.bin/node bench/scheduler-throughput.ts${sectionArgs}${args['kcm-qps'] ? ` --kcm-qps ${args['kcm-qps']}` : ''} --configs ${args.configs} --nodes ${args.nodes} --rounds ${rounds} --pods ${plainPods} --claim-pods ${claimPods} --alone-claim-pods ${aloneClaimPods}\`.
 
 - **When**: ${started.toISOString()}; kube-scheduler ${binary.version}; load before: \`${loadBefore}\`; after: \`${loadAfter}\`
 - **Cluster**: the local-storage shape (\`LOCAL_STORAGE_SHAPE\`: ten local PVs per node, 30 % bound, one CSIStorageCapacity per node), on a real control plane (etcd, kube-apiserver and kube-controller-manager ${binary.version}: its PV controller at --kube-api-qps ${args['kcm-qps'] ?? '20 (default)'}; a stand-in CSI external-provisioner); the extender runs as the chart's ServiceAccount; four kube-schedulers (one per column, own schedulerName) share it.
@@ -428,8 +433,8 @@ if (largest) {
     'ms',
   );
 }
-md += '<!-- /scheduler-throughput -->\n';
-await writeResultsSection(args.out, 'scheduler-throughput', md);
+md += `<!-- /${args.section} -->\n`;
+await writeResultsSection(args.out, args.section, md);
 console.log(md);
 log(`wrote ${args.out}`);
 process.exit(0);

@@ -264,6 +264,12 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
     this.onChange((entry, _previous, deleted) => this.#reindex(entry, deleted));
   }
 
+  /** The PV the API says was made for the claim with this uid (`namespace/name` key): its claimRef names it. */
+  apiVolumeClaimedBy(claim: string, uid: string): PersistentVolume | undefined {
+    for (const e of this.#byClaim.get(claim) ?? []) if (e.api.spec.claimRef?.uid === uid) return e.api;
+    return undefined;
+  }
+
   /**
    * The PVs of a class FindMatchingVolume could pick for `claim` on a node with these labels: those (pre)bound to
    * `claim` first, then the free ones (no claimRef, Available, not being deleted) whose affinity can hold there. Every

@@ -609,11 +609,14 @@ export class VolumeBinder implements ProvisioningSources {
    */
   async bindPodVolumes(pod: Pod, nodeName: string, podVolumes: PodVolumes, signal?: AbortSignal): Promise<void> {
     const written = await this.bindAPIUpdate(podVolumes);
+    const { staticBindings, dynamicProvisions } = written;
     try {
-      await this.#waitUntil(
-        () => this.checkBindings(pod, nodeName, written.staticBindings, written.dynamicProvisions),
-        signal,
-      );
+      if (dynamicProvisions.length > 0) {
+        // Once the external-provisioner's PVs name the claims, their halves are written as a static binding's are.
+        await this.#waitUntil(() => this.checkBindings(pod, nodeName, staticBindings, dynamicProvisions, true), signal);
+        for (const p of dynamicProvisions) p.pvc = await this.#bindProvisionedClaim(p.pvc);
+      }
+      await this.#waitUntil(() => this.checkBindings(pod, nodeName, staticBindings, dynamicProvisions), signal);
       const stranded = await this.checkPodVolumesFromAPI(pod, nodeName);
       if (stranded) throw new Error(stranded);
     } catch (err) {
@@ -751,6 +754,15 @@ export class VolumeBinder implements ProvisioningSources {
     }
   }
 
+  /** A provisioned claim's half, once the provisioner's PV names it; the claim unchanged when the controller bound it. */
+  async #bindProvisionedClaim(written: PersistentVolumeClaim): Promise<PersistentVolumeClaim> {
+    const key = claimKey(written);
+    const pvc = this.pvcCache.getAPI(key) ?? written;
+    if (pvc.spec.volumeName) return pvc;
+    const pv = this.pvCache.apiVolumeClaimedBy(key, pvc.metadata.uid);
+    return pv ? this.#bindClaim({ pvc, pv }, undefined) : pvc;
+  }
+
   /** Releases holds this bind wrote (best effort: a hold it cannot release expires). */
   async #releaseHolds(holds: readonly (PersistentVolumeClaim | undefined)[]): Promise<void> {
     for (const held of holds) {
@@ -852,12 +864,16 @@ export class VolumeBinder implements ProvisioningSources {
     });
   }
 
-  /** checkBindings, on API objects: true when all bound, false to keep waiting; throws when binding must be retried. */
+  /**
+   * checkBindings, on API objects: true when all bound, false to keep waiting; throws when binding must be retried.
+   * `untilProvisioned`: a claim to provision counts once a PV names it, before the PV controller binds it.
+   */
   checkBindings(
     pod: Pod,
     nodeName: string,
     bindings: readonly BindingInfo[],
     provisions: readonly DynamicProvision[],
+    untilProvisioned = false,
   ): boolean {
     const node = this.#store.get('Node', nodeName);
     if (!node) throw new Error(`failed to get node "${nodeName}": node "${nodeName}" not found`);
@@ -902,16 +918,23 @@ export class VolumeBinder implements ProvisioningSources {
         // The provisioner removes the annotation to ask the scheduler to retry.
         throw new Error(`provisioning failed for PVC "${pvc.metadata.name}"`);
       }
-      if (pvc.spec.volumeName) {
-        const pv = this.pvCache.getAPI(pvc.spec.volumeName);
+      // The external-provisioner's PV names the claim (by uid) before the PV controller binds it.
+      const volumeName =
+        pvc.spec.volumeName ||
+        (untilProvisioned ? this.pvCache.apiVolumeClaimedBy(key, pvc.metadata.uid)?.metadata.name : '');
+      if (volumeName) {
+        const pv = this.pvCache.getAPI(volumeName);
         if (!pv) return false; // not delivered yet
         if (!pvNodeAffinityMatches(pvForNode(pv, csiNode), labels)) {
           throw new Error(
             `pv "${pv.metadata.name}" node affinity doesn't match node "${nodeName}": ${NO_MATCHING_TERMS}`,
           );
         }
+        if (untilProvisioned) continue;
       }
-      if (!isClaimFullyBound(pvc)) return false;
+      // As for a static binding: a claim half this bind wrote is the binding done; else upstream's bind-completed.
+      const halfWritten = claim.spec.volumeName;
+      if (halfWritten ? pvc.spec.volumeName !== halfWritten : !isClaimFullyBound(pvc)) return false;
     }
     return true;
   }

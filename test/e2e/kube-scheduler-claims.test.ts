@@ -23,6 +23,7 @@ import type { KubeObject } from '../components/kube-api.ts';
 import * as build from '../helpers/objects.ts';
 import { kubeSchedulers, unschedulableTail } from './kube-scheduler.ts';
 import {
+  CSI_CLASS,
   claim,
   clusterObjects,
   LOCAL_CLASS,
@@ -153,109 +154,120 @@ if (found.skip) {
         assert.equal((bound.spec as { volumeName?: string }).volumeName, `${name}-pv`);
       });
 
-      test("a local claim the extender binds ends exactly as upstream's VolumeBinding and PV controller leave it, with no write fought over", async () => {
-        // One pod through each scheduler, each with a claim of its own on a PV of its own, on a node of its own (two
-        // schedulers offered the same free PVs race for them, which is not what this compares).
-        const name = (kind: string) => `${kind === 'ours' ? delegated : upstream}-end-state`;
-        const node = (kind: string) => (kind === 'ours' ? 'node-1' : 'node-2');
-        const kinds = ['ours', 'theirs'];
-        await cluster.add(
-          ...kinds.flatMap((kind) => [localPV(`${name(kind)}-pv`, node(kind)), claim(name(kind), LOCAL_CLASS)]),
-        );
-        // The controller's first sync of each (PV Available, claim Pending) before any pod: its writes then differ
-        // only by what the binding leaves it.
-        const phase = async (kind: 'PersistentVolume' | 'PersistentVolumeClaim', n: string) =>
-          (
-            (await cluster.api.get(kind, n, kind === 'PersistentVolume' ? undefined : 'default'))?.status as {
-              phase?: string;
+      for (const volume of ['local', 'provisioned'] as const) {
+        test(`a ${volume} claim the extender binds ends exactly as upstream's VolumeBinding and PV controller leave it, with no write fought over`, async () => {
+          // One pod through each scheduler, each with a claim of its own (on a PV of its own), on a node of its own
+          // (two schedulers offered the same free PVs race for them, which is not what this compares).
+          const name = (kind: string) => `${kind === 'ours' ? delegated : upstream}-${volume}-end-state`;
+          const node = (kind: string) => (kind === 'ours' ? 'node-1' : 'node-2');
+          const kinds = ['ours', 'theirs'];
+          await cluster.add(
+            ...kinds.flatMap((kind) =>
+              volume === 'local'
+                ? [localPV(`${name(kind)}-pv`, node(kind)), claim(name(kind), LOCAL_CLASS)]
+                : [claim(name(kind), CSI_CLASS)],
+            ),
+          );
+          // The controller's first sync of each (PV Available, claim Pending) before any pod: its writes then differ
+          // only by what the binding leaves it.
+          const phase = async (kind: 'PersistentVolume' | 'PersistentVolumeClaim', n: string) =>
+            (
+              (await cluster.api.get(kind, n, kind === 'PersistentVolume' ? undefined : 'default'))?.status as {
+                phase?: string;
+              }
+            )?.phase;
+          for (const kind of kinds) {
+            if (volume === 'local') {
+              await waitFor(
+                'the PV controller synced the PV',
+                async () => (await phase('PersistentVolume', `${name(kind)}-pv`)) === 'Available',
+              );
             }
-          )?.phase;
-        for (const kind of kinds) {
-          await waitFor(
-            'the PV controller synced the PV',
-            async () => (await phase('PersistentVolume', `${name(kind)}-pv`)) === 'Available',
+            await waitFor(
+              'the PV controller synced the claim',
+              async () => (await phase('PersistentVolumeClaim', name(kind))) === 'Pending',
+            );
+          }
+          await cluster.add(
+            ...kinds.map((kind) =>
+              pendingPod(name(kind), kind === 'ours' ? delegated : upstream, {
+                claims: [name(kind)],
+                nodeSelector: { 'kubernetes.io/hostname': node(kind) },
+              }),
+            ),
           );
-          await waitFor(
-            'the PV controller synced the claim',
-            async () => (await phase('PersistentVolumeClaim', name(kind))) === 'Pending',
-          );
-        }
-        await cluster.add(
-          ...kinds.map((kind) =>
-            pendingPod(name(kind), kind === 'ours' ? delegated : upstream, {
-              claims: [name(kind)],
-              nodeSelector: { 'kubernetes.io/hostname': node(kind) },
-            }),
-          ),
-        );
-        assert.equal(await cluster.boundNode(name('ours')), 'node-1');
-        assert.equal(await cluster.boundNode(name('theirs')), 'node-2');
-        // The PV controller's part ends with both sides Bound.
-        const settled = async (kind: string) => {
-          const [pvc, pv] = await Promise.all([
-            cluster.api.get('PersistentVolumeClaim', name(kind), 'default'),
-            cluster.api.get('PersistentVolume', `${name(kind)}-pv`),
-          ]);
-          const phases = [pvc, pv].map((o) => (o?.status as { phase?: string } | undefined)?.phase);
-          return phases.every((p) => p === 'Bound') ? { pvc: pvc!, pv: pv! } : undefined;
-        };
-        const ours = await waitFor('our claim and PV are Bound', () => settled('ours'));
-        const theirs = await waitFor("upstream's claim and PV are Bound", () => settled('theirs'));
-        /** What a binding leaves, with the names that differ between the two put as relations. */
-        const endState = ({ pvc, pv }: { pvc: KubeObject; pv: KubeObject }) => {
-          const claimRef = (pv.spec as { claimRef: Record<string, string> }).claimRef;
-          return {
-            claim: {
-              annotations: pvc.metadata.annotations,
-              namesItsPV: (pvc.spec as { volumeName?: string }).volumeName === pv.metadata.name,
-              status: pvc.status,
-            },
-            volume: {
-              annotations: pv.metadata.annotations,
-              claimRefFields: Object.keys(claimRef).sort(),
-              namesItsClaim: claimRef.name === pvc.metadata.name && claimRef.uid === pvc.metadata.uid,
-              status: pv.status,
-            },
+          assert.equal(await cluster.boundNode(name('ours')), 'node-1');
+          assert.equal(await cluster.boundNode(name('theirs')), 'node-2');
+          // The PV controller's part ends with both sides Bound.
+          const settled = async (kind: string) => {
+            const pvc = await cluster.api.get('PersistentVolumeClaim', name(kind), 'default');
+            const volumeName = (pvc?.spec as { volumeName?: string } | undefined)?.volumeName;
+            const pv = volumeName ? await cluster.api.get('PersistentVolume', volumeName) : undefined;
+            const phases = [pvc, pv].map((o) => (o?.status as { phase?: string } | undefined)?.phase);
+            return phases.every((p) => p === 'Bound') ? { pvc: pvc!, pv: pv! } : undefined;
           };
-        };
-        // Timestamps differ by when each was bound: their presence is compared.
-        const timeless = (state: object) =>
-          JSON.parse(JSON.stringify(state), (key, value) => (key.endsWith('Time') && value ? '<time>' : value));
-        assert.deepEqual(timeless(endState(ours)), timeless(endState(theirs)));
+          const ours = await waitFor('our claim and PV are Bound', () => settled('ours'));
+          const theirs = await waitFor("upstream's claim and PV are Bound", () => settled('theirs'));
+          /** What a binding leaves, with the names that differ between the two put as relations. */
+          const endState = ({ pvc, pv }: { pvc: KubeObject; pv: KubeObject }) => {
+            const claimRef = (pv.spec as { claimRef: Record<string, string> }).claimRef;
+            const annotations = { ...(pvc.metadata.annotations as Record<string, string> | undefined) };
+            // The node each was bound to differs by design.
+            if (annotations['volume.kubernetes.io/selected-node'])
+              annotations['volume.kubernetes.io/selected-node'] = '<node>';
+            return {
+              claim: {
+                annotations,
+                namesItsPV: (pvc.spec as { volumeName?: string }).volumeName === pv.metadata.name,
+                status: pvc.status,
+              },
+              volume: {
+                annotations: pv.metadata.annotations,
+                claimRefFields: Object.keys(claimRef).sort(),
+                namesItsClaim: claimRef.name === pvc.metadata.name && claimRef.uid === pvc.metadata.uid,
+                status: pv.status,
+              },
+            };
+          };
+          // Timestamps differ by when each was bound: their presence is compared.
+          const timeless = (state: object) =>
+            JSON.parse(JSON.stringify(state), (key, value) => (key.endsWith('Time') && value ? '<time>' : value));
+          assert.deepEqual(timeless(endState(ours)), timeless(endState(theirs)));
 
-        const paths = [ours, theirs].flatMap(({ pvc, pv }) => [
-          `/api/v1/namespaces/default/persistentvolumeclaims/${pvc.metadata.name}`,
-          `/api/v1/persistentvolumes/${pv.metadata.name}`,
-        ]);
-        const writes = (await cluster.writes()).filter((w) =>
-          paths.some((p) => w.path === p || w.path === `${p}/status`),
-        );
-        // A fight is writers undoing each other, again and again: each refusal is a write that lost a race once. The
-        // PV controller binds the claim as soon as our PV write names it, racing our claim half: whichever loses reads
-        // the claim back, finds it bound to the same PV, and stops. (The PVC protection controller's own status
-        // writes race the binder's in v1.37 too, with or without us: not counted.)
-        const binders = [cluster.extenderUser, 'system:serviceaccount:kube-system:persistent-volume-binder'];
-        const refused = writes.filter((w) => w.status >= 400 && binders.includes(w.user));
-        const refusals = Object.groupBy(refused, (w) => `${w.user} ${w.method} ${w.path}`);
-        for (const [write, times] of Object.entries(refusals)) {
-          assert.equal(times!.length, 1, `refused more than once: ${write}`);
-          assert.equal(times![0].status, 409, write);
-        }
-        // The controller's writes that landed, per claim: the PV's phase (Available, Bound), the claim's bind-completed
-        // (upstream: its volumeName too), the claim's phase; ours are the claim hold, the PV's claimRef and the claim's
-        // volumeName (README, "What a bind writes").
-        const byController = (kind: string) =>
-          writes
-            .filter(
-              (w) => w.user.endsWith(':persistent-volume-binder') && w.status < 400 && w.path.includes(name(kind)),
-            )
-            .map(
-              (w) =>
-                `${w.method} ${w.path.includes('persistentvolumes/') ? 'pv' : 'pvc'}${w.path.endsWith('/status') ? '/status' : ''}`,
-            )
-            .sort();
-        assert.deepEqual(byController('ours'), byController('theirs'));
-      });
+          const paths = [ours, theirs].flatMap(({ pvc, pv }) => [
+            `/api/v1/namespaces/default/persistentvolumeclaims/${pvc.metadata.name}`,
+            `/api/v1/persistentvolumes/${pv.metadata.name}`,
+          ]);
+          const writes = (await cluster.writes()).filter((w) =>
+            paths.some((p) => w.path === p || w.path === `${p}/status`),
+          );
+          // A fight is writers undoing each other, again and again: each refusal is a write that lost a race once.
+          // The PV controller binds the claim as soon as a PV names it, racing our claim half: whichever loses reads
+          // the claim back, finds it bound to the same PV, and stops. (The PVC protection controller's own status
+          // writes race the binder's in v1.37 too, with or without us: not counted.)
+          const binders = [cluster.extenderUser, 'system:serviceaccount:kube-system:persistent-volume-binder'];
+          const refused = writes.filter((w) => w.status >= 400 && binders.includes(w.user));
+          const refusals = Object.groupBy(refused, (w) => `${w.user} ${w.method} ${w.path}`);
+          for (const [write, times] of Object.entries(refusals)) {
+            assert.equal(times!.length, 1, `refused more than once: ${write}`);
+            assert.equal(times![0].status, 409, write);
+          }
+          // The controller's writes that landed, per claim: the PV's phase (Available, Bound), the claim's
+          // bind-completed (upstream: its volumeName too), the claim's phase; ours are the claim hold, the PV's claimRef
+          // and the claim's volumeName (README, "What a bind writes").
+          const byController = (kind: string) =>
+            writes
+              .filter(
+                (w) => w.user.endsWith(':persistent-volume-binder') && w.status < 400 && w.path.includes(name(kind)),
+              )
+              .map(
+                (w) =>
+                  `${w.method} ${w.path.includes('persistentvolumes/') ? 'pv' : 'pvc'}${w.path.endsWith('/status') ? '/status' : ''}`,
+              )
+              .sort();
+          assert.deepEqual(byController('ours'), byController('theirs'));
+        });
+      }
 
       test('a pod waiting for an unbound Immediate claim is bound where its PV is once the PV controller binds it', async () => {
         const name = `${delegated}-immediate-late`;

@@ -806,6 +806,8 @@ describe('TestBindPodVolumes', () => {
       delayFunc?: Delay;
       shouldFail?: boolean;
       timeoutSeconds?: number;
+      /** The provisioned claim's volumeName once bound. */
+      expectClaimVolume?: string;
     }
   > = {
     'nothing-to-bind-empty': {},
@@ -837,6 +839,17 @@ describe('TestBindPodVolumes', () => {
           },
         });
       },
+    },
+    // Upstream waits until the PV controller binds the claim to the provisioner's PV. This binder writes the claim's
+    // half once the PV names the claim: no controller here binds it, and the bind still succeeds.
+    'provisioned-claim-half-written-once-the-pv-names-it': {
+      claimToProvision: withSelectedNode(provisionedPVC, 'node1'),
+      initPVCs: [provisionedPVC],
+      delayFunc: (cluster) => {
+        const pvc = cluster.store.get('PersistentVolumeClaim', 'testns/provisioned-pvc')!;
+        cluster.add(makeTestPV('dynamic-pv', 'node1', '1G', '1', pvc, WAIT_CLASS));
+      },
+      expectClaimVolume: 'dynamic-pv',
     },
     'bound-by-pv-controller-before-bind': {
       initPVs: [pvNode1a],
@@ -913,6 +926,12 @@ describe('TestBindPodVolumes', () => {
       const done = binder.bindPodVolumes(pod, 'node1', { staticBindings: bindings, dynamicProvisions: provisions });
       if (c.shouldFail) await assert.rejects(done);
       else await done;
+      if (c.expectClaimVolume) {
+        const pvc = cluster.store.get('PersistentVolumeClaim', 'testns/provisioned-pvc')!;
+        assert.equal(pvc.spec.volumeName, c.expectClaimVolume);
+        assert.equal(pvc.metadata.annotations?.['pv.kubernetes.io/bound-by-controller'], 'yes');
+        assert.equal(pvc.metadata.annotations?.['pv.kubernetes.io/bind-completed'], undefined, "the controller's");
+      }
     });
   }
 });
