@@ -6,6 +6,8 @@ export const ANN_BIND_COMPLETED = 'pv.kubernetes.io/bind-completed';
 export const ANN_BOUND_BY_CONTROLLER = 'pv.kubernetes.io/bound-by-controller';
 export const ANN_SELECTED_NODE = 'volume.kubernetes.io/selected-node';
 export const ANN_BETA_STORAGE_CLASS = 'volume.beta.kubernetes.io/storage-class';
+export const ANN_STORAGE_PROVISIONER = 'volume.kubernetes.io/storage-provisioner';
+export const ANN_BETA_STORAGE_PROVISIONER = 'volume.beta.kubernetes.io/storage-provisioner';
 
 /** The provisioner of classes whose volumes are created by hand (local PVs): nothing is ever provisioned. */
 const NOT_SUPPORTED_PROVISIONER = 'kubernetes.io/no-provisioner';

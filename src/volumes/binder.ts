@@ -18,6 +18,7 @@ import {
   type Pod,
   type StorageClass,
 } from '../cluster/types.ts';
+import { claimClass } from '../cluster/volume-annotations.ts';
 import { type ClusterWriter, WriteError } from '../cluster/writer.ts';
 import type { Log } from '../log.ts';
 import { feedAssumeCaches, PVAssumeCache, PVCAssumeCache } from './assume-cache.ts';
@@ -32,7 +33,12 @@ import {
   withoutHold,
 } from './claim-hold.ts';
 import { getPodVolumeClaims, isClaimFullyBound, type PodVolumeClaims, podClaimRefs, podClaimsError } from './claims.ts';
-import { ANN_BOUND_BY_CONTROLLER, ANN_SELECTED_NODE } from './constants.ts';
+import {
+  ANN_BETA_STORAGE_PROVISIONER,
+  ANN_BOUND_BY_CONTROLLER,
+  ANN_SELECTED_NODE,
+  ANN_STORAGE_PROVISIONER,
+} from './constants.ts';
 import { pvForNode } from './csi-migration.ts';
 import { explainScope } from './explain.ts';
 import { InFlightProvisions } from './in-flight.ts';
@@ -206,6 +212,19 @@ class ChosenPVs implements PVNames {
 /** Whether a capacity update keeps the nodes it reaches (else its in-flight claims are attributed anew). */
 function sameTopology(a: CSIStorageCapacity, b: CSIStorageCapacity): boolean {
   return JSON.stringify(a.nodeTopology) === JSON.stringify(b.nodeTopology);
+}
+
+/**
+ * The PV controller's setClaimProvisioner, written with selected-node: an external provisioner starts on a claim only
+ * once it names it, and the controller, behind its queue and client limit, would add it in a write of its own first.
+ * An in-tree provisioner (`kubernetes.io/...`) is left to the controller, which may name a CSI driver for it instead.
+ */
+function externalProvisioner(pvc: PersistentVolumeClaim, sc: StorageClass | undefined): Record<string, string> {
+  const name = sc?.provisioner;
+  if (!name || name.startsWith('kubernetes.io/') || pvc.metadata.annotations?.[ANN_STORAGE_PROVISIONER] === name) {
+    return {};
+  }
+  return { [ANN_BETA_STORAGE_PROVISIONER]: name, [ANN_STORAGE_PROVISIONER]: name };
 }
 
 /** A pod's unbound delay-binding claims, split once per classification rather than once per node. */
@@ -578,11 +597,16 @@ export class VolumeBinder implements ProvisioningSources {
         assumed.staticBindings.push({ pv, pvc: binding.pvc });
       }
       for (const provision of podVolumes.dynamicProvisions) {
+        const annotations = provision.pvc.metadata.annotations;
         const pvc: PersistentVolumeClaim = {
           ...provision.pvc,
           metadata: {
             ...provision.pvc.metadata,
-            annotations: { ...provision.pvc.metadata.annotations, [ANN_SELECTED_NODE]: nodeName },
+            annotations: {
+              ...annotations,
+              [ANN_SELECTED_NODE]: nodeName,
+              ...externalProvisioner(provision.pvc, this.storageClass(claimClass(provision.pvc))),
+            },
           },
         };
         this.pvcCache.assume(pvc);

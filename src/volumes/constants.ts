@@ -3,9 +3,11 @@
 
 export {
   ANN_BETA_STORAGE_CLASS,
+  ANN_BETA_STORAGE_PROVISIONER,
   ANN_BIND_COMPLETED,
   ANN_BOUND_BY_CONTROLLER,
   ANN_SELECTED_NODE,
+  ANN_STORAGE_PROVISIONER,
 } from '../cluster/volume-annotations.ts';
 export const ANN_MIGRATED_PLUGINS = 'storage.alpha.kubernetes.io/migrated-plugins';
 

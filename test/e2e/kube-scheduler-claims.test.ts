@@ -241,20 +241,33 @@ if (found.skip) {
           const writes = (await cluster.writes()).filter((w) =>
             paths.some((p) => w.path === p || w.path === `${p}/status`),
           );
-          // A fight is writers undoing each other, again and again: each refusal is a write that lost a race once.
+          // A fight is writers undoing each other, again and again; a refusal (409) is a write that lost a race.
           // The PV controller binds the claim as soon as a PV names it, racing our claim half: whichever loses reads
-          // the claim back, finds it bound to the same PV, and stops. (The PVC protection controller's own status
-          // writes race the binder's in v1.37 too, with or without us: not counted.)
-          const binders = [cluster.extenderUser, 'system:serviceaccount:kube-system:persistent-volume-binder'];
-          const refused = writes.filter((w) => w.status >= 400 && binders.includes(w.user));
-          const refusals = Object.groupBy(refused, (w) => `${w.user} ${w.method} ${w.path}`);
+          // the claim back, finds it bound to the same PV, and stops. Ours lose at most once per object. The
+          // controller retries from its informer, which may not have the winning version yet (and in v1.37 the PVC
+          // protection controller's status writes race it too, with or without us): a few refusals, each followed by
+          // the same write landing.
+          const refusals = Object.groupBy(
+            writes.filter((w) => w.status >= 400),
+            (w) => `${w.user} ${w.method} ${w.path}`,
+          );
           for (const [write, times] of Object.entries(refusals)) {
-            assert.equal(times!.length, 1, `refused more than once: ${write}`);
-            assert.equal(times![0].status, 409, write);
+            assert.ok(
+              times!.every((w) => w.status === 409),
+              write,
+            );
+            const [user, method, path] = write.split(' ');
+            if (user === cluster.extenderUser) assert.equal(times!.length, 1, `refused more than once: ${write}`);
+            else if (user.endsWith(':persistent-volume-binder')) {
+              assert.ok(times!.length <= 3, `refused ${times!.length} times: ${write}`);
+              const last = writes.findLast((w) => w.user === user && w.method === method && w.path === path);
+              assert.ok(last!.status < 400, `its last try was refused too: ${write}`);
+            }
           }
           // The controller's writes that landed, per claim: the PV's phase (Available, Bound), the claim's
           // bind-completed (upstream: its volumeName too), the claim's phase; ours are the claim hold, the PV's claimRef
-          // and the claim's volumeName (README, "What a bind writes").
+          // and the claim's volumeName (README, "What a bind writes"). A claim to provision is spared one more: the
+          // storage-provisioner annotations, which our selected-node write carries.
           const byController = (kind: string) =>
             writes
               .filter(
@@ -265,7 +278,9 @@ if (found.skip) {
                   `${w.method} ${w.path.includes('persistentvolumes/') ? 'pv' : 'pvc'}${w.path.endsWith('/status') ? '/status' : ''}`,
               )
               .sort();
-          assert.deepEqual(byController('ours'), byController('theirs'));
+          const spared = byController('theirs');
+          if (volume === 'provisioned') spared.splice(spared.indexOf('PUT pvc'), 1);
+          assert.deepEqual(byController('ours'), spared);
         });
       }
 

@@ -20,7 +20,7 @@ import {
   type VolumeBinder,
 } from '../../src/volumes/binder.ts';
 import type { DynamicProvision } from '../../src/volumes/provisioning.ts';
-import { makeCSIDriver } from '../helpers/objects.ts';
+import { makeCSIDriver, makeStorageClass } from '../helpers/objects.ts';
 import {
   boundMigrationPVC,
   boundPVC,
@@ -34,6 +34,7 @@ import {
   makeCapacity,
   makePod,
   makeTestPV,
+  makeTestPVC,
   migrationPVBound,
   migrationPVBoundToUnbound,
   NODE_LABEL_VALUE,
@@ -48,6 +49,7 @@ import {
   nonmigrationPVBoundToUnbound,
   noProvisionerPVC,
   PROVISIONER,
+  PVC_UNBOUND,
   preboundPVC,
   preboundPVCNode1a,
   provisionedPVC,
@@ -1012,4 +1014,23 @@ describe('TestCapacity', () => {
       }
     });
   }
+});
+
+it('a claim to provision names its external provisioner with selected-node, as the PV controller would next', () => {
+  const inTree = makeTestPVC('in-tree-pvc', '1Gi', '', PVC_UNBOUND, '', '1', 'in-tree-class');
+  const { binder, cluster } = env({ pvcs: [provisionedPVC, inTree] });
+  cluster.add(makeStorageClass('in-tree-class', { provisioner: 'kubernetes.io/gce-pd' }));
+  const pod = makePod('test-pod', { claims: [provisionedPVC, inTree], nodeName: 'node1' });
+  const { assumed } = binder.assumePodVolumes(pod, 'node1', {
+    staticBindings: [],
+    dynamicProvisions: [{ pvc: provisionedPVC }, { pvc: inTree }],
+  });
+  const [external, migrated] = assumed.dynamicProvisions.map((p) => p.pvc.metadata.annotations ?? {});
+  assert.deepEqual(external, {
+    'volume.kubernetes.io/selected-node': 'node1',
+    'volume.kubernetes.io/storage-provisioner': PROVISIONER,
+    'volume.beta.kubernetes.io/storage-provisioner': PROVISIONER,
+  });
+  // The controller may name a CSI driver for an in-tree provisioner (CSI migration): left to it.
+  assert.deepEqual(migrated, { 'volume.kubernetes.io/selected-node': 'node1' });
 });
