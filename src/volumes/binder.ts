@@ -909,12 +909,16 @@ export class VolumeBinder implements ProvisioningSources {
     const labels = node.metadata.labels;
     for (const b of bindings) {
       const name = b.pv.metadata.name;
-      const pv = this.pvCache.getAPI(name);
-      if (!pv) throw new Error(`failed to check binding: could not find v1.PersistentVolume "${name}"`);
-      const pvc = this.pvcCache.getAPI(claimKey(b.pvc));
-      if (!pvc)
+      const watchedPV = this.pvCache.getAPI(name);
+      if (!watchedPV) throw new Error(`failed to check binding: could not find v1.PersistentVolume "${name}"`);
+      const watchedPVC = this.pvcCache.getAPI(claimKey(b.pvc));
+      if (!watchedPVC)
         throw new Error(`failed to check binding: could not find v1.PersistentVolumeClaim "${claimKey(b.pvc)}"`);
-      // Our write is newer than what the watch delivered so far: wait for it.
+      // When this bind wrote both halves (#bindClaim), the API's answers to its writes are as good as their watch
+      // events, which a burst delays by seconds; otherwise wait for the watch to deliver our PV write.
+      const claimWritten = b.pvc.spec.volumeName === name;
+      const pv = claimWritten && rvNumber(b.pv) > rvNumber(watchedPV) ? b.pv : watchedPV;
+      const pvc = claimWritten && rvNumber(b.pvc) > rvNumber(watchedPVC) ? b.pvc : watchedPVC;
       if (rvNumber(b.pv) > rvNumber(pv)) return false;
       // Another writer's PV won the claim (not upstream's check: upstream assumes it is the only writer).
       if (pvc.spec.volumeName && pvc.spec.volumeName !== name) {
@@ -928,7 +932,6 @@ export class VolumeBinder implements ProvisioningSources {
       // When this bind wrote the claim's half (#bindClaim), the claim's volumeName can never change again: only the
       // controller's Bound phases remain. Otherwise upstream's rule: wait for the controller's bind-completed.
       if (rvNumber(b.pvc) > rvNumber(pvc)) return false;
-      const claimWritten = b.pvc.spec.volumeName === name;
       if (claimWritten ? pvc.spec.volumeName !== name : !isClaimFullyBound(pvc)) return false;
     }
     for (const { pvc: claim } of provisions) {
