@@ -7,7 +7,9 @@
 import { KINDS, type Kind, type Pod } from '../cluster/types.ts';
 import type { ExtenderDeps } from '../extender/deps.ts';
 import type { Log } from '../log.ts';
-import { equivalenceKey, explainPending, isPending, isServed, type PendingPod, podFields } from './pending.ts';
+import { claimsOf, explainPending, isPending, isServed, type PendingPod, podFields } from './pending.ts';
+import { ClaimReferences, ClaimSituation, equivalenceKey } from './pending-equivalence.ts';
+import { onlyLabelsChanged, onlyVersionChanged, readsOtherPods } from './pending-relevance.ts';
 import { type StorageView, storageView } from './storage.ts';
 
 const STORAGE_KINDS: ReadonlySet<Kind> = new Set([
@@ -51,8 +53,20 @@ interface TakenView {
 interface Entry {
   pod: Pod;
   result?: PendingPod;
-  /** The state generation the result was computed at (-1: none yet). */
+  /** The state generation the result was computed at (-1: none yet, or the pod changed since). */
   generation: number;
+  /** The result read other pods (pending-relevance.ts): a change of their labels alone makes it out of date. */
+  readsOtherPods: boolean;
+}
+
+/** An explanation computed for one pod and shared by the pods equivalent to it (pending-equivalence.ts). */
+interface SharedResult {
+  sweepId: number;
+  generation: number;
+  readsOtherPods: boolean;
+  result: PendingPod;
+  /** The storage view its claims were judged against: an equivalent pod's claims are judged against it too. */
+  storage: StorageView;
 }
 
 export interface PendingSnapshot {
@@ -78,11 +92,21 @@ export class PendingReport {
   #sweep: string[] = [];
   #sweepAt = 0;
   #sweepId = 0;
-  /** Bumped by every store event: a result computed at an older generation may be out of date. */
+  /** Bumped by every store event that can change an explanation: one computed at an older one may be out of date. */
   #generation = 0;
-  #running?: { uid: string; steps: Generator<void, PendingPod>; generation: number };
+  /** The generation of the last such event that changed more than a scheduled pod's labels. */
+  #lastFull = 0;
+  #running?: {
+    uid: string;
+    pod: Pod;
+    key?: string;
+    steps: Generator<void, PendingPod>;
+    generation: number;
+    storage: StorageView;
+  };
   /** Results of equivalent pods (equivalenceKey) computed during the current sweep. */
-  #classes = new Map<string, { sweepId: number; generation: number; result: PendingPod }>();
+  #classes = new Map<string, SharedResult>();
+  readonly #claims: ClaimSituation;
   /** Bumped by the events of the kinds the storage view reads. */
   #storageGeneration = 0;
   #storage?: TakenView;
@@ -98,6 +122,8 @@ export class PendingReport {
   #startedAt = 0;
   /** CPU-bound milliseconds spent explaining, in total (the bench reads it). */
   workMs = 0;
+  /** Explanations computed (pods explained through an equivalent pod's explanation are not counted). */
+  explained = 0;
 
   constructor(deps: ExtenderDeps, options: PendingReportOptions) {
     this.#deps = deps;
@@ -107,6 +133,7 @@ export class PendingReport {
     this.#storageMaxAgeMs = options.storageMaxAgeMs ?? 1000;
     this.#now = options.now ?? Date.now;
     this.#logger = options.logger;
+    this.#claims = new ClaimSituation(deps, new ClaimReferences());
   }
 
   /** Started and not closed: off with --no-pending-report. */
@@ -124,20 +151,34 @@ export class PendingReport {
           if (event.kind === 'Pod') {
             const pod = event.obj as Pod;
             const old = event.type === 'update' ? (event.old as Pod) : undefined;
+            const references = this.#claims.references;
+            if (old) references.remove(old);
+            if (event.type === 'delete') references.remove(pod);
+            else references.add(pod);
             this.#track(event.type === 'delete' ? undefined : pod, pod);
             // A pending pod is on no node and in no one's verdict, unless nominated: its own changes are tracked above.
             if (!placed(pod) && !(old && placed(old))) {
               this.#schedule();
               return;
             }
+            // Out of date only for the explanations that read other pods (pending-relevance.ts).
+            if (old && onlyLabelsChanged(old, pod)) {
+              this.#generation++;
+              this.#schedule();
+              return;
+            }
           }
           this.#generation++;
+          this.#lastFull = this.#generation;
           if (STORAGE_KINDS.has(kind)) this.#storageGeneration++;
           this.#schedule();
         }),
       );
     }
-    for (const pod of store.list('Pod')) this.#track(pod, pod);
+    for (const pod of store.list('Pod')) {
+      this.#claims.references.add(pod);
+      this.#track(pod, pod);
+    }
     this.#schedule();
     return this;
   }
@@ -158,7 +199,7 @@ export class PendingReport {
       if (!e.result) waiting++;
       else {
         items.push(e.result);
-        if (e.generation !== this.#generation) stale++;
+        if (!this.#current(e)) stale++;
       }
     }
     return { items, waiting, stale };
@@ -185,9 +226,12 @@ export class PendingReport {
     const uid = old.metadata.uid;
     if (pod && isPending(pod) && isServed(pod, this.#names)) {
       const e = this.#entries.get(uid);
-      if (e) e.pod = pod;
-      else {
-        this.#entries.set(uid, { pod, generation: -1 });
+      if (e) {
+        // The pod itself changed (its labels, a nomination): its explanation is out of date.
+        if (!onlyVersionChanged(e.pod, pod)) e.generation = -1;
+        e.pod = pod;
+      } else {
+        this.#entries.set(uid, { pod, generation: -1, readsOtherPods: true });
         this.#fresh.add(uid);
       }
       return;
@@ -199,8 +243,13 @@ export class PendingReport {
 
   #isCurrent(): boolean {
     if (this.#running || this.#fresh.size > 0) return false;
-    for (const e of this.#entries.values()) if (e.generation !== this.#generation) return false;
+    for (const e of this.#entries.values()) if (!this.#current(e)) return false;
     return true;
+  }
+
+  /** Computed at `generation`, still true now: nothing changed since, or only other pods' labels it does not read. */
+  #current(r: { generation: number; readsOtherPods: boolean }): boolean {
+    return r.generation === this.#generation || (!r.readsOtherPods && r.generation >= this.#lastFull);
   }
 
   #schedule(pauseMs = 0): void {
@@ -259,9 +308,17 @@ export class PendingReport {
       const e = this.#entries.get(running.uid);
       if (!e) continue;
       e.result = next.value;
-      e.generation = running.generation;
-      const key = equivalenceKey(e.pod);
-      if (key) this.#classes.set(key, { sweepId: this.#sweepId, generation: running.generation, result: next.value });
+      e.readsOtherPods = readsOtherPods(running.pod, next.value);
+      // The pod changed while it was being explained: its explanation is already out of date.
+      e.generation = e.pod === running.pod ? running.generation : -1;
+      if (running.key)
+        this.#classes.set(running.key, {
+          sweepId: this.#sweepId,
+          generation: running.generation,
+          readsOtherPods: e.readsOtherPods,
+          result: next.value,
+          storage: running.storage,
+        });
     }
   }
 
@@ -272,7 +329,7 @@ export class PendingReport {
       if (uid !== undefined) this.#fresh.delete(uid);
       else {
         if (this.#sweepAt >= this.#sweep.length) {
-          const stale = [...this.#entries].filter(([, e]) => e.generation !== this.#generation).map(([u]) => u);
+          const stale = [...this.#entries].filter(([, e]) => !this.#current(e)).map(([u]) => u);
           if (stale.length === 0) return false;
           this.#sweep = stale;
           this.#sweepAt = 0;
@@ -282,20 +339,29 @@ export class PendingReport {
         uid = this.#sweep[this.#sweepAt++];
       }
       const e = this.#entries.get(uid);
-      if (!e || e.generation === this.#generation) continue;
-      const key = equivalenceKey(e.pod);
+      if (!e || (e.result && this.#current(e))) continue;
+      const key = equivalenceKey(e.pod, this.#claims);
       const same = key ? this.#classes.get(key) : undefined;
-      if (same && (same.sweepId === this.#sweepId || same.generation === this.#generation)) {
-        e.result = { ...same.result, ...podFields(e.pod) };
+      if (same && (same.sweepId === this.#sweepId || this.#current(same))) {
+        e.result = { ...same.result, ...podFields(e.pod), claims: claimsOf(this.#deps.store, e.pod, same.storage) };
         e.generation = same.generation;
+        e.readsOtherPods = same.readsOtherPods;
         continue;
       }
       const now = this.#now();
       const storage = this.#storageView(now);
       const steps = explainPending(this.#deps, e.pod, storage.view, now);
+      this.explained++;
       // Judged against an older storage view, the result counts as of that view's time: it is refreshed again later.
       const current = storage.storageGeneration === this.#storageGeneration;
-      this.#running = { uid, steps, generation: current ? this.#generation : storage.generation };
+      this.#running = {
+        uid,
+        pod: e.pod,
+        key,
+        steps,
+        generation: current ? this.#generation : storage.generation,
+        storage: storage.view,
+      };
       return true;
     }
   }
