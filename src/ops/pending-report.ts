@@ -1,9 +1,11 @@
 // The pending report kept current in the background: which pods are pending follows the store's Pod events at once;
 // their explanations are recomputed, a slice of a few milliseconds at a time, whenever anything a verdict reads has
 // changed since. Between slices the event loop serves the verbs, and the worker rests in proportion to the time it
-// worked (dutyCycle), so a cluster that changes all the time costs at most that share of a core; it starts no slice
-// while verbs are queued, and rests longer while its slices start late (the process short of CPU). Readers (the
-// route, a scrape) only read what is there: nothing waits for the report.
+// worked, so a cluster that changes all the time costs at most a share of a core: dutyCycle while no verb came for a
+// second, a fifth of it in shorter slices while verbs come (a verb that arrives during a slice waits for its end, and
+// the report is worth less than the verbs' latency); it starts no slice while verbs are queued, and rests longer while
+// its slices start late (the process short of CPU). Readers (the route, a scrape) only read what is there: nothing
+// waits for the report.
 import { KINDS, type Kind, type Pod } from '../cluster/types.ts';
 import type { ExtenderDeps } from '../extender/deps.ts';
 import type { Log } from '../log.ts';
@@ -26,6 +28,8 @@ const LATE_MS = 5;
 const MAX_BACKOFF = 64;
 /** How long the worker waits before looking again while verbs are queued. */
 const BUSY_PAUSE_MS = 2;
+/** Verbs came within this long: the worker takes dutyCycleWithVerbs, in slices of at most sliceMsWithVerbs. */
+const VERBS_RECENT_MS = 1000;
 
 /** A pod other pods' verdicts read: on a node, or nominated to one. */
 const placed = (pod: Pod) => Boolean(pod.spec.nodeName || pod.status?.nominatedNodeName);
@@ -35,8 +39,12 @@ export interface PendingReportOptions {
   logger?: Log;
   /** Longest run of work before yielding to the event loop. */
   sliceMs?: number;
+  /** The same while verbs come (see VERBS_RECENT_MS). */
+  sliceMsWithVerbs?: number;
   /** Largest share of one core the worker takes while the cluster keeps changing (0 < dutyCycle <= 1). */
   dutyCycle?: number;
+  /** The same while verbs come. */
+  dutyCycleWithVerbs?: number;
   /** How long the storage view a pod's claims are judged against may be reused (it changes with every bind). */
   storageMaxAgeMs?: number;
   now?: () => number;
@@ -81,7 +89,9 @@ export class PendingReport {
   readonly #deps: ExtenderDeps;
   readonly #names: ReadonlySet<string>;
   readonly #sliceMs: number;
+  readonly #sliceMsWithVerbs: number;
   readonly #dutyCycle: number;
+  readonly #dutyCycleWithVerbs: number;
   readonly #storageMaxAgeMs: number;
   readonly #now: () => number;
   readonly #logger?: Log;
@@ -114,6 +124,7 @@ export class PendingReport {
   /** Multiplies the worker's rest: doubled each time a slice starts late, halved when on time. */
   #backoff = 1;
   #busy: () => boolean = () => false;
+  #lastVerbAt: () => number = () => Number.NEGATIVE_INFINITY;
   #closed = false;
   #unsubscribe: (() => void)[] = [];
   #idle: (() => void)[] = [];
@@ -129,7 +140,9 @@ export class PendingReport {
     this.#deps = deps;
     this.#names = new Set(options.schedulerNames);
     this.#sliceMs = options.sliceMs ?? 2;
+    this.#sliceMsWithVerbs = options.sliceMsWithVerbs ?? 1;
     this.#dutyCycle = options.dutyCycle ?? 0.5;
+    this.#dutyCycleWithVerbs = options.dutyCycleWithVerbs ?? 0.1;
     this.#storageMaxAgeMs = options.storageMaxAgeMs ?? 1000;
     this.#now = options.now ?? Date.now;
     this.#logger = options.logger;
@@ -211,9 +224,13 @@ export class PendingReport {
     return new Promise((resolve) => this.#idle.push(resolve));
   }
 
-  /** While `busy` says so (verbs are queued), the worker starts no slice: the verbs go first. */
-  yieldTo(busy: () => boolean): void {
+  /**
+   * While `busy` says so (verbs are queued), the worker starts no slice: the verbs go first. `lastVerbAt`: when the
+   * last verb arrived (performance.now() ms), so that the worker works less while verbs come.
+   */
+  yieldTo(busy: () => boolean, lastVerbAt?: () => number): void {
     this.#busy = busy;
+    if (lastVerbAt) this.#lastVerbAt = lastVerbAt;
   }
 
   /** Explains every pending pod now, synchronously (the CLI, which serves no verbs). */
@@ -263,13 +280,15 @@ export class PendingReport {
       this.#backoff =
         started - due > LATE_MS ? Math.min(this.#backoff * 2, MAX_BACKOFF) : Math.max(1, this.#backoff / 2);
       if (this.#busy()) return this.#schedule(BUSY_PAUSE_MS);
-      this.#work(started + this.#sliceMs);
+      const verbs = started - this.#lastVerbAt() < VERBS_RECENT_MS;
+      this.#work(started + (verbs ? Math.min(this.#sliceMs, this.#sliceMsWithVerbs) : this.#sliceMs));
       const worked = performance.now() - started;
       this.workMs += worked;
+      const duty = verbs ? Math.min(this.#dutyCycle, this.#dutyCycleWithVerbs) : this.#dutyCycle;
       if (this.#isCurrent()) {
         this.firstCompleteMs ??= performance.now() - this.#startedAt;
         this.#release();
-      } else this.#schedule(((worked * (1 - this.#dutyCycle)) / this.#dutyCycle) * this.#backoff);
+      } else this.#schedule(((worked * (1 - duty)) / duty) * this.#backoff);
     };
     this.#timer = pauseMs >= 1 ? setTimeout(run, pauseMs) : setImmediate(run);
   }

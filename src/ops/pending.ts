@@ -111,7 +111,7 @@ export function claimsOf(store: ClusterStore, pod: Pod, storage: StorageView): P
   });
 }
 
-/** The report's entry for `pod`, one step per node (explain's judge, then DefaultPreemption's victims). */
+/** The report's entry for `pod`, step by step (explain's judge, then DefaultPreemption's victims). */
 export function* explainPending(
   deps: ExtenderDeps,
   pod: Pod,
