@@ -6,11 +6,16 @@
 // the default profile and no reason string reads: replicas of a StatefulSet waiting for WaitForFirstConsumer claims
 // of one template share one explanation (test/ops/pending-equivalence.test.ts checks this against each pod alone).
 import type { ClusterStore } from '../cluster/store.ts';
-import { namespaceOf, type Pod } from '../cluster/types.ts';
+import { namespaceOf, type PersistentVolumeClaim, type Pod } from '../cluster/types.ts';
 import type { ExtenderDeps } from '../extender/deps.ts';
 import { VOLUME_BINDING, type VolumeBindingPlugin } from '../plugins/index.ts';
 import type { VolumeBinder } from '../volumes/binder.ts';
 import { podClaimRefs } from '../volumes/claims.ts';
+
+// Held objects are never mutated (writers commit copies): what is computed from one stays true of it. The report
+// computes keys for every pending pod at every refresh.
+const CLAIM_CONTENT = new WeakMap<PersistentVolumeClaim, string>();
+const POD_KEY = new WeakMap<Pod, string>();
 
 /** How many pods (any phase, any scheduler, bound or not) name each claim `namespace/name`, fed by Pod events. */
 export class ClaimReferences {
@@ -66,8 +71,13 @@ export class ClaimSituation {
     if (pvc.spec.volumeName || pvc.metadata.deletionTimestamp || pvc.status?.phase === 'Lost') return undefined;
     if (binder.pvCache.referencesClaim(key) || binder.inFlight.has(key) || this.references.count(key) !== 1)
       return undefined;
-    const { name: _n, uid: _u, resourceVersion: _r, creationTimestamp: _c, ...meta } = pvc.metadata;
-    return JSON.stringify({ ...pvc, metadata: meta });
+    let content = CLAIM_CONTENT.get(pvc);
+    if (content === undefined) {
+      const { name: _n, uid: _u, resourceVersion: _r, creationTimestamp: _c, ...meta } = pvc.metadata;
+      content = JSON.stringify({ ...pvc, metadata: meta });
+      CLAIM_CONTENT.set(pvc, content);
+    }
+    return content;
   }
 }
 
@@ -79,24 +89,31 @@ export class ClaimSituation {
 export function equivalenceKey(pod: Pod, claims?: ClaimSituation): string | undefined {
   if (pod.status?.nominatedNodeName) return undefined;
   const refs = podClaimRefs(pod);
-  let spec = pod.spec;
-  const contents: string[] = [];
+  let key = podKey(pod);
   if (refs.length > 0) {
     if (!claims) return undefined;
     const ns = namespaceOf(pod);
     for (const ref of refs) {
       const content = ref.ephemeral ? undefined : claims.anonymousContent(ns, ref.name);
       if (content === undefined) return undefined;
-      contents.push(content);
+      key += `\n${content}`;
     }
-    // The claims' names go: their contents, in volume order, stand for them.
-    spec = {
-      ...spec,
-      volumes: spec.volumes?.map((v) =>
-        v.persistentVolumeClaim ? { ...v, persistentVolumeClaim: { ...v.persistentVolumeClaim, claimName: '' } } : v,
-      ),
-    };
   }
+  return key;
+}
+
+/** The pod's part of its key: the claims' names go, their contents in volume order stand for them. */
+function podKey(pod: Pod): string {
+  let key = POD_KEY.get(pod);
+  if (key !== undefined) return key;
+  const spec = {
+    ...pod.spec,
+    volumes: pod.spec.volumes?.map((v) =>
+      v.persistentVolumeClaim ? { ...v, persistentVolumeClaim: { ...v.persistentVolumeClaim, claimName: '' } } : v,
+    ),
+  };
   const controller = pod.metadata.ownerReferences?.find((r) => r.controller)?.uid ?? '';
-  return JSON.stringify([namespaceOf(pod), controller, pod.metadata.labels ?? {}, spec, contents]);
+  key = JSON.stringify([namespaceOf(pod), controller, pod.metadata.labels ?? {}, spec]);
+  POD_KEY.set(pod, key);
+  return key;
 }

@@ -117,6 +117,8 @@ export class PendingReport {
   /** Results of equivalent pods (equivalenceKey) computed during the current sweep. */
   #classes = new Map<string, SharedResult>();
   readonly #claims: ClaimSituation;
+  /** Entries whose explanation reads other pods (or has none yet): without any, a change of labels needs no work. */
+  #readers = 0;
   /** Bumped by the events of the kinds the storage view reads. */
   #storageGeneration = 0;
   #storage?: TakenView;
@@ -177,7 +179,7 @@ export class PendingReport {
             // Out of date only for the explanations that read other pods (pending-relevance.ts).
             if (old && onlyLabelsChanged(old, pod)) {
               this.#generation++;
-              this.#schedule();
+              if (this.#readers > 0) this.#schedule();
               return;
             }
           }
@@ -249,10 +251,12 @@ export class PendingReport {
         e.pod = pod;
       } else {
         this.#entries.set(uid, { pod, generation: -1, readsOtherPods: true });
+        this.#readers++;
         this.#fresh.add(uid);
       }
       return;
     }
+    if (this.#entries.get(uid)?.readsOtherPods) this.#readers--;
     this.#entries.delete(uid);
     this.#fresh.delete(uid);
     if (this.#running?.uid === uid) this.#running = undefined;
@@ -262,6 +266,11 @@ export class PendingReport {
     if (this.#running || this.#fresh.size > 0) return false;
     for (const e of this.#entries.values()) if (!this.#current(e)) return false;
     return true;
+  }
+
+  #setReads(e: Entry, reads: boolean): void {
+    if (e.readsOtherPods !== reads) this.#readers += reads ? 1 : -1;
+    e.readsOtherPods = reads;
   }
 
   /** Computed at `generation`, still true now: nothing changed since, or only other pods' labels it does not read. */
@@ -309,7 +318,12 @@ export class PendingReport {
   /** Works until `deadline` (performance.now() ms) or until every entry is current. */
   #work(deadline: number): void {
     while (performance.now() < deadline) {
-      if (!this.#running && !this.#startNext()) return;
+      if (!this.#running) {
+        const next = this.#startNext();
+        if (next === 'none') return;
+        // An equivalent pod's explanation copied: the clock is read again before the next (thousands may follow).
+        if (next === 'shared') continue;
+      }
       const running = this.#running!;
       let next: IteratorResult<void, PendingPod>;
       try {
@@ -327,7 +341,7 @@ export class PendingReport {
       const e = this.#entries.get(running.uid);
       if (!e) continue;
       e.result = next.value;
-      e.readsOtherPods = readsOtherPods(running.pod, next.value);
+      this.#setReads(e, readsOtherPods(running.pod, next.value));
       // The pod changed while it was being explained: its explanation is already out of date.
       e.generation = e.pod === running.pod ? running.generation : -1;
       if (running.key)
@@ -342,14 +356,14 @@ export class PendingReport {
   }
 
   /** Picks the next pod to explain (never explained first, then the sweep's stale ones); false when all are current. */
-  #startNext(): boolean {
+  #startNext(): 'started' | 'shared' | 'none' {
     for (;;) {
       let uid: string | undefined = this.#fresh.values().next().value;
       if (uid !== undefined) this.#fresh.delete(uid);
       else {
         if (this.#sweepAt >= this.#sweep.length) {
           const stale = [...this.#entries].filter(([, e]) => !this.#current(e)).map(([u]) => u);
-          if (stale.length === 0) return false;
+          if (stale.length === 0) return 'none';
           this.#sweep = stale;
           this.#sweepAt = 0;
           this.#sweepId++;
@@ -364,8 +378,8 @@ export class PendingReport {
       if (same && (same.sweepId === this.#sweepId || this.#current(same))) {
         e.result = { ...same.result, ...podFields(e.pod), claims: claimsOf(this.#deps.store, e.pod, same.storage) };
         e.generation = same.generation;
-        e.readsOtherPods = same.readsOtherPods;
-        continue;
+        this.#setReads(e, same.readsOtherPods);
+        return 'shared';
       }
       const now = this.#now();
       const storage = this.#storageView(now);
@@ -381,7 +395,7 @@ export class PendingReport {
         generation: current ? this.#generation : storage.generation,
         storage: storage.view,
       };
-      return true;
+      return 'started';
     }
   }
 
