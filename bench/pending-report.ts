@@ -1,14 +1,17 @@
 // bench-flags: --max-old-space-size=6144
 // The pending report (issue 33) on the synthetic 5,000-node cluster, in process, per count of pending pods:
-//   time to the first full report (every pending pod explained once; no cluster change meanwhile), and its CPU;
-//   the report's CPU per second while the cluster changes at kube-scheduler's pace (--events per second: running pods
-//   modified, every one a store event that makes every explanation out of date);
+//   time to the first full report (every pending pod explained once; no cluster change meanwhile), its CPU, and how
+//   many explanations it computed (equivalent pods share one);
+//   the report's CPU per second while the cluster changes, in two ways: --events per second running pods modified
+//   (a label: a store event, which leaves the explanations that read no other pod's labels as they are), and the
+//   same plus --binds per second pods bound to nodes and as many deleted (each makes every explanation out of date);
 //   the filter verb's latency (open loop, --rate per second, 500 candidate nodes, from the time it was due to its
-//   answer, so a verb held behind a slice of the report counts) under the same changes, without and with the report.
+//   answer, so a verb held behind a slice of the report counts) under the same changes, without and with the report,
+//   --rounds times (without, then with: the machine is shared, the pairs show the noise).
 // Timings are never asserted; the machine is shared. --out FILE writes its section of bench/RESULTS.md.
 //
 // Run: ./node_modules/.bin/node --max-old-space-size=6144 bench/pending-report.ts [--nodes 5000] [--pending 1000,10000]
-//        [--seconds 20] [--rate 50] [--events 600] [--out bench/RESULTS.md]
+//        [--seconds 20] [--rate 50] [--events 600] [--binds 100] [--rounds 2] [--out bench/RESULTS.md]
 import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import type { AnyObject, Kind, Pod } from '../src/cluster/types.ts';
@@ -30,6 +33,8 @@ const { values: args } = parseArgs({
     seconds: { type: 'string', default: '20' },
     rate: { type: 'string', default: '50' },
     events: { type: 'string', default: '600' },
+    binds: { type: 'string', default: '100' },
+    rounds: { type: 'string', default: '2' },
     out: { type: 'string' },
   },
 });
@@ -37,6 +42,8 @@ const NODES = Number(args.nodes);
 const SECONDS = Number(args.seconds);
 const RATE = Number(args.rate);
 const EVENTS = Number(args.events);
+const BINDS = Number(args.binds);
+const ROUNDS = Number(args.rounds);
 const load = () =>
   execFileSync('uptime', { encoding: 'utf8' })
     .trim()
@@ -55,9 +62,17 @@ const quantile = (xs: number[], q: number) => {
 // Never reused: an unchanged resourceVersion is a resync, which the store drops without an event.
 let version = 1_000_000;
 
-/** Modifies running pods at `perSecond` (a new resourceVersion and label): store events, as a busy cluster sends. */
-function churn(deps: ExtenderDeps, perSecond: number): () => void {
+let boundSeq = 0;
+
+/**
+ * Modifies running pods at `perSecond` (a new resourceVersion and label): store events, as a busy cluster sends; and
+ * binds `binds` pods per second to nodes (250m CPU, 256Mi), deleting each a second later, as kube-scheduler's binds and
+ * finished pods change what nodes hold.
+ */
+function churn(deps: ExtenderDeps, perSecond: number, binds: number): () => void {
   const running = [...deps.store.list('Pod')].filter((p) => p.spec.nodeName);
+  const nodes = deps.cache.nodeNames();
+  const bound: Pod[] = [];
   let i = 0;
   const timer = setInterval(() => {
     for (let k = 0; k < perSecond / 100; k++) {
@@ -67,12 +82,36 @@ function churn(deps: ExtenderDeps, perSecond: number): () => void {
       next.metadata.labels = { ...next.metadata.labels, 'bench/touched': String(version) };
       deps.store.upsert('Pod', next);
     }
+    for (let k = 0; k < binds / 100; k++) {
+      const n = boundSeq++;
+      const pod: Pod = {
+        metadata: {
+          name: `bench-bound-${n}`,
+          namespace: 'default',
+          uid: `bench-bound-${n}`,
+          resourceVersion: String(version++),
+        },
+        spec: {
+          nodeName: nodes[(n * 7919) % nodes.length],
+          containers: [{ name: 'c', resources: { requests: { cpu: '250m', memory: '256Mi' } } }],
+        },
+        status: { phase: 'Running' },
+      };
+      deps.store.upsert('Pod', pod);
+      bound.push(pod);
+      if (bound.length > binds) deps.store.delete('Pod', bound.shift()!);
+    }
   }, 10);
-  return () => clearInterval(timer);
+  return () => {
+    clearInterval(timer);
+    for (const p of bound.splice(0)) deps.store.delete('Pod', p);
+  };
 }
 
 /** When the next filter call is due: from then until it has run, a verb waits (what the verb queue's depth says). */
 let nextDue = Number.POSITIVE_INFINITY;
+/** When the last filter call was due (what the verb queue's lastArrival says). */
+let lastDue = Number.NEGATIVE_INFINITY;
 
 /** The filter verb in an open loop: latency from when each call was due to its answer, in ms. */
 async function verbLatency(deps: ExtenderDeps, pods: Pod[], nodeNames: string[], seconds = SECONDS): Promise<number[]> {
@@ -85,6 +124,7 @@ async function verbLatency(deps: ExtenderDeps, pods: Pod[], nodeNames: string[],
     const wait = due - performance.now();
     // Behind schedule, still one turn of the event loop per call, as requests arriving on a socket would take.
     await (wait > 0 ? sleep(wait) : new Promise((resolve) => setImmediate(resolve)));
+    lastDue = due;
     const pod = pods[n % pods.length];
     filter({ Pod: pod as never, Nodes: null, NodeNames: candidateNames(nodeNames, 500, n * 500) }, deps);
     latencies.push(performance.now() - due);
@@ -93,15 +133,24 @@ async function verbLatency(deps: ExtenderDeps, pods: Pod[], nodeNames: string[],
   return latencies;
 }
 
+/** One churn's latencies without and with the report, and the report's CPU share meanwhile. */
+interface Pair {
+  without: number[];
+  with: number[];
+  reportCpuPerSecond: number;
+  /** Explanations out of date when the churn stopped, of those listed. */
+  stale: number;
+}
+
 interface Row {
   pending: number;
   firstMs: number;
   firstCpuMs: number;
-  explained: number;
-  reportCpuPerSecond: number;
-  without: number[];
-  with: number[];
-  stale: number;
+  listed: number;
+  /** Explanations computed for the first full report. */
+  computed: number;
+  /** Per round: under label changes, then label changes and binds. */
+  rounds: { labels: Pair; binds: Pair }[];
   loadAvg: string;
 }
 
@@ -119,71 +168,109 @@ for (const pending of args.pending.split(',').map(Number)) {
   const pods = [...cluster.pending.localClaim, ...cluster.pending.fastSsdClaim, ...cluster.pending.noClaims];
   console.log(`${nodeNames.length} nodes, ${deps.store.count('Pod')} pods, ${cluster.counts.pendingPods} pending`);
 
-  // Verbs under the cluster's changes, no report (after a warm-up round, discarded: the JIT, the caches).
-  let stop = churn(deps, EVENTS);
+  // A warm-up round, discarded: the JIT, the caches.
+  const stop = churn(deps, EVENTS, BINDS);
   await verbLatency(deps, pods, nodeNames, 3);
-  const without = await verbLatency(deps, pods, nodeNames);
   stop();
 
-  // The first full report, the cluster quiet.
-  const report = new PendingReport(deps, { schedulerNames: ['default-scheduler'] });
-  // As the app wires it: no slice while a verb is queued.
-  report.yieldTo(() => performance.now() >= nextDue);
-  const cpu0 = cpuMs();
-  report.start();
-  await report.idle();
-  const firstCpuMs = cpuMs() - cpu0;
-  const explained = report.snapshot().items.length;
-  console.log(`first full report: ${Math.round(report.firstCompleteMs ?? 0)} ms, ${explained} pods`);
+  const startReport = () => {
+    const report = new PendingReport(deps, { schedulerNames: ['default-scheduler'] });
+    // As the app wires it: no slice while a verb is queued, less work while verbs come.
+    report.yieldTo(
+      () => performance.now() >= nextDue,
+      () => lastDue,
+    );
+    return report;
+  };
+  const measure = async (report: PendingReport | undefined, binds: number) => {
+    const stopChurn = churn(deps, EVENTS, binds);
+    const work0 = report?.workMs ?? 0;
+    const t0 = performance.now();
+    const latencies = await verbLatency(deps, pods, nodeNames);
+    const cpuShare = ((report?.workMs ?? 0) - work0) / (performance.now() - t0);
+    stopChurn();
+    return { latencies, cpuShare, stale: report?.snapshot().stale ?? 0 };
+  };
 
-  // Verbs under the same changes, the report refreshing all the while.
-  stop = churn(deps, EVENTS);
-  const work0 = report.workMs;
-  const t0 = performance.now();
-  const withReport = await verbLatency(deps, pods, nodeNames);
-  const reportCpuPerSecond = (report.workMs - work0) / (performance.now() - t0);
-  stop();
-  const { stale } = report.snapshot();
-  report.close();
-  rows.push({
+  const row: Row = {
     pending: cluster.counts.pendingPods,
-    firstMs: report.firstCompleteMs ?? Number.NaN,
-    firstCpuMs,
-    explained,
-    reportCpuPerSecond,
-    without,
-    with: withReport,
-    stale,
-    loadAvg: load(),
-  });
-  const top = (xs: number[]) =>
-    [...xs]
-      .sort((a, b) => b - a)
-      .slice(0, 8)
-      .map(Math.round);
-  console.log(`pending ${pending}: slowest filters without report ${top(without)} ms, with ${top(withReport)} ms`);
+    firstMs: Number.NaN,
+    firstCpuMs: Number.NaN,
+    listed: 0,
+    computed: 0,
+    rounds: [],
+    loadAvg: '',
+  };
+  for (let round = 0; round < ROUNDS; round++) {
+    // Verbs under the cluster's changes, no report.
+    const withoutLabels = await measure(undefined, 0);
+    const withoutBinds = await measure(undefined, BINDS);
+    // The first full report, the cluster quiet, no verbs.
+    const report = startReport();
+    const cpu0 = cpuMs();
+    report.start();
+    await report.idle();
+    if (round === 0) {
+      row.firstCpuMs = cpuMs() - cpu0;
+      row.firstMs = report.firstCompleteMs ?? Number.NaN;
+      row.listed = report.snapshot().items.length;
+      row.computed = report.explained;
+      console.log(
+        `first full report: ${Math.round(row.firstMs)} ms, ${Math.round(row.firstCpuMs)} ms CPU, ${row.listed} pods, ${row.computed} explanations`,
+      );
+    }
+    // Verbs under the same changes, the report refreshing all the while.
+    const withLabels = await measure(report, 0);
+    const withBinds = await measure(report, BINDS);
+    report.close();
+    const pair = (a: typeof withoutLabels, b: typeof withLabels): Pair => ({
+      without: a.latencies,
+      with: b.latencies,
+      reportCpuPerSecond: b.cpuShare,
+      stale: b.stale,
+    });
+    row.rounds.push({ labels: pair(withoutLabels, withLabels), binds: pair(withoutBinds, withBinds) });
+    const top = (xs: number[]) =>
+      [...xs]
+        .sort((a, b) => b - a)
+        .slice(0, 8)
+        .map(Math.round);
+    console.log(
+      `pending ${pending} round ${round + 1}: slowest filters, labels: without ${top(withoutLabels.latencies)} ms, with ${top(withLabels.latencies)} ms; binds: without ${top(withoutBinds.latencies)} ms, with ${top(withBinds.latencies)} ms`,
+    );
+  }
+  row.loadAvg = load();
+  rows.push(row);
 }
 
 const f = (ms: number) => (ms < 10 ? ms.toFixed(1) : ms.toFixed(0));
+const pct = (share: number) => `${(share * 100).toFixed(share < 0.01 ? 1 : 0)} %`;
+const lat = (xs: number[]) => `${f(quantile(xs, 0.5))} / ${f(quantile(xs, 0.99))}`;
 const section = `${BEGIN}
 ## The pending report (issue 33)
 
-\`./node_modules/.bin/node --max-old-space-size=6144 bench/pending-report.ts --nodes ${NODES} --pending ${args.pending} --seconds ${SECONDS} --rate ${RATE} --events ${EVENTS} --out bench/RESULTS.md\`,
-in process on the synthetic cluster (${NODES} nodes, 30 running pods per node). The report runs with its defaults (2 ms
-slices, duty cycle 0.5, no slice while a verb is due, longer rests while slices start late). "Changes": ${EVENTS} running-pod modifications per second, each making every explanation out
-of date. filter: ${RATE} calls per second, 500 candidate nodes each, latency from when the call was due to its answer
-(a call held behind a slice of the report counts), over ${SECONDS} s.
+\`./node_modules/.bin/node --max-old-space-size=6144 bench/pending-report.ts --nodes ${NODES} --pending ${args.pending} --seconds ${SECONDS} --rate ${RATE} --events ${EVENTS} --binds ${BINDS} --rounds ${ROUNDS} --out bench/RESULTS.md\`,
+in process on the synthetic cluster (${NODES} nodes, 30 running pods per node). The report runs with its defaults (duty
+cycle 0.5 in 2 ms slices while no verb came for a second, 0.1 in 1 ms slices while verbs come, no slice while a verb is
+due, longer rests while slices start late); pods alike (same spec and labels, claims of one content that nothing else
+names) share one explanation. "Labels": ${EVENTS} running-pod label changes per second (they leave explanations that
+read no other pod's labels as they are). "Binds": the same plus ${BINDS} pods bound to nodes per second and as many
+deleted, each making every explanation out of date. filter: ${RATE} calls per second, 500 candidate nodes each, latency
+from when the call was due to its answer (a call held behind a slice of the report counts), over ${SECONDS} s; each
+round measures without the report, then with it, under each churn.
 
-| pending pods | first full report (wall) | its CPU | report CPU while changing | filter p50 / p99 without report | with report running | out of date at the end |
-|---:|---:|---:|---:|---:|---:|---:|
+| pending pods | first full report (wall) | its CPU | explanations | report CPU: labels / binds | filter p50 / p99 (ms), labels: without → with | binds: without → with | out of date at the end (binds) |
+|---:|---:|---:|---:|---:|---:|---:|---:|
 ${rows
-  .map(
-    (r) =>
-      `| ${r.pending} | ${(r.firstMs / 1000).toFixed(1)} s | ${(r.firstCpuMs / 1000).toFixed(1)} s | ${(r.reportCpuPerSecond * 100).toFixed(0)} % of a core | ${f(quantile(r.without, 0.5))} / ${f(quantile(r.without, 0.99))} ms | ${f(quantile(r.with, 0.5))} / ${f(quantile(r.with, 0.99))} ms | ${r.stale} of ${r.explained} |`,
+  .flatMap((r) =>
+    r.rounds.map(
+      (x, i) =>
+        `| ${i === 0 ? r.pending : '〃'} | ${i === 0 ? `${(r.firstMs / 1000).toFixed(1)} s` : ''} | ${i === 0 ? `${(r.firstCpuMs / 1000).toFixed(1)} s` : ''} | ${i === 0 ? `${r.computed} for ${r.listed} pods` : ''} | ${pct(x.labels.reportCpuPerSecond)} / ${pct(x.binds.reportCpuPerSecond)} | ${lat(x.labels.without)} → ${lat(x.labels.with)} | ${lat(x.binds.without)} → ${lat(x.binds.with)} | ${x.binds.stale} of ${r.listed} |`,
+    ),
   )
   .join('\n')}
 
-Load average at the end of each row: ${rows.map((r) => r.loadAvg).join('; ')}.
+Load average at the end of each count: ${rows.map((r) => r.loadAvg).join('; ')}.
 ${END}
 `;
 console.log(section);

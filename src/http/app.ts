@@ -102,8 +102,12 @@ export async function buildApp(deps: AppDeps) {
     onStart: (verb) => deps.metrics.verbStarted.inc({ verb }),
     onDepth: (depth) => deps.metrics.verbQueueDepth.set(depth),
   });
-  // The pending report works between verbs only: never while one is queued.
-  deps.pending.yieldTo(() => queue.depth() > 0);
+  // The pending report works between verbs only: never while one is queued, and less while they come (the queue's
+  // clock is performance.now(), the report's too).
+  deps.pending.yieldTo(
+    () => queue.depth() > 0,
+    () => queue.lastArrival(),
+  );
   const admission = new Admission(
     deps.admission,
     deps.bodyLimit,

@@ -90,6 +90,8 @@ export class VerbQueue {
   /** `accepted()` when the pump last looked. */
   #accepted = 0;
   readonly #costs = new VerbCosts();
+  /** When the last verb arrived (the queue's clock). */
+  #lastArrival = Number.NEGATIVE_INFINITY;
   readonly #options: VerbQueueOptions;
   readonly #now: () => number;
 
@@ -100,6 +102,11 @@ export class VerbQueue {
 
   now(): number {
     return this.#now();
+  }
+
+  /** When the last verb arrived (the queue's clock; -Infinity before the first). */
+  lastArrival(): number {
+    return this.#lastArrival;
   }
 
   /** Requests waiting to start. */
@@ -117,6 +124,7 @@ export class VerbQueue {
    * or the deadline passed first. An async `work` is not awaited before the next verb starts (bind waits for volumes).
    */
   run<T>(request: QueuedVerb, work: () => T | PromiseLike<T>): Promise<T> {
+    this.#lastArrival = this.#now();
     return new Promise<T>((resolve, reject) => {
       this.#jobs.push({ ...request, turn: this.#turn, work, resolve, reject } as Job<unknown>);
       this.#options.onDepth?.(this.depth());

@@ -1,13 +1,17 @@
 // The pending report kept current in the background: which pods are pending follows the store's Pod events at once;
 // their explanations are recomputed, a slice of a few milliseconds at a time, whenever anything a verdict reads has
 // changed since. Between slices the event loop serves the verbs, and the worker rests in proportion to the time it
-// worked (dutyCycle), so a cluster that changes all the time costs at most that share of a core; it starts no slice
-// while verbs are queued, and rests longer while its slices start late (the process short of CPU). Readers (the
-// route, a scrape) only read what is there: nothing waits for the report.
+// worked, so a cluster that changes all the time costs at most a share of a core: dutyCycle while no verb came for a
+// second, a fifth of it in shorter slices while verbs come (a verb that arrives during a slice waits for its end, and
+// the report is worth less than the verbs' latency); it starts no slice while verbs are queued, and rests longer while
+// its slices start late (the process short of CPU). Readers (the route, a scrape) only read what is there: nothing
+// waits for the report.
 import { KINDS, type Kind, type Pod } from '../cluster/types.ts';
 import type { ExtenderDeps } from '../extender/deps.ts';
 import type { Log } from '../log.ts';
-import { equivalenceKey, explainPending, isPending, isServed, type PendingPod, podFields } from './pending.ts';
+import { claimsOf, explainPending, isPending, isServed, type PendingPod, podFields } from './pending.ts';
+import { ClaimReferences, ClaimSituation, equivalenceKey } from './pending-equivalence.ts';
+import { onlyLabelsChanged, onlyVersionChanged, readsOtherPods } from './pending-relevance.ts';
 import { type StorageView, storageView } from './storage.ts';
 
 const STORAGE_KINDS: ReadonlySet<Kind> = new Set([
@@ -24,6 +28,8 @@ const LATE_MS = 5;
 const MAX_BACKOFF = 64;
 /** How long the worker waits before looking again while verbs are queued. */
 const BUSY_PAUSE_MS = 2;
+/** Verbs came within this long: the worker takes dutyCycleWithVerbs, in slices of at most sliceMsWithVerbs. */
+const VERBS_RECENT_MS = 1000;
 
 /** A pod other pods' verdicts read: on a node, or nominated to one. */
 const placed = (pod: Pod) => Boolean(pod.spec.nodeName || pod.status?.nominatedNodeName);
@@ -33,8 +39,12 @@ export interface PendingReportOptions {
   logger?: Log;
   /** Longest run of work before yielding to the event loop. */
   sliceMs?: number;
+  /** The same while verbs come (see VERBS_RECENT_MS). */
+  sliceMsWithVerbs?: number;
   /** Largest share of one core the worker takes while the cluster keeps changing (0 < dutyCycle <= 1). */
   dutyCycle?: number;
+  /** The same while verbs come. */
+  dutyCycleWithVerbs?: number;
   /** How long the storage view a pod's claims are judged against may be reused (it changes with every bind). */
   storageMaxAgeMs?: number;
   now?: () => number;
@@ -51,8 +61,20 @@ interface TakenView {
 interface Entry {
   pod: Pod;
   result?: PendingPod;
-  /** The state generation the result was computed at (-1: none yet). */
+  /** The state generation the result was computed at (-1: none yet, or the pod changed since). */
   generation: number;
+  /** The result read other pods (pending-relevance.ts): a change of their labels alone makes it out of date. */
+  readsOtherPods: boolean;
+}
+
+/** An explanation computed for one pod and shared by the pods equivalent to it (pending-equivalence.ts). */
+interface SharedResult {
+  sweepId: number;
+  generation: number;
+  readsOtherPods: boolean;
+  result: PendingPod;
+  /** The storage view its claims were judged against: an equivalent pod's claims are judged against it too. */
+  storage: StorageView;
 }
 
 export interface PendingSnapshot {
@@ -67,7 +89,9 @@ export class PendingReport {
   readonly #deps: ExtenderDeps;
   readonly #names: ReadonlySet<string>;
   readonly #sliceMs: number;
+  readonly #sliceMsWithVerbs: number;
   readonly #dutyCycle: number;
+  readonly #dutyCycleWithVerbs: number;
   readonly #storageMaxAgeMs: number;
   readonly #now: () => number;
   readonly #logger?: Log;
@@ -78,11 +102,23 @@ export class PendingReport {
   #sweep: string[] = [];
   #sweepAt = 0;
   #sweepId = 0;
-  /** Bumped by every store event: a result computed at an older generation may be out of date. */
+  /** Bumped by every store event that can change an explanation: one computed at an older one may be out of date. */
   #generation = 0;
-  #running?: { uid: string; steps: Generator<void, PendingPod>; generation: number };
+  /** The generation of the last such event that changed more than a scheduled pod's labels. */
+  #lastFull = 0;
+  #running?: {
+    uid: string;
+    pod: Pod;
+    key?: string;
+    steps: Generator<void, PendingPod>;
+    generation: number;
+    storage: StorageView;
+  };
   /** Results of equivalent pods (equivalenceKey) computed during the current sweep. */
-  #classes = new Map<string, { sweepId: number; generation: number; result: PendingPod }>();
+  #classes = new Map<string, SharedResult>();
+  readonly #claims: ClaimSituation;
+  /** Entries whose explanation reads other pods (or has none yet): without any, a change of labels needs no work. */
+  #readers = 0;
   /** Bumped by the events of the kinds the storage view reads. */
   #storageGeneration = 0;
   #storage?: TakenView;
@@ -90,6 +126,7 @@ export class PendingReport {
   /** Multiplies the worker's rest: doubled each time a slice starts late, halved when on time. */
   #backoff = 1;
   #busy: () => boolean = () => false;
+  #lastVerbAt: () => number = () => Number.NEGATIVE_INFINITY;
   #closed = false;
   #unsubscribe: (() => void)[] = [];
   #idle: (() => void)[] = [];
@@ -98,15 +135,20 @@ export class PendingReport {
   #startedAt = 0;
   /** CPU-bound milliseconds spent explaining, in total (the bench reads it). */
   workMs = 0;
+  /** Explanations computed (pods explained through an equivalent pod's explanation are not counted). */
+  explained = 0;
 
   constructor(deps: ExtenderDeps, options: PendingReportOptions) {
     this.#deps = deps;
     this.#names = new Set(options.schedulerNames);
     this.#sliceMs = options.sliceMs ?? 2;
+    this.#sliceMsWithVerbs = options.sliceMsWithVerbs ?? 1;
     this.#dutyCycle = options.dutyCycle ?? 0.5;
+    this.#dutyCycleWithVerbs = options.dutyCycleWithVerbs ?? 0.1;
     this.#storageMaxAgeMs = options.storageMaxAgeMs ?? 1000;
     this.#now = options.now ?? Date.now;
     this.#logger = options.logger;
+    this.#claims = new ClaimSituation(deps, new ClaimReferences());
   }
 
   /** Started and not closed: off with --no-pending-report. */
@@ -124,20 +166,34 @@ export class PendingReport {
           if (event.kind === 'Pod') {
             const pod = event.obj as Pod;
             const old = event.type === 'update' ? (event.old as Pod) : undefined;
+            const references = this.#claims.references;
+            if (old) references.remove(old);
+            if (event.type === 'delete') references.remove(pod);
+            else references.add(pod);
             this.#track(event.type === 'delete' ? undefined : pod, pod);
             // A pending pod is on no node and in no one's verdict, unless nominated: its own changes are tracked above.
             if (!placed(pod) && !(old && placed(old))) {
               this.#schedule();
               return;
             }
+            // Out of date only for the explanations that read other pods (pending-relevance.ts).
+            if (old && onlyLabelsChanged(old, pod)) {
+              this.#generation++;
+              if (this.#readers > 0) this.#schedule();
+              return;
+            }
           }
           this.#generation++;
+          this.#lastFull = this.#generation;
           if (STORAGE_KINDS.has(kind)) this.#storageGeneration++;
           this.#schedule();
         }),
       );
     }
-    for (const pod of store.list('Pod')) this.#track(pod, pod);
+    for (const pod of store.list('Pod')) {
+      this.#claims.references.add(pod);
+      this.#track(pod, pod);
+    }
     this.#schedule();
     return this;
   }
@@ -158,7 +214,7 @@ export class PendingReport {
       if (!e.result) waiting++;
       else {
         items.push(e.result);
-        if (e.generation !== this.#generation) stale++;
+        if (!this.#current(e)) stale++;
       }
     }
     return { items, waiting, stale };
@@ -170,9 +226,13 @@ export class PendingReport {
     return new Promise((resolve) => this.#idle.push(resolve));
   }
 
-  /** While `busy` says so (verbs are queued), the worker starts no slice: the verbs go first. */
-  yieldTo(busy: () => boolean): void {
+  /**
+   * While `busy` says so (verbs are queued), the worker starts no slice: the verbs go first. `lastVerbAt`: when the
+   * last verb arrived (performance.now() ms), so that the worker works less while verbs come.
+   */
+  yieldTo(busy: () => boolean, lastVerbAt?: () => number): void {
     this.#busy = busy;
+    if (lastVerbAt) this.#lastVerbAt = lastVerbAt;
   }
 
   /** Explains every pending pod now, synchronously (the CLI, which serves no verbs). */
@@ -185,13 +245,18 @@ export class PendingReport {
     const uid = old.metadata.uid;
     if (pod && isPending(pod) && isServed(pod, this.#names)) {
       const e = this.#entries.get(uid);
-      if (e) e.pod = pod;
-      else {
-        this.#entries.set(uid, { pod, generation: -1 });
+      if (e) {
+        // The pod itself changed (its labels, a nomination): its explanation is out of date.
+        if (!onlyVersionChanged(e.pod, pod)) e.generation = -1;
+        e.pod = pod;
+      } else {
+        this.#entries.set(uid, { pod, generation: -1, readsOtherPods: true });
+        this.#readers++;
         this.#fresh.add(uid);
       }
       return;
     }
+    if (this.#entries.get(uid)?.readsOtherPods) this.#readers--;
     this.#entries.delete(uid);
     this.#fresh.delete(uid);
     if (this.#running?.uid === uid) this.#running = undefined;
@@ -199,8 +264,18 @@ export class PendingReport {
 
   #isCurrent(): boolean {
     if (this.#running || this.#fresh.size > 0) return false;
-    for (const e of this.#entries.values()) if (e.generation !== this.#generation) return false;
+    for (const e of this.#entries.values()) if (!this.#current(e)) return false;
     return true;
+  }
+
+  #setReads(e: Entry, reads: boolean): void {
+    if (e.readsOtherPods !== reads) this.#readers += reads ? 1 : -1;
+    e.readsOtherPods = reads;
+  }
+
+  /** Computed at `generation`, still true now: nothing changed since, or only other pods' labels it does not read. */
+  #current(r: { generation: number; readsOtherPods: boolean }): boolean {
+    return r.generation === this.#generation || (!r.readsOtherPods && r.generation >= this.#lastFull);
   }
 
   #schedule(pauseMs = 0): void {
@@ -214,13 +289,15 @@ export class PendingReport {
       this.#backoff =
         started - due > LATE_MS ? Math.min(this.#backoff * 2, MAX_BACKOFF) : Math.max(1, this.#backoff / 2);
       if (this.#busy()) return this.#schedule(BUSY_PAUSE_MS);
-      this.#work(started + this.#sliceMs);
+      const verbs = started - this.#lastVerbAt() < VERBS_RECENT_MS;
+      this.#work(started + (verbs ? Math.min(this.#sliceMs, this.#sliceMsWithVerbs) : this.#sliceMs));
       const worked = performance.now() - started;
       this.workMs += worked;
+      const duty = verbs ? Math.min(this.#dutyCycle, this.#dutyCycleWithVerbs) : this.#dutyCycle;
       if (this.#isCurrent()) {
         this.firstCompleteMs ??= performance.now() - this.#startedAt;
         this.#release();
-      } else this.#schedule(((worked * (1 - this.#dutyCycle)) / this.#dutyCycle) * this.#backoff);
+      } else this.#schedule(((worked * (1 - duty)) / duty) * this.#backoff);
     };
     this.#timer = pauseMs >= 1 ? setTimeout(run, pauseMs) : setImmediate(run);
   }
@@ -241,7 +318,12 @@ export class PendingReport {
   /** Works until `deadline` (performance.now() ms) or until every entry is current. */
   #work(deadline: number): void {
     while (performance.now() < deadline) {
-      if (!this.#running && !this.#startNext()) return;
+      if (!this.#running) {
+        const next = this.#startNext();
+        if (next === 'none') return;
+        // An equivalent pod's explanation copied: the clock is read again before the next (thousands may follow).
+        if (next === 'shared') continue;
+      }
       const running = this.#running!;
       let next: IteratorResult<void, PendingPod>;
       try {
@@ -259,21 +341,29 @@ export class PendingReport {
       const e = this.#entries.get(running.uid);
       if (!e) continue;
       e.result = next.value;
-      e.generation = running.generation;
-      const key = equivalenceKey(e.pod);
-      if (key) this.#classes.set(key, { sweepId: this.#sweepId, generation: running.generation, result: next.value });
+      this.#setReads(e, readsOtherPods(running.pod, next.value));
+      // The pod changed while it was being explained: its explanation is already out of date.
+      e.generation = e.pod === running.pod ? running.generation : -1;
+      if (running.key)
+        this.#classes.set(running.key, {
+          sweepId: this.#sweepId,
+          generation: running.generation,
+          readsOtherPods: e.readsOtherPods,
+          result: next.value,
+          storage: running.storage,
+        });
     }
   }
 
   /** Picks the next pod to explain (never explained first, then the sweep's stale ones); false when all are current. */
-  #startNext(): boolean {
+  #startNext(): 'started' | 'shared' | 'none' {
     for (;;) {
       let uid: string | undefined = this.#fresh.values().next().value;
       if (uid !== undefined) this.#fresh.delete(uid);
       else {
         if (this.#sweepAt >= this.#sweep.length) {
-          const stale = [...this.#entries].filter(([, e]) => e.generation !== this.#generation).map(([u]) => u);
-          if (stale.length === 0) return false;
+          const stale = [...this.#entries].filter(([, e]) => !this.#current(e)).map(([u]) => u);
+          if (stale.length === 0) return 'none';
           this.#sweep = stale;
           this.#sweepAt = 0;
           this.#sweepId++;
@@ -282,21 +372,30 @@ export class PendingReport {
         uid = this.#sweep[this.#sweepAt++];
       }
       const e = this.#entries.get(uid);
-      if (!e || e.generation === this.#generation) continue;
-      const key = equivalenceKey(e.pod);
+      if (!e || (e.result && this.#current(e))) continue;
+      const key = equivalenceKey(e.pod, this.#claims);
       const same = key ? this.#classes.get(key) : undefined;
-      if (same && (same.sweepId === this.#sweepId || same.generation === this.#generation)) {
-        e.result = { ...same.result, ...podFields(e.pod) };
+      if (same && (same.sweepId === this.#sweepId || this.#current(same))) {
+        e.result = { ...same.result, ...podFields(e.pod), claims: claimsOf(this.#deps.store, e.pod, same.storage) };
         e.generation = same.generation;
-        continue;
+        this.#setReads(e, same.readsOtherPods);
+        return 'shared';
       }
       const now = this.#now();
       const storage = this.#storageView(now);
       const steps = explainPending(this.#deps, e.pod, storage.view, now);
+      this.explained++;
       // Judged against an older storage view, the result counts as of that view's time: it is refreshed again later.
       const current = storage.storageGeneration === this.#storageGeneration;
-      this.#running = { uid, steps, generation: current ? this.#generation : storage.generation };
-      return true;
+      this.#running = {
+        uid,
+        pod: e.pod,
+        key,
+        steps,
+        generation: current ? this.#generation : storage.generation,
+        storage: storage.view,
+      };
+      return 'started';
     }
   }
 

@@ -92,7 +92,8 @@ function largest(counts: ReadonlyMap<string, number>): string | undefined {
   return best;
 }
 
-function claimsOf(store: ClusterStore, pod: Pod, storage: StorageView): PendingClaim[] {
+/** The pod's claims as the report lists them, judged against `storage`. */
+export function claimsOf(store: ClusterStore, pod: Pod, storage: StorageView): PendingClaim[] {
   return podClaimRefs(pod).map(({ name }) => {
     const pvc = store.get('PersistentVolumeClaim', `${namespaceOf(pod)}/${name}`);
     if (!pvc) return { claim: name, storageClass: '', phase: 'Missing', requestBytes: 0 };
@@ -110,18 +111,7 @@ function claimsOf(store: ClusterStore, pod: Pod, storage: StorageView): PendingC
   });
 }
 
-/**
- * Pods that explain alike share one computation: same namespace, spec, labels and controller, and nothing the
- * verdicts read per pod (claims, which are the pod's own; a nomination, which filter skips for the pod itself).
- * undefined for a pod that must be explained on its own.
- */
-export function equivalenceKey(pod: Pod): string | undefined {
-  if (pod.status?.nominatedNodeName || podClaimRefs(pod).length > 0) return undefined;
-  const controller = pod.metadata.ownerReferences?.find((r) => r.controller)?.uid ?? '';
-  return JSON.stringify([namespaceOf(pod), controller, pod.metadata.labels ?? {}, pod.spec]);
-}
-
-/** The report's entry for `pod`, one step per node (explain's judge, then DefaultPreemption's victims). */
+/** The report's entry for `pod`, step by step (explain's judge, then DefaultPreemption's victims). */
 export function* explainPending(
   deps: ExtenderDeps,
   pod: Pod,

@@ -69,6 +69,33 @@ export function fitsRequest(request: Readonly<Resource>, nodeInfo: NodeInfo): In
   return out;
 }
 
+/**
+ * fitsRequest's verdict as bits, without building it: which of pods, cpu, memory and ephemeral-storage fall short, and
+ * which of those beyond what the node has at all; -1 for a request of extended resources (not summarised here). The
+ * status follows from the bits alone, so filter builds it once per combination: explain and the pending report filter
+ * every node for every pod, and most nodes fail the same few ways.
+ */
+function shortages(request: Readonly<Resource>, nodeInfo: NodeInfo): number {
+  for (const name in request.scalar) if (request.scalar[name] !== 0) return -1;
+  const { allocatable, requested } = nodeInfo;
+  let bits = nodeInfo.pods.size + 1 > allocatable.pods ? 1 : 0;
+  const check = (bit: number, want: number, have: number, used: number) => {
+    if (want > 0 && want > have - used) bits |= want > have ? bit | (bit << 1) : bit;
+  };
+  check(2, request.milliCPU, allocatable.milliCPU, requested.milliCPU);
+  check(8, request.memory, allocatable.memory, requested.memory);
+  check(32, request.ephemeralStorage, allocatable.ephemeralStorage, requested.ephemeralStorage);
+  return bits;
+}
+
+function statusOf(short: readonly InsufficientResource[]): Status {
+  const code = short.some((s) => s.unresolvable) ? 'UnschedulableAndUnresolvable' : 'Unschedulable';
+  return status(code, ...short.map((s) => s.reason));
+}
+
+/** Filter's statuses by shortages(): at most 2^7, never mutated (the runner copies a status to name its plugin). */
+const STATUS_BY_SHORTAGES = new Map<number, Status>();
+
 /** leastRequestedScore: the free share after placing the pod, 0 when it does not fit. */
 function leastRequestedScore(requested: number, capacity: number): number {
   if (capacity === 0 || requested > capacity) return 0;
@@ -88,10 +115,19 @@ export class NodeResourcesFitPlugin implements PreFilterPlugin, FilterPlugin, Pr
   }
 
   filter(state: CycleState, pod: Pod, nodeInfo: NodeInfo): Status {
-    const short = fitsRequest(this.#request(state, pod).requests, nodeInfo);
-    if (short.length === 0) return SUCCESS;
-    const code = short.some((s) => s.unresolvable) ? 'UnschedulableAndUnresolvable' : 'Unschedulable';
-    return status(code, ...short.map((s) => s.reason));
+    const request = this.#request(state, pod).requests;
+    const bits = shortages(request, nodeInfo);
+    if (bits === 0) return SUCCESS;
+    if (bits < 0) {
+      const short = fitsRequest(request, nodeInfo);
+      return short.length === 0 ? SUCCESS : statusOf(short);
+    }
+    let s = STATUS_BY_SHORTAGES.get(bits);
+    if (!s) {
+      s = statusOf(fitsRequest(request, nodeInfo));
+      STATUS_BY_SHORTAGES.set(bits, s);
+    }
+    return s;
   }
 
   /** The numbers behind each shortage, for explain. */

@@ -327,6 +327,11 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
     return best?.pv;
   }
 
+  /** Whether some PV's claimRef names the claim `namespace/name` (bound or pre-bound to it, assumed included). */
+  referencesClaim(claimKey: string): boolean {
+    return this.#byClaim.has(claimKey);
+  }
+
   /** Every PV of a class (ListPVs). */
   *listByClass(className: string): Generator<PersistentVolume> {
     for (const e of this.#classes.get(className)?.all ?? []) yield e.latest;

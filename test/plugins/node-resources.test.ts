@@ -2,10 +2,12 @@
 // tiny units (milli-CPU, bytes) kept. Its score and the other scores: node-resources-scores.test.ts, image-locality.test.ts.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import { newNodeInfo } from '../../src/cache/node-info.ts';
+import { podResource } from '../../src/cache/resources.ts';
 import type { Container, Pod, ResourceList } from '../../src/cluster/types.ts';
 import { CycleState } from '../../src/framework/cycle-state.ts';
-import { NodeResourcesFitPlugin } from '../../src/plugins/node-resources-fit.ts';
+import { fitsRequest, NodeResourcesFitPlugin } from '../../src/plugins/node-resources-fit.ts';
 import { makeNode, makePod } from '../helpers/objects.ts';
 import { view } from './helpers.ts';
 
@@ -156,5 +158,46 @@ describe('NodeResourcesFit filter (TestEnoughRequests)', () => {
       'Too many pods',
       'Insufficient cpu',
     ]);
+  });
+
+  it('gives the status fitsRequest spells out, on random requests and nodes (filter reuses it per kind of shortage)', () => {
+    const amount = fc.integer({ min: 0, max: 12 });
+    fc.assert(
+      fc.property(
+        fc.record({ cpu: amount, memory: amount, eph: amount, pods: fc.integer({ min: 0, max: 3 }), aaa: amount }),
+        fc.array(fc.record({ cpu: amount, memory: amount, eph: amount }), { maxLength: 3 }),
+        fc.record({ cpu: amount, memory: amount, eph: amount, aaa: fc.option(amount, { nil: undefined }) }),
+        (node, existing, want) => {
+          const requests = (r: { cpu: number; memory: number; eph: number }) =>
+            res(r.cpu, r.memory, { 'ephemeral-storage': String(r.eph) });
+          const p = pod('p', [
+            c('c', { ...requests(want), ...(want.aaa === undefined ? {} : { 'example.com/aaa': String(want.aaa) }) }),
+          ]);
+          const allocatable = {
+            ...res(node.cpu, node.memory),
+            pods: String(node.pods),
+            'ephemeral-storage': String(node.eph),
+            'example.com/aaa': String(node.aaa),
+          };
+          const info = newNodeInfo(
+            makeNode('n', { allocatable }),
+            existing.map((e, i) => pod(`e${i}`, [c('c', requests(e))])),
+          );
+          const plugin = new NodeResourcesFitPlugin();
+          const state = new CycleState();
+          plugin.preFilter(state, p);
+          const short = fitsRequest(podResource(p).requests, info);
+          const expected =
+            short.length === 0
+              ? ['Success']
+              : [
+                  short.some((x) => x.unresolvable) ? 'UnschedulableAndUnresolvable' : 'Unschedulable',
+                  ...short.map((x) => x.reason),
+                ];
+          assert.deepEqual(view(plugin.filter(state, p, info)), expected);
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });
