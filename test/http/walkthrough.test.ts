@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { podResource } from '../../src/cache/resources.ts';
 import type { AnyObject, Pod } from '../../src/cluster/types.ts';
+import { waitFor } from '../cluster/kube/helpers.ts';
 import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
 
 let t: TestExtender;
@@ -90,8 +91,11 @@ describe('walk-through on examples/cluster.yaml', () => {
       assert.equal(reason, "node(s) didn't find available persistent volumes to bind");
     }
     assert.deepEqual(bind, { Error: '' });
-    const claim = await t.request.get('/api/v1/persistentvolumeclaims/default/www-web-0');
-    assert.equal(claim.body.phase, 'Bound');
+    // The bind wrote both halves of the binding; the (simulated) PV controller then marks the claim Bound.
+    const claim = await waitFor('the claim is Bound', async () => {
+      const res = await t.request.get('/api/v1/persistentvolumeclaims/default/www-web-0');
+      return res.body.phase === 'Bound' ? res : undefined;
+    });
     const affinity = JSON.stringify(claim.body.volume.spec.nodeAffinity);
     assert.ok(affinity.includes(best), `local PV ${claim.body.volumeName} is on ${best}: ${affinity}`);
   });

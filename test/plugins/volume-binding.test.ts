@@ -2,7 +2,7 @@
 // project adds: cached decisions per (pod, node), shared reservations per pod UID, never booking a PV twice.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Node, PersistentVolume, PersistentVolumeClaim, Pod } from '../../src/cluster/types.ts';
+import type { Node, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass } from '../../src/cluster/types.ts';
 import { CycleState } from '../../src/framework/cycle-state.ts';
 import { VolumeBindingPlugin } from '../../src/plugins/volume-binding.ts';
 import { buildCapacityScorer, type ShapePoint } from '../../src/volumes/scorer.ts';
@@ -22,7 +22,10 @@ const VOLUME_CAPACITY_PRIORITY: ShapePoint[] = [
   { utilization: 100, score: 10 },
 ];
 
-function setup(objects: (PersistentVolume | PersistentVolumeClaim | Node | Pod)[], shape = VOLUME_CAPACITY_PRIORITY) {
+function setup(
+  objects: (PersistentVolume | PersistentVolumeClaim | Node | Pod | StorageClass)[],
+  shape = VOLUME_CAPACITY_PRIORITY,
+) {
   const cluster = new TestCluster([immediateSC, waitSC, waitHDDSC, ...objects]);
   const plugin = new VolumeBindingPlugin(cluster.binder(5), buildCapacityScorer(shape));
   return { cluster, plugin };
@@ -424,8 +427,10 @@ describe('reserve, preBind and unreserve', () => {
   });
 
   it('preBind honours the abort signal', async () => {
+    // A claim to provision: its bind waits for the provisioner's PV (a static binding waits for nothing).
     const pod = makePod('pod-1', { claims: ['claim-1'] });
-    const { plugin } = setup([nodeA, localPV('pv-1', 'node-a'), waitClaim('claim-1'), pod]);
+    const provisioned = makeStorageClass('csi-sc', { provisioner: 'csi.example.com' });
+    const { plugin } = setup([provisioned, nodeA, makePVC('claim-1', { className: 'csi-sc', size: '1Gi' }), pod]);
     const { state } = bindCycle(plugin, pod, 'node-a');
     const ac = new AbortController();
     const pending = plugin.preBind(state, pod, 'node-a', ac.signal);
@@ -433,7 +438,7 @@ describe('reserve, preBind and unreserve', () => {
     const s = await pending;
     assert.deepEqual([s.code, ...s.reasons], ['Error', 'binding volumes: context canceled']);
     plugin.unreserve(state, pod, 'node-a');
-    assert.equal(plugin.binder.pvCache.isAssumed('pv-1'), false);
+    assert.equal(plugin.binder.pvcCache.isAssumed('default/claim-1'), false);
   });
 
   it('a reservation whose bind never came back expires after the bind timeout', () => {
