@@ -153,6 +153,13 @@ const SETTINGS = Type.Object({
     description:
       'keep the pending report (GET /api/v1/pending, topology_extender_pending_* metrics) current in the background (off: that route answers 503; while pods keep being bound it adds ~0.5 ms to a filter on a 5,000-node cluster)',
   }),
+  // Off by default: the line of a kube-scheduler that runs its own volume plugins (the filter-only registration) is
+  // upstream's alone, which explain writes; the chart turns it on with delegateVolumeBinding.
+  delegatedVolumeBinding: Type.Boolean({
+    default: false,
+    description:
+      "kube-scheduler is registered with full delegation (its volume plugins off, bindVerb set; the chart's delegateVolumeBinding): explain's summary and the pending report's line are then the PodScheduled message that kube-scheduler writes, which counts this extender's verdicts per node after its own filters",
+  }),
   schedulerNames: Type.Array(Type.String({ minLength: 1 }), {
     minItems: 1,
     default: ['default-scheduler'],

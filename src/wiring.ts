@@ -51,6 +51,7 @@ export async function createExtender(parts: ExtenderParts) {
     onStore: parts.onStore,
     sourceStatus: () => source.status(),
     clusterVersion: () => source.serverVersion?.(),
+    delegatedVolumeBinding: settings.delegatedVolumeBinding,
   });
   const volumeBinder = extender.framework.plugins.find((p) => p instanceof VolumeBindingPlugin)?.binder;
   const binder = new PodBinder(extender);

@@ -31,9 +31,9 @@ import { type StorageView, storageView } from '../ops/storage.ts';
 import type { InsufficientResource } from '../plugins/node-resources-fit.ts';
 import type { ClaimExplanation } from '../volumes/explain.ts';
 
-export const ANALYZE_USAGE = `  topology-extender explain  (-f POD.yaml | NAMESPACE/NAME) [--nodes a,b] [--limit N] [--max-volumes N] [--disabled-plugins P,Q] [source] [-o table|json|yaml]
+export const ANALYZE_USAGE = `  topology-extender explain  (-f POD.yaml | NAMESPACE/NAME) [--nodes a,b] [--limit N] [--max-volumes N] [--disabled-plugins P,Q] [--delegated-volume-binding] [source] [-o table|json|yaml]
   topology-extender simulate (-f POD_OR_STATEFULSET.yaml | NAMESPACE/NAME) [--replicas N] [--nodes a,b] [--disabled-plugins P,Q] [source] [-o ...]
-  topology-extender pending  [--namespace N] [--by reason|workload|zone] [--scheduler-names a,b] [source] [-o ...]
+  topology-extender pending  [--namespace N] [--by reason|workload|zone] [--scheduler-names a,b] [--delegated-volume-binding] [source] [-o ...]
   topology-extender storage  [--by-node] [source] [-o ...]
 `;
 
@@ -48,11 +48,15 @@ const SOURCE_HELP = `Cluster state (one of):
 const OUTPUT_HELP = `  -o, --output FORMAT  table (default), json or yaml (the HTTP route's full answer)
   -h, --help           this help`;
 
+const DELEGATED_HELP = `  --delegated-volume-binding  write the line of a fully delegated kube-scheduler (its volume plugins off), which
+                       counts the extender's verdicts (serve's setting delegatedVolumeBinding)`;
+
 const COMMON_HELP = `  --nodes a,b,c        judge only these nodes (default: every node)
   --disabled-plugins P,Q  leave these plugins of kube-scheduler's default profile out, by its names
                        (e.g. NodeResourcesFit,PodTopologySpread)
   --kube-version vX.Y  the cluster's Kubernetes version, whose kube-scheduler's wording explain follows (default: the
                        API server's; v1.37 with --cluster-state)
+${DELEGATED_HELP}
 ${OUTPUT_HELP}`;
 
 export type AnalyzeCommand = 'explain' | 'simulate' | 'pending' | 'storage';
@@ -84,6 +88,7 @@ The same answer as GET /api/v1/pending.
   --by reason|workload|zone  group the pods (each pod in one group): by the reason given for the most nodes, by
                            workload, or by the storage classes of their unbound claims with the zones that have room
   --scheduler-names a,b    the pods of these schedulerNames (default: default-scheduler)
+${DELEGATED_HELP}
 ${OUTPUT_HELP}
 
 ${SOURCE_HELP}
@@ -127,6 +132,7 @@ const OPTIONS = {
   replicas: { type: 'string' },
   'disabled-plugins': { type: 'string' },
   'kube-version': { type: 'string' },
+  'delegated-volume-binding': { type: 'boolean', default: false },
   namespace: { type: 'string', short: 'n' },
   by: { type: 'string' },
   'scheduler-names': { type: 'string', default: DEFAULT_SCHEDULER_NAME },
@@ -172,6 +178,7 @@ async function load(values: Record<string, unknown>): Promise<{ deps: ExtenderDe
     throw new UsageError(`--kube-version must look like v1.36 or v1.36.3, got "${kubeVersion}"`);
   }
   const given = kubeVersion && (kubeVersion.startsWith('v') ? kubeVersion : `v${kubeVersion}`);
+  const delegatedVolumeBinding = values['delegated-volume-binding'] as boolean;
   if (file) {
     const source = new ClusterStateSource({ file, watch: false });
     let controller: VolumeController | undefined;
@@ -182,6 +189,7 @@ async function load(values: Record<string, unknown>): Promise<{ deps: ExtenderDe
       settings,
       assumedPodTTLms: Number.MAX_SAFE_INTEGER,
       clusterVersion: () => given,
+      delegatedVolumeBinding,
       onStore: values['simulate-volume-controller']
         ? (s) => {
             controller = new VolumeController(s, source);
@@ -207,6 +215,7 @@ async function load(values: Record<string, unknown>): Promise<{ deps: ExtenderDe
     assumedPodTTLms: Number.MAX_SAFE_INTEGER,
     sourceStatus: () => source.status(),
     clusterVersion: () => given || source.serverVersion(),
+    delegatedVolumeBinding,
   });
   await source.start(store);
   return { deps, close: () => source.stop() };

@@ -24,6 +24,8 @@ export interface ExtenderDepsParts {
   sourceStatus?: () => readonly KindStatus[];
   /** The API server's release (e.g. v1.37.2), once known: explain names the cluster's kube-scheduler minor. */
   clusterVersion?: () => string | undefined;
+  /** See ExtenderDeps.delegatedVolumeBinding. */
+  delegatedVolumeBinding?: boolean;
 }
 
 /**
@@ -53,6 +55,7 @@ export function buildExtenderDeps(parts: ExtenderDepsParts): {
     nodeInfoForUnknownNode: (node) => newNodeInfo(node),
     sourceStatus: parts.sourceStatus,
     clusterVersion: parts.clusterVersion,
+    delegatedVolumeBinding: parts.delegatedVolumeBinding,
   };
   return { deps, cache, stop: () => state.close() };
 }

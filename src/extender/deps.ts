@@ -23,6 +23,11 @@ export interface ExtenderDeps {
   sourceStatus?: () => readonly KindStatus[];
   /** The API server's release (e.g. v1.37.2), once known: explain names the cluster's kube-scheduler minor. */
   clusterVersion?: () => string | undefined;
+  /**
+   * kube-scheduler delegates every volume decision to this extender (its volume plugins off): explain's line is then
+   * what that kube-scheduler writes, counting the extender's verdicts per node after its own filters.
+   */
+  delegatedVolumeBinding?: boolean;
 }
 
 /** Input that kube-scheduler would never send; the HTTP layer answers it with 400 naming the problem. */

@@ -1,6 +1,8 @@
 // Explain: why a pod fits or does not fit each node, from a run of kube-scheduler's default profile (preFilter once,
 // then the filter plugins per node until one rejects, the volume plugins being the verbs' own), with the PodScheduled
-// message kube-scheduler writes, every plugin that rejects each node and each plugin's detail.
+// message kube-scheduler writes, every plugin that rejects each node and each plugin's detail. With
+// delegatedVolumeBinding the message is a fully delegated kube-scheduler's, which counts this extender's verdicts.
+import type { NodeInfo } from '../cache/node-info.ts';
 import { unavailableKindNotes } from '../cluster/analysis-kinds.ts';
 import { DEFAULT_NAMESPACE, objectKey, type Pod } from '../cluster/types.ts';
 import { unknownNodeReason } from '../extender/candidates.ts';
@@ -11,6 +13,8 @@ import { CycleState } from '../framework/cycle-state.ts';
 import { fitErrorMessage } from '../framework/fit-error.ts';
 import { isSuccess, type Status } from '../framework/interfaces.ts';
 import type { Framework } from '../framework/runner.ts';
+import { DEFAULT_PROFILE_PLUGINS } from '../plugins/default-profile.ts';
+import { PLUGIN_NAMES } from '../plugins/names.ts';
 import { postFilter } from './post-filter.ts';
 import { defaultProfileFramework } from './profile.ts';
 
@@ -142,6 +146,54 @@ export interface Judgement {
   pod: Pod;
 }
 
+/**
+ * A fully delegated kube-scheduler (deps.delegatedVolumeBinding): its own profile without the volume plugins, whose
+ * preFilter and filters come first, and this extender's filter (the volume plugins alone) on the nodes that pass them.
+ */
+interface Delegation {
+  scheduler: Framework;
+  schedulerState: CycleState;
+  schedulerPre: Status;
+  extender: Framework;
+  extenderState: CycleState;
+  extenderPre: Status;
+}
+
+function delegation(deps: ExtenderDeps, pod: Pod, disabled: readonly string[] = []): Delegation {
+  const scheduler = defaultProfileFramework(deps, [...disabled, ...PLUGIN_NAMES]);
+  const extender = defaultProfileFramework(deps, [...disabled, ...DEFAULT_PROFILE_PLUGINS]);
+  const schedulerState = new CycleState({ analysis: true });
+  const extenderState = new CycleState({ analysis: true });
+  return {
+    scheduler,
+    schedulerState,
+    schedulerPre: scheduler.runPreFilter(schedulerState, pod),
+    extender,
+    extenderState,
+    extenderPre: extender.runPreFilter(extenderState, pod),
+  };
+}
+
+/**
+ * The node's status as a fully delegated kube-scheduler records it: its own filters' first rejection, else the
+ * extender's verdict (a rejection by its preFilter comes back for each node, as the filter verb answers it).
+ */
+function delegatedFilter(d: Delegation, pod: Pod, info: NodeInfo): Status {
+  const own = d.scheduler.runFilterWithNominatedPods(d.schedulerState, pod, info);
+  if (!isSuccess(own)) return own;
+  if (!isSuccess(d.extenderPre)) return d.extenderPre;
+  return d.extender.runFilterWithNominatedPods(d.extenderState, pod, info);
+}
+
+/**
+ * The status kube-scheduler counts for the node: the extender protocol carries one message per node (the filter verb
+ * joins the plugin's reasons), which kube-scheduler's FitError counts as one reason.
+ */
+function counted(s: Status, d: Delegation | undefined): Status {
+  if (!d || isSuccess(s) || !(PLUGIN_NAMES as readonly (string | undefined)[]).includes(s.plugin)) return s;
+  return { ...s, reasons: [s.reasons.join(', ')] };
+}
+
 export function explain(deps: ExtenderDeps, req: ExplainRequest): ExplainAnswer {
   return drain(judge(deps, resolvePod(deps, req), req)).answer;
 }
@@ -162,7 +214,12 @@ export function* judge(
   const framework = defaultProfileFramework(deps, req.disabledPlugins);
   const state = new CycleState({ analysis: true });
   const pre = framework.runPreFilter(state, pod);
-  const narrowed = isSuccess(pre) ? framework.preFilterResult(state) : undefined;
+  const delegated = deps.delegatedVolumeBinding ? delegation(deps, pod, req.disabledPlugins) : undefined;
+  // The preFilter whose rejection is the pod's (kube-scheduler's own; delegated, the volume plugins' is per node).
+  const podPre = delegated ? delegated.schedulerPre : pre;
+  const narrowed = isSuccess(podPre)
+    ? (delegated?.scheduler ?? framework).preFilterResult(delegated?.schedulerState ?? state)
+    : undefined;
   const statuses = new Map<string, Status>();
   const nodes: NodeExplanation[] = [];
   const deciding = new Map<string, number>();
@@ -177,18 +234,19 @@ export function* judge(
     let all: Status[] = [];
     let judged = true;
     if (!info?.node) s = { code: 'Unschedulable', reasons: [unknownNodeReason(name)] };
-    else if (!isSuccess(pre)) s = pre;
+    else if (!isSuccess(podPre)) s = podPre;
     else if (narrowed && !narrowed.nodeNames.has(name)) {
       s = { code: 'UnschedulableAndUnresolvable', reasons: [notInPreFilterResult(narrowed.plugins)] };
       judged = false;
     } else {
-      s = framework.runFilterWithNominatedPods(state, pod, info);
-      if (!isSuccess(s) && nodes.length < limit) all = framework.runAllFilters(state, pod, info);
+      s = delegated ? delegatedFilter(delegated, pod, info) : framework.runFilterWithNominatedPods(state, pod, info);
+      if (!isSuccess(s) && nodes.length < limit)
+        all = isSuccess(pre) ? framework.runAllFilters(state, pod, info) : [pre];
     }
     if (judged) filtered++;
     if (isSuccess(s)) feasible++;
     else {
-      if (judged) statuses.set(name, s);
+      if (judged) statuses.set(name, counted(s, delegated));
       const plugin = s.plugin ?? (judged ? '' : narrowed?.plugins.join(' ')) ?? '';
       deciding.set(plugin, (deciding.get(plugin) ?? 0) + 1);
     }
@@ -220,21 +278,29 @@ export function* judge(
     if (narrowed)
       for (let i = filtered; i < names.length; i++)
         failed.push({ code: 'UnschedulableAndUnresolvable', reasons: [notInPreFilterResult(narrowed.plugins)] });
-    const preFilterMsg = isSuccess(pre) ? '' : pre.reasons.join(', ');
+    const preFilterMsg = isSuccess(podPre) ? '' : podPre.reasons.join(', ');
     summary = fitErrorMessage(names.length, preFilterMsg, failed);
     if (preFilterMsg) reasons.set(preFilterMsg, names.length);
     else for (const f of failed) for (const r of f.reasons) reasons.set(r, (reasons.get(r) ?? 0) + 1);
-    const post = yield* postFilter(
-      framework,
-      state,
-      pod,
-      names.length,
-      isSuccess(pre) ? statuses : new Map(),
-      (n) => cache.nodeInfo(n),
-      Number(minor.split('.')[1]),
-    );
-    if (post.message) summary += ` ${post.message}.`;
-    preemptionCandidate = post.preemptionCandidate;
+    if (podPre.code === 'UnschedulableAndUnresolvable') {
+      // kube-scheduler stops at such a preFilter rejection, before DynamicResources (the profile's last preFilter)
+      // wrote its cycle state. Its PostFilter, the first, then fails to read that state, and the error ends the
+      // PostFilter phase, DefaultPreemption unrun: the message ends "not found" (v1.35 to v1.37 alike).
+      summary += ' not found';
+    } else {
+      const post = yield* postFilter(
+        delegated?.scheduler ?? framework,
+        delegated?.schedulerState ?? state,
+        pod,
+        names.length,
+        isSuccess(podPre) ? statuses : new Map(),
+        (n) => cache.nodeInfo(n),
+        Number(minor.split('.')[1]),
+        delegated && { framework: delegated.extender, state: delegated.extenderState },
+      );
+      if (post.message) summary += ` ${post.message}`;
+      preemptionCandidate = post.preemptionCandidate;
+    }
     if (preemptionCandidate)
       notes.push(
         `evicting lower-priority pods would make room on ${preemptionCandidate}: kube-scheduler would preempt`,

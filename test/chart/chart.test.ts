@@ -182,6 +182,10 @@ for (const file of ['(defaults)', ...valueSets]) {
       const settings = extenderSettings(objects);
       assert.equal(settings.inCluster, true);
       assert.equal(settings.host, mode === 'scheduler' ? '127.0.0.1' : '0.0.0.0');
+      // explain and the pending report write the line of the kube-scheduler the chart registers.
+      assert.equal(settings.delegatedVolumeBinding, delegated);
+      // Off unless asked for, as in the binary.
+      assert.equal(settings.pendingReport, (v.pendingReport as { enabled?: boolean } | undefined)?.enabled === true);
     });
 
     if (mode === 'scheduler') {

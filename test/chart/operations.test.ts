@@ -19,6 +19,7 @@ import {
   schedulerConfigOf,
 } from '../helpers/chart.ts';
 import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
+import { claim, node, pod, storageClass } from '../helpers/objects.ts';
 
 const valueSets = readdirSync(`${CHART}/ci`).filter((f) => f.endsWith('.yaml'));
 const renderings = ['(defaults)', '--set mode=extender', ...valueSets];
@@ -301,7 +302,14 @@ describe('PrometheusRule and Grafana dashboard', () => {
 
   for (const mode of ['scheduler', 'extender']) {
     it(`alert, in mode ${mode}, on latency near the timeouts, dropped and failed verbs and cache divergence, in valid PromQL over exported metrics`, async () => {
-      const flags = ['--set', `mode=${mode}`, '--set', 'prometheusRule.enabled=true'];
+      const flags = [
+        '--set',
+        `mode=${mode}`,
+        '--set',
+        'prometheusRule.enabled=true',
+        '--set',
+        'pendingReport.enabled=true',
+      ];
       const objects = await renderChart(flags);
       const rule = one(objects, 'PrometheusRule') as unknown as {
         spec: { groups: { rules: { alert: string; expr: string; for: string }[] }[] };
@@ -327,6 +335,52 @@ describe('PrometheusRule and Grafana dashboard', () => {
       assert.match(byName.TopologyExtenderBindLatencyNearTimeout.expr, /> 480$/);
     });
   }
+
+  it("renders the alert on the pending report's series exactly when the report runs: without it they are never exported", async () => {
+    // A pod that fits nowhere, rejected by a volume plugin: the report (when it runs) counts it.
+    const cluster = [
+      node('n1'),
+      storageClass('local'),
+      claim('data', { size: '50Gi' }),
+      pod('p', { claims: ['data'] }),
+    ];
+    for (const enabled of [false, true]) {
+      const objects = await renderChart([
+        '--set',
+        'prometheusRule.enabled=true',
+        '--set',
+        `pendingReport.enabled=${enabled}`,
+      ]);
+      const rules = (
+        one(objects, 'PrometheusRule') as unknown as {
+          spec: { groups: { rules: { alert: string; expr: string }[] }[] };
+        }
+      ).spec.groups.flatMap((g) => g.rules);
+      const pendingAlerts = rules.filter((r) => /topology_extender_pending_/.test(r.expr)).map((r) => r.alert);
+      assert.deepEqual(
+        pendingAlerts,
+        enabled ? ['TopologyExtenderPodsPendingOnVolumes'] : [],
+        `pendingReport ${enabled}`,
+      );
+      // The storage alert's series come from the store on each scrape, report or not.
+      assert.ok(rules.some((r) => r.alert === 'TopologyExtenderStorageClassExhausted'));
+      const settings = extenderSettings(objects);
+      assert.equal(settings.pendingReport, enabled);
+      const extender = await createTestExtender(cluster, { pendingReport: settings.pendingReport });
+      try {
+        if (enabled) await extender.extender.pending.idle();
+        const metrics = (await extender.request.get('/metrics')).text;
+        assert.equal(
+          /^topology_extender_pending_pod_age_seconds_count\{plugin="VolumeBinding"\} 1$/m.test(metrics),
+          enabled,
+          `the pending series with pendingReport ${enabled}`,
+        );
+        assert.match(metrics, /^topology_extender_claims_waiting\{storage_class="local"\} 1$/m);
+      } finally {
+        await extender.close();
+      }
+    }
+  });
 
   it('measures verb latency finely enough to tell a p99 near the default thresholds: finite buckets above 504 s', async () => {
     await served.request
@@ -372,7 +426,7 @@ describe('PrometheusRule and Grafana dashboard', () => {
     assert.equal(map.metadata.labels.grafana_dashboard, '1', "the label Grafana's sidecar loads");
     const dashboard = JSON.parse(map.data['topology-extender.json']) as {
       uid: string;
-      panels: { title: string; targets: { expr: string; refId: string }[]; gridPos: unknown }[];
+      panels: { title: string; description?: string; targets: { expr: string; refId: string }[]; gridPos: unknown }[];
       templating: { list: { name: string }[] };
     };
     assert.deepEqual(
@@ -387,6 +441,8 @@ describe('PrometheusRule and Grafana dashboard', () => {
         const expr = t.expr.replaceAll('$__rate_interval', '5m');
         const names = metricNames(expr);
         assertExported(names, panel.title);
+        if (names.some((n) => n.startsWith('topology_extender_pending_')))
+          assert.match(panel.description ?? '', /pendingReport\.enabled/, `${panel.title} says it needs the report`);
         for (const n of names) selected.add(n);
         assert.match(t.expr, /job="\$job",namespace="\$namespace"/, panel.title);
       }

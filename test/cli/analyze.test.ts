@@ -53,7 +53,13 @@ describe('topology-extender explain', () => {
     const frozen = await analyze('explain', ['default/app', '--cluster-state', dump]);
     assert.match(
       frozen.split('\n')[0],
-      /^0\/1 nodes are available: pod has unbound immediate PersistentVolumeClaims\. preemption: 0\/1 nodes are available: 1 Preemption is not helpful for scheduling\.$/,
+      /^0\/1 nodes are available: pod has unbound immediate PersistentVolumeClaims\. not found$/,
+    );
+    // A fully delegated kube-scheduler counts the extender's per-node answer instead, and goes on to preemption.
+    const delegated = await analyze('explain', ['default/app', '--cluster-state', dump, '--delegated-volume-binding']);
+    assert.equal(
+      delegated.split('\n')[0],
+      '0/1 nodes are available: 1 pod has unbound immediate PersistentVolumeClaims. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.',
     );
     const live = await analyze('explain', ['default/app', '--cluster-state', dump, '--simulate-volume-controller']);
     assert.equal(live.split('\n')[0], '1/1 nodes are available');

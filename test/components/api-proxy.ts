@@ -60,6 +60,12 @@ export interface ApiProxy {
   silenceWatches(on: boolean): void;
   /** Requests matching (from now on) wait, unforwarded, until the returned release lets them and later ones through. */
   hold(match: (request: ProxiedRequest) => boolean): () => void;
+  /**
+   * `GET /version` answers as a kube-apiserver of `release` (e.g. v1.35.4) would, undefined: the real one's answer.
+   * The control plane here is one release; a kube-scheduler of an older one runs against a control plane of its own
+   * minor in a real cluster, and the extender names the minor it reads there.
+   */
+  serveVersion(release: string | undefined): void;
   stop(): Promise<void>;
 }
 
@@ -78,6 +84,7 @@ export async function startApiProxy(upstream: string, ca: string): Promise<ApiPr
   const faults: Fault[] = [];
   const watches = new Set<{ upstream: IncomingMessage; client: ServerResponse }>();
   let silent = false;
+  let version: string | undefined;
   const holds = new Set<{ match: (request: ProxiedRequest) => boolean; released: Promise<void> }>();
 
   const faultFor = (method: string, path: string, watch: boolean) => {
@@ -104,6 +111,14 @@ export async function startApiProxy(upstream: string, ca: string): Promise<ApiPr
       contentType: req.headers['content-type'],
     };
     requests.push(seen);
+    if (version && seen.method === 'GET' && seen.path === '/version') {
+      req.resume();
+      seen.status = 200;
+      const [major, minor] = version.slice(1).split('.');
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ major, minor, gitVersion: version }));
+      return;
+    }
     const fault = faultFor(seen.method, seen.path, watch);
     if (fault?.action === 'gone') {
       req.resume();
@@ -237,6 +252,9 @@ export async function startApiProxy(upstream: string, ca: string): Promise<ApiPr
         holds.delete(hold);
         release();
       };
+    },
+    serveVersion(release) {
+      version = release;
     },
     async stop() {
       server.closeAllConnections();

@@ -156,15 +156,18 @@ export interface SchedulerCluster {
     registration: Omit<ExtenderRegistration, 'url'> | undefined,
     extraArgs?: string[],
   ): Promise<KubeSchedulerProcess>;
-  /** Restarts the extender process on another port; the recorder keeps kube-scheduler's URL. */
-  restartExtender(): Promise<void>;
+  /**
+   * Restarts the extender process on another port; the recorder keeps kube-scheduler's URL. `extenderArgs` replace the
+   * cluster's own (options.extenderArgs) from this start on.
+   */
+  restartExtender(o?: { extenderArgs?: string[] }): Promise<void>;
   /** Stops the extender: kube-scheduler's calls through the recorder are refused until startExtender(). */
   stopExtender(): Promise<void>;
   /**
    * Starts a stopped extender again (another port; the recorder follows), by default waiting until it has listed the
    * cluster (/readyz); `{ ready: false }` returns once it listens (it answers 503 until then).
    */
-  startExtender(o?: { ready?: boolean }): Promise<void>;
+  startExtender(o?: { ready?: boolean; extenderArgs?: string[] }): Promise<void>;
   /** The pod's node once bound (waits for it). */
   boundNode(name: string, timeoutMs?: number): Promise<string>;
   /** What kube-scheduler logged of a pod and what the extender answered about it: why it is not bound, if it is not. */
@@ -246,11 +249,8 @@ export async function startSchedulerCluster(
   objects: KubeObject[] = clusterObjects(),
   options: SchedulerClusterOptions = {},
 ): Promise<SchedulerCluster> {
-  const EXTENDER_ARGS = [
-    '--bind-timeout-seconds',
-    String(options.bindTimeoutSeconds ?? 20),
-    ...(options.extenderArgs ?? []),
-  ];
+  let extenderArgs = options.extenderArgs ?? [];
+  const serveArgs = () => ['--bind-timeout-seconds', String(options.bindTimeoutSeconds ?? 20), ...extenderArgs];
   const plane = await startControlPlane(await components());
   const { api, dir } = { api: plane.admin, dir: plane.dir };
   const stops: (() => void | Promise<void>)[] = [() => plane.stop()];
@@ -290,7 +290,7 @@ export async function startSchedulerCluster(
     const proxy = await startApiProxy(plane.url, plane.ca);
     stops.push(() => proxy.stop());
     const kubeconfig = await plane.serviceAccountKubeconfig(account.namespace, account.name, proxy.url);
-    let extender = await startExtender(kubeconfig, EXTENDER_ARGS);
+    let extender = await startExtender(kubeconfig, serveArgs());
     stops.push(async () => {
       await extender.stop();
     });
@@ -374,15 +374,16 @@ export async function startSchedulerCluster(
         schedulers.push(ks);
         return ks;
       },
-      async restartExtender() {
+      async restartExtender(o = {}) {
         await cluster.stopExtender();
-        await cluster.startExtender();
+        await cluster.startExtender(o);
       },
       async stopExtender() {
         await extender.stop();
       },
-      async startExtender({ ready = true } = {}) {
-        extender = await startExtender(kubeconfig, EXTENDER_ARGS);
+      async startExtender({ ready = true, extenderArgs: args } = {}) {
+        if (args) extenderArgs = args;
+        extender = await startExtender(kubeconfig, serveArgs());
         recorder.target = extender.url;
         if (ready) await extenderReady(extender);
       },

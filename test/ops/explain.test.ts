@@ -227,12 +227,10 @@ describe('explain: bound claims', () => {
     assert.deepEqual(claims(p.n1)[0].volume, { name: 'pv-n1', found: true, nodeAffinityMatches: true });
     assert.deepEqual(claims(p.n2)[0].volume, { name: 'pv-n1', found: true, nodeAffinityMatches: false });
     assert.deepEqual(p.n2.reasons, ["node(s) didn't match PersistentVolume's node affinity"]);
-    // preFilter rejected the pod: its message alone, as upstream's FitError, and no per-node detail.
+    // preFilter rejected the pod: its message alone, as upstream's FitError, and no per-node detail. DynamicResources'
+    // PostFilter then fails to read the state its preFilter, never reached, would have written: "not found" ends it.
     const q = explain(deps, { namespace: 'default', name: 'q' });
-    assert.equal(
-      q.summary,
-      '0/2 nodes are available: persistentvolume "pv-gone" not found. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.',
-    );
+    assert.equal(q.summary, '0/2 nodes are available: persistentvolume "pv-gone" not found. not found');
     assert.deepEqual(
       q.nodes.map((n) => [n.plugin, n.verdict, n.detail]),
       [
@@ -484,5 +482,105 @@ describe("explain names the cluster's kube-scheduler minor", () => {
   it('the newest minor it follows without a cluster (a cluster-state file)', () => {
     const { deps } = cluster(objects);
     assert.equal(explain(deps, { namespace: 'default', name: 'p' }).kubeSchedulerVersion, 'v1.37');
+  });
+});
+
+// Fully delegated (setting delegatedVolumeBinding), kube-scheduler runs its profile without the volume plugins and
+// counts this extender's filter answer (one message per node) for the nodes that passed its own filters; its
+// preemption dry run knows no volume plugin and asks the extender's preempt verb about the candidates it found. The
+// lines are those test/e2e/pending-report.test.ts read from kube-schedulers v1.35.4 to v1.37.2 in both registrations.
+describe('explain behind a fully delegated kube-scheduler', () => {
+  const tainted = node('n0');
+  tainted.spec = { taints: [{ key: 'dedicated', value: 'infra', effect: 'NoSchedule' }] };
+  /** A local PV on n1, bound to `claimName`. */
+  const boundPV = (claimName: string): PersistentVolume => {
+    const out = localPV(`pv-${claimName}`, 'n1');
+    out.spec.claimRef = { namespace: 'default', name: claimName, uid: `uid-${claimName}` };
+    out.status = { phase: 'Bound' };
+    return out;
+  };
+  /** Nodes n1 and n2, and claim `here` bound to a local PV on n1; then `more`. */
+  const boundOnN1 = (...more: AnyObject[]): AnyObject[] => [
+    node('n1'),
+    node('n2'),
+    storageClass('local'),
+    boundPV('here'),
+    claim('here', { volumeName: 'pv-here' }),
+    ...more,
+  ];
+  const summaries = (objects: AnyObject[], name: string) => {
+    const { deps } = cluster(objects);
+    const summary = (delegatedVolumeBinding: boolean) =>
+      explain({ ...deps, delegatedVolumeBinding }, { namespace: 'default', name }).summary;
+    return { alone: summary(false), delegated: summary(true) };
+  };
+  const notHelpful = (n: number) =>
+    `preemption: 0/${n} nodes are available: ${n} Preemption is not helpful for scheduling.`;
+
+  it("a volume preFilter's rejection counts once per node that passed kube-scheduler's own filters", () => {
+    const { alone, delegated } = summaries(
+      [
+        tainted,
+        node('n1'),
+        node('n2'),
+        storageClass('immediate', { mode: 'Immediate' }),
+        claim('data', { className: 'immediate' }),
+        pod('p', { claims: ['data'] }),
+      ],
+      'p',
+    );
+    assert.equal(alone, '0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. not found');
+    assert.equal(
+      delegated,
+      `0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 pod has unbound immediate PersistentVolumeClaims. ${notHelpful(3)}`,
+    );
+  });
+
+  it("a plugin's reasons on one node are one message, counted as one reason", () => {
+    const { alone, delegated } = summaries(
+      boundOnN1(claim('large', { size: '50Gi' }), pod('p', { claims: ['here', 'large'] })),
+      'p',
+    );
+    const pvAffinity = "node(s) didn't match PersistentVolume's node affinity";
+    const noPV = "node(s) didn't find available persistent volumes to bind";
+    assert.equal(alone, `0/2 nodes are available: 1 ${pvAffinity}, 2 ${noPV}. ${notHelpful(2)}`);
+    assert.equal(delegated, `0/2 nodes are available: 1 ${noPV}, 1 ${pvAffinity}, ${noPV}. ${notHelpful(2)}`);
+  });
+
+  it("kube-scheduler's own filters come first, InterPodAffinity's included, and its dry run without volume plugins", () => {
+    const guard = pod('guard', { nodeName: 'n2' });
+    guard.metadata.labels = { app: 'guard' };
+    const p = pod('p', { claims: ['here'] });
+    p.spec.affinity = {
+      podAntiAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: [
+          { labelSelector: { matchLabels: { app: 'guard' } }, topologyKey: 'kubernetes.io/hostname' },
+        ],
+      },
+    };
+    p.spec.nodeSelector = { 'kubernetes.io/hostname': 'n2' };
+    const { alone, delegated } = summaries(boundOnN1(guard, p), 'p');
+    const selector = "1 node(s) didn't match Pod's node affinity/selector";
+    assert.equal(
+      alone,
+      `0/2 nodes are available: 1 node(s) didn't match PersistentVolume's node affinity, ${selector}. ${notHelpful(2)}`,
+    );
+    // Anti-affinity is Unschedulable: the dry run looks for victims (there are none of lower priority).
+    assert.equal(
+      delegated,
+      `0/2 nodes are available: ${selector}, 1 node(s) didn't match pod anti-affinity rules. preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling.`,
+    );
+  });
+
+  it("a candidate the extender's preempt verb drops (its volume cannot follow): no candidate node for preemption", () => {
+    const p = pod('p', { claims: ['here'], cpu: '3', priority: 100 });
+    p.spec.nodeSelector = { 'kubernetes.io/hostname': 'n2' };
+    const { alone, delegated } = summaries(boundOnN1(pod('low', { nodeName: 'n2', cpu: '2' }), p), 'p');
+    const line = "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match Pod's node affinity/selector.";
+    assert.equal(
+      alone,
+      `${line} preemption: 0/2 nodes are available: 1 Preemption is not helpful for scheduling, 1 node(s) didn't match PersistentVolume's node affinity.`,
+    );
+    assert.equal(delegated, `${line} preemption: no candidate node for preemption`);
   });
 });

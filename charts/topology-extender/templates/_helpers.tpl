@@ -213,6 +213,13 @@ topologySpreadConstraints:
 - --log-level={{ .Values.extender.logLevel }}
 - --bind-timeout-seconds={{ .Values.extender.bindTimeoutSeconds }}
 - --shutdown-grace-seconds={{ include "te.shutdownGraceSeconds" . }}
+{{- if .Values.delegateVolumeBinding }}
+{{- /* explain's and the pending report's line is then a fully delegated kube-scheduler's */}}
+- --delegated-volume-binding
+{{- end }}
+{{- if .Values.pendingReport.enabled }}
+- --pending-report
+{{- end }}
 {{- range .Values.extender.extraArgs }}
 - {{ . | quote }}
 {{- end }}
