@@ -308,8 +308,7 @@ const select = (ps: Phase[], config: ConfigId, claims: number) =>
   ps.filter((p) => p.config === config && p.claims === claims);
 const CLAIMS_LABEL: Record<number, string> = { 0: 'no claims', 1: '1 local claim', 3: '2 local + 1 CSI claim' };
 
-const sectionArgs =
-  args.section === 'scheduler-throughput' ? '' : ` --section ${args.section} --title '${args.title}'`;
+const sectionArgs = args.section === 'scheduler-throughput' ? '' : ` --section ${args.section} --title '${args.title}'`;
 let md = `<!-- ${args.section}: written by bench/scheduler-throughput.ts -->
 ## ${args.title}
 

@@ -227,6 +227,12 @@ function externalProvisioner(pvc: PersistentVolumeClaim, sc: StorageClass | unde
   return { [ANN_BETA_STORAGE_PROVISIONER]: name, [ANN_STORAGE_PROVISIONER]: name };
 }
 
+/** Waits for every write to settle (so that the caller knows which landed), then throws the first failure. */
+async function allWritten(writes: Promise<void>[]): Promise<void> {
+  const failed = (await Promise.allSettled(writes)).find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
 /** A pod's unbound delay-binding claims, split once per classification rather than once per node. */
 interface UnboundClaims {
   /** Claims whose provisioning already started (selected-node annotation), in claim order. */
@@ -659,30 +665,49 @@ export class VolumeBinder implements ProvisioningSources {
     const bindings = podVolumes.staticBindings.map((b) => ({ ...b }));
     const provisions = podVolumes.dynamicProvisions.map((p) => ({ ...p }));
     const holds: (PersistentVolumeClaim | undefined)[] = [];
-    let pvsWritten = 0;
-    let pvcsWritten = 0;
+    /** Per binding: its PV written, not written, or 'maybe' (an outcome unknown: the PV may be prebound). */
+    const pvWritten: (boolean | 'maybe')[] = bindings.map(() => false);
+    const pvcWritten = provisions.map(() => false);
     try {
-      // Every hold before any PV: a writer that loses one claim of the pod has written no PV yet.
-      for (const b of bindings) holds.push(await this.#holdClaim(b));
-      for (const b of bindings) {
-        this.#logger.debug({ pv: b.pv.metadata.name, pvc: claimKey(b.pvc) }, 'binding PV to PVC');
-        b.pv = await this.#writePV(b);
-        pvsWritten++;
-      }
-      for (const [i, b] of bindings.entries()) b.pvc = await this.#bindClaim(b, holds[i]);
-      for (const p of provisions) {
-        p.pvc = await this.#writer.updatePersistentVolumeClaim(p.pvc);
-        pvcsWritten++;
-      }
+      // A stage writes its object of every claim at once, and starts once the one before succeeded for all: every
+      // hold before any PV (a writer that loses one claim of the pod has written no PV yet), every PV before any
+      // claim half.
+      await allWritten(
+        bindings.map(async (b, i) => {
+          holds[i] = await this.#holdClaim(b);
+        }),
+      );
+      await allWritten(
+        bindings.map(async (b, i) => {
+          this.#logger.debug({ pv: b.pv.metadata.name, pvc: claimKey(b.pvc) }, 'binding PV to PVC');
+          try {
+            b.pv = await this.#writePV(b);
+            pvWritten[i] = true;
+          } catch (err) {
+            if (err instanceof WriteError && err.uncertain) pvWritten[i] = 'maybe';
+            throw err;
+          }
+        }),
+      );
+      await allWritten(
+        bindings.map(async (b, i) => {
+          b.pvc = await this.#bindClaim(b, holds[i]);
+        }),
+      );
+      await allWritten(
+        provisions.map(async (p, i) => {
+          p.pvc = await this.#writer.updatePersistentVolumeClaim(p.pvc);
+          pvcWritten[i] = true;
+        }),
+      );
     } catch (err) {
-      for (const b of bindings.slice(pvsWritten)) this.pvCache.restore(b.pv.metadata.name);
-      for (const p of provisions.slice(pvcsWritten)) this.pvcCache.restore(claimKey(p.pvc));
+      for (const [i, b] of bindings.entries()) if (pvWritten[i] !== true) this.pvCache.restore(b.pv.metadata.name);
+      for (const [i, p] of provisions.entries()) if (!pvcWritten[i]) this.pvcCache.restore(claimKey(p.pvc));
       // A PV write whose outcome is unknown may have prebound its PV: its claim keeps the hold (until it expires), so
       // that no other bind gives the claim a second PV meanwhile.
-      const pvUnknown = err instanceof WriteError && err.uncertain && holds.length === bindings.length ? 1 : 0;
-      await this.#releaseHolds(holds.slice(pvsWritten + pvUnknown));
+      await this.#releaseHolds(holds.filter((_, i) => pvWritten[i] === false));
       // A claim half that lost to another writer leaves PVs this bind wrote naming a claim bound elsewhere.
-      await this.#unbindLost(bindings.slice(0, pvsWritten));
+      await this.#unbindLost(bindings.filter((_, i) => pvWritten[i] === true));
       throw err;
     }
     return { staticBindings: bindings, dynamicProvisions: provisions };
