@@ -191,6 +191,8 @@ it('filter partitions its input and never passes a node the claims cannot use; b
           assert.match(error, /selectedNode annotation reset|provisioning failed/);
           return;
         }
+        // The bind wrote both halves of each binding; the simulated PV controller completes them.
+        await k.claimsBound(claims.map((c) => c.metadata.name));
         const seen = new Set<string>();
         for (const c of claims) {
           const pvc = k.claim(c.metadata.name)!;

@@ -57,7 +57,7 @@ describe('TestVolumeBindingRescheduling', () => {
         const second = await k.filter(pod, ['node-1', 'node-2']);
         assert.ok(second.NodeNames.includes('node-1'), JSON.stringify(second));
         assert.equal(await k.bind(pod, 'node-1'), '');
-        assert.ok(k.claim(c.claim)?.spec.volumeName);
+        await k.claimsBound([c.claim]);
       } finally {
         await k.close();
       }
@@ -106,6 +106,7 @@ describe('TestVolumeBindingStress', () => {
         errors.filter((e) => e !== ''),
         [],
       );
+      await k.claimsBound(Array.from({ length: PODS * VOLS_PER_POD }, (_, i) => `pvc-stress-${i}`));
       const volumes = new Set<string>();
       for (let i = 0; i < PODS * VOLS_PER_POD; i++) {
         const pvc = k.claim(`pvc-stress-${i}`)!;

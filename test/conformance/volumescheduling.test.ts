@@ -50,6 +50,9 @@ async function run(c: Case): Promise<void> {
     assert.deepEqual(answer.FailedAndUnresolvableNodes, c.unresolvable ?? {});
     if (c.feasible.length === 0) return;
     assert.equal(await k.bind(c.pod, c.feasible[0]), '');
+    // The bind wrote both halves of each binding; the simulated PV controller completes them (upstream's
+    // validatePVCPhase waits for Bound the same way).
+    await k.claimsBound(c.boundAfter ?? []);
     for (const claim of c.boundAfter ?? []) {
       const pvc = k.claim(claim);
       assert.ok(pvc?.spec.volumeName, `claim ${claim} bound`);
