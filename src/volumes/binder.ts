@@ -644,10 +644,19 @@ export class VolumeBinder implements ProvisioningSources {
       if (dynamicProvisions.length > 0) {
         // Once the external-provisioner's PVs name the claims, their halves are written as a static binding's are.
         await this.#waitUntil(() => this.checkBindings(pod, nodeName, staticBindings, dynamicProvisions, true), signal);
-        for (const p of dynamicProvisions) p.pvc = await this.#bindProvisionedClaim(p.pvc);
+        await allWritten(
+          dynamicProvisions.map(async (p) => {
+            p.pvc = await this.#bindProvisionedClaim(p.pvc);
+          }),
+        );
       }
       await this.#waitUntil(() => this.checkBindings(pod, nodeName, staticBindings, dynamicProvisions), signal);
-      const stranded = await this.checkPodVolumesFromAPI(pod, nodeName);
+      const halves = staticBindings.filter((b) => b.pvc.spec.volumeName === b.pv.metadata.name);
+      const stranded = await this.checkPodVolumesFromAPI(
+        pod,
+        nodeName,
+        new Map(halves.map((b) => [b.pvc.metadata.name, b])),
+      );
       if (stranded) throw new Error(stranded);
     } catch (err) {
       await this.#unbindLost(written.staticBindings);
@@ -851,22 +860,29 @@ export class VolumeBinder implements ProvisioningSources {
    * The last check before the pod's Binding, on the API's objects read now rather than on this process's decisions
    * or watch: every claim of the pod is bound to a PV that is bound back to it and whose node affinity the node
    * satisfies, or is being provisioned for this node. Returns why not, or undefined.
+   * `written`: the claims (by name) whose binding this bind wrote, both halves, with the API's answers to those
+   * writes: already read from the API, and for good (a claim's volumeName never changes once set), so not read again.
    */
-  async checkPodVolumesFromAPI(pod: Pod, nodeName: string): Promise<string | undefined> {
+  async checkPodVolumesFromAPI(
+    pod: Pod,
+    nodeName: string,
+    written: ReadonlyMap<string, BindingInfo> = new Map(),
+  ): Promise<string | undefined> {
     const node = this.#store.get('Node', nodeName);
     if (!node) return `node "${nodeName}" not found`;
     const csiNode = this.csiNode(nodeName);
     const namespace = namespaceOf(pod);
     const problems = await Promise.all(
       podClaimRefs(pod).map(async ({ name }) => {
-        const pvc = await this.#writer.getPersistentVolumeClaim(namespace, name);
+        const known = written.get(name);
+        const pvc = known?.pvc ?? (await this.#writer.getPersistentVolumeClaim(namespace, name));
         if (!pvc) return `persistentvolumeclaim "${namespace}/${name}" not found`;
         const volumeName = pvc.spec.volumeName;
         if (!volumeName) {
           if (pvc.metadata.annotations?.[ANN_SELECTED_NODE] === nodeName) return undefined;
           return `claim "${namespace}/${name}" is not bound`;
         }
-        const pv = await this.#writer.getPersistentVolume(volumeName);
+        const pv = known?.pv ?? (await this.#writer.getPersistentVolume(volumeName));
         if (!pv) return `claim "${namespace}/${name}" is bound to a missing volume "${volumeName}"`;
         // Its claimRef names this claim (a UID, when set, must be the claim's: a PV the PV controller bound has one).
         if (!isVolumeBoundToClaim(pv, pvc)) {

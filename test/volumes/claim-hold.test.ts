@@ -262,3 +262,20 @@ describe('a hold that has served', () => {
     assert.equal(holds.size, 0);
   });
 });
+
+describe('the read-back before the Binding', () => {
+  it("reads no claim or PV whose binding this bind wrote, both halves: the API's answers to those writes stand", async () => {
+    const { cluster, pod } = setup();
+    await binderAt(cluster, NOW).bindPodVolumes(pod, 'node-a', binding(cluster, 'pv-a'));
+    assert.deepEqual(cluster.writer.reads, []);
+  });
+
+  it('reads a claim bound before the bind, and its PV', async () => {
+    const { cluster, pod } = setup();
+    const pvc = cluster.store.get('PersistentVolumeClaim', 'default/data')!;
+    cluster.add(bindVolumeToClaim(cluster.store.get('PersistentVolume', 'pv-a')!, pvc).pv);
+    cluster.add({ ...pvc, spec: { ...pvc.spec, volumeName: 'pv-a' } });
+    assert.equal(await binderAt(cluster, NOW).checkPodVolumesFromAPI(pod, 'node-a'), undefined);
+    assert.deepEqual(cluster.writer.reads, ['default/data', 'pv-a']);
+  });
+});
