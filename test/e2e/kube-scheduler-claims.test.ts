@@ -242,11 +242,11 @@ if (found.skip) {
             paths.some((p) => w.path === p || w.path === `${p}/status`),
           );
           // A fight is writers undoing each other, again and again; a refusal (409) is a write that lost a race.
-          // The PV controller binds the claim as soon as a PV names it, racing our claim half: whichever loses reads
-          // the claim back, finds it bound to the same PV, and stops. Ours lose at most once per object. The
-          // controller retries from its informer, which may not have the winning version yet (and in v1.37 the PVC
-          // protection controller's status writes race it too, with or without us): a few refusals, each followed by
-          // the same write landing.
+          // The PV controller binds the claim as soon as a PV names it, racing our claim half, and writes the claim's
+          // status meanwhile: our write that loses reads the claim back and writes again only if it is still unbound
+          // (at most three tries), else stops. The controller retries from its informer, which may not have the
+          // winning version yet (and in v1.37 the PVC protection controller's status writes race it too, with or
+          // without us): a few refusals, each followed by the same write landing. The end states above are equal.
           const refusals = Object.groupBy(
             writes.filter((w) => w.status >= 400),
             (w) => `${w.user} ${w.method} ${w.path}`,
@@ -257,7 +257,8 @@ if (found.skip) {
               write,
             );
             const [user, method, path] = write.split(' ');
-            if (user === cluster.extenderUser) assert.equal(times!.length, 1, `refused more than once: ${write}`);
+            if (user === cluster.extenderUser)
+              assert.ok(times!.length <= 3, `refused ${times!.length} times: ${write}`);
             else if (user.endsWith(':persistent-volume-binder')) {
               assert.ok(times!.length <= 3, `refused ${times!.length} times: ${write}`);
               const last = writes.findLast((w) => w.user === user && w.method === method && w.path === path);
