@@ -2,7 +2,8 @@
 // kubeconfig's authentication (tokens, exec plugins, client certificates, TLS settings) and sends it with its fetch
 // library. We parse the JSON ourselves instead of going through the generated models, because the models turn every
 // timestamp into a Date and drop fields they do not know; a list of 150,000 pods also parses several times faster.
-import { HttpMethod, IsomorphicFetchHttpLibrary, type KubeConfig, RequestContext } from '@kubernetes/client-node';
+import { HttpMethod, type KubeConfig, RequestContext } from '@kubernetes/client-node';
+import { Agent, type Dispatcher, request } from 'undici';
 import pkg from '../../../package.json' with { type: 'json' };
 
 /** Sent with every request, so the extender's calls are attributable in audit logs and API Priority and Fairness. */
@@ -74,14 +75,6 @@ export interface RequestOptions {
 
 export type HttpVerb = 'GET' | 'PUT' | 'POST' | 'PATCH' | 'DELETE';
 
-const METHODS: Record<HttpVerb, HttpMethod> = {
-  GET: HttpMethod.GET,
-  PUT: HttpMethod.PUT,
-  POST: HttpMethod.POST,
-  PATCH: HttpMethod.PATCH,
-  DELETE: HttpMethod.DELETE,
-};
-
 export interface KubeClientOptions {
   /** Per-request deadline (a hung API server must not hang a list or a bind forever). Default 60 s. */
   timeoutMs?: number;
@@ -89,12 +82,29 @@ export interface KubeClientOptions {
 
 /** How long one connection pool (TLS settings, client certificate) is reused before it is built again from the kubeconfig. */
 const DISPATCHER_MAX_AGE_MS = 10 * 60_000;
+/**
+ * How long the authentication headers are reused. client-node computes them afresh on every call (reading the CA,
+ * certificate and key files and building a connection pool each time), a third of what an API call cost us; its
+ * authenticators cache tokens far longer (token files a minute, exec credentials until they expire), as client-go does.
+ */
+const AUTH_MAX_AGE_MS = 1_000;
+
+/** What applySecurityAuthentication decides for a request: its headers, and the pool that carries its TLS settings. */
+interface Authentication {
+  headers: Record<string, string>;
+  dispatcher: Dispatcher;
+  at: number;
+}
 
 export class KubeClient {
   readonly #kc: KubeConfig;
-  readonly #http = new IsomorphicFetchHttpLibrary();
   readonly #timeoutMs: number;
-  #dispatcher: { value: NonNullable<ReturnType<RequestContext['getDispatcher']>>; at: number } | undefined;
+  #auth: Authentication | undefined;
+  /** Connections are reused instead of a TLS handshake each (client-node builds a new pool per call). */
+  #pool: { dispatcher: Dispatcher; at: number } | undefined;
+  #authenticating: Promise<Authentication> | undefined;
+  /** For a kubeconfig that needs no TLS settings of its own (plain HTTP to a loopback proxy). */
+  #plainPool: Agent | undefined;
   readonly server: string;
 
   constructor(kc: KubeConfig, options: KubeClientOptions = {}) {
@@ -110,39 +120,59 @@ export class KubeClient {
     return this.#kc;
   }
 
+  /** The kubeconfig's authentication, reused for AUTH_MAX_AGE_MS; the pool is kept for DISPATCHER_MAX_AGE_MS. */
+  #authentication(): Authentication | Promise<Authentication> {
+    const now = Date.now();
+    if (this.#auth && now - this.#auth.at < AUTH_MAX_AGE_MS) return this.#auth;
+    this.#authenticating ??= this.#authenticate(now).finally(() => {
+      this.#authenticating = undefined;
+    });
+    return this.#authenticating;
+  }
+
+  async #authenticate(now: number): Promise<Authentication> {
+    const ctx = new RequestContext(this.server, HttpMethod.GET);
+    await this.#kc.applySecurityAuthentication(ctx);
+    const built = ctx.getDispatcher();
+    let dispatcher: Dispatcher;
+    if (!built) {
+      dispatcher = this.#plainPool ??= new Agent({ connect: { keepAlive: true, keepAliveInitialDelay: 30_000 } });
+    } else {
+      if (!this.#pool || now - this.#pool.at > DISPATCHER_MAX_AGE_MS) this.#pool = { dispatcher: built, at: now };
+      else void built.close().catch(() => {});
+      dispatcher = this.#pool.dispatcher;
+    }
+    this.#auth = { headers: { ...ctx.getHeaders(), accept: 'application/json' }, dispatcher, at: now };
+    return this.#auth;
+  }
+
   /** Sends one request and returns the parsed JSON body; any non-2xx answer becomes a KubeApiError. */
   async request<T>(verb: HttpVerb, path: string, opts: RequestOptions = {}): Promise<T> {
     const url = new URL(this.server + path);
     for (const [key, value] of Object.entries(opts.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
-    const ctx = new RequestContext(url.toString(), METHODS[verb]);
-    ctx.setHeaderParam('Accept', 'application/json');
-    if (opts.body !== undefined) {
-      ctx.setHeaderParam('Content-Type', opts.contentType ?? 'application/json');
-      ctx.setBody(JSON.stringify(opts.body));
-    }
     const deadline = AbortSignal.timeout(this.#timeoutMs);
-    ctx.setSignal(opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline);
+    const signal = opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline;
     let text: string;
     let code: number;
     try {
-      // Headers (tokens, exec plugins) are applied to every request; the connection pool is kept, so list pages
-      // and writes reuse connections instead of a TLS handshake each (client-node builds a new pool per call).
-      await this.#kc.applySecurityAuthentication(ctx);
-      const now = Date.now();
-      const built = ctx.getDispatcher();
-      if (built) {
-        if (!this.#dispatcher || now - this.#dispatcher.at > DISPATCHER_MAX_AGE_MS) {
-          this.#dispatcher = { value: built, at: now };
-        } else if (built !== this.#dispatcher.value) {
-          ctx.setDispatcher(this.#dispatcher.value);
-          void built.close().catch(() => {});
-        }
-      }
-      const response = await this.#http.send(ctx).toPromise();
-      code = response.httpStatusCode;
+      const auth = await this.#authentication();
+      const headers =
+        opts.body === undefined
+          ? auth.headers
+          : { ...auth.headers, 'content-type': opts.contentType ?? 'application/json' };
+      // undici's request, not fetch: the same pool and headers without WHATWG streams around every answer.
+      const response = await request(url, {
+        method: verb,
+        headers,
+        body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+        signal,
+        dispatcher: auth.dispatcher,
+      });
+      code = response.statusCode;
       text = await response.body.text();
+      if (code === 401) this.#auth = undefined; // a rotated token or certificate: authenticate afresh next time
     } catch (err) {
       if (opts.signal?.aborted) throw err;
       if (deadline.aborted) {
