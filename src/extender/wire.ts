@@ -52,7 +52,10 @@ export const HostPriorityList = Type.Array(
     Host: Type.String(),
     Score: Type.Integer({ minimum: 0, maximum: 10 }),
   }),
-  { title: 'HostPriorityList', description: 'One integer score in 0..10 per input node' },
+  {
+    title: 'HostPriorityList',
+    description: 'An integer score in 0..10 per input node; nodes that score 0 are left out',
+  },
 );
 
 const MetaPod = Type.Object({ UID: Type.String({ minLength: 1 }) });

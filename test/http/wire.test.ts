@@ -128,18 +128,31 @@ describe('prioritize', () => {
     ['node-cache', nodeCacheArgs(['node-a', 'node-b', 'node-c'])],
     ['non-cache', fullNodesArgs(['node-a', 'node-b', 'node-c'])],
   ] as const) {
-    it(`answers a HostPriorityList array with one integer Score in 0..10 per input node (${mode} mode)`, async () => {
+    it(`answers a HostPriorityList array: an integer Score in 1..10 per input node that scores, none for 0 (${mode} mode)`, async () => {
       const res = await post('/scheduler/prioritize', body);
       assert.equal(res.status, 200);
       assert.ok(Array.isArray(res.body));
-      assert.deepEqual(res.body.map((h: { Host: string }) => h.Host).sort(), ['node-a', 'node-b', 'node-c']);
+      assert.deepEqual(
+        res.body.map((h: { Host: string }) => h.Host),
+        ['node-a'],
+        "node-a holds the claim's only PV; node-b and node-c score 0 and are left out",
+      );
       for (const entry of res.body) {
         assert.deepEqual(Object.keys(entry).sort(), ['Host', 'Score']);
-        assert.ok(Number.isInteger(entry.Score) && entry.Score >= 0 && entry.Score <= 10, `score ${entry.Score}`);
+        assert.ok(Number.isInteger(entry.Score) && entry.Score >= 1 && entry.Score <= 10, `score ${entry.Score}`);
       }
       assert.doesNotMatch(res.text, /"Score":\d+\.\d/);
     });
   }
+
+  it('answers [] for a pod with nothing to score (no claims): kube-scheduler adds nothing for hosts not listed', async () => {
+    const res = await post(
+      '/scheduler/prioritize',
+      `{"Pod":${JSON.stringify({ metadata: running.metadata, spec: { containers: [{ name: 'c', image: 'nginx' }] } })},"Nodes":null,"NodeNames":["node-a","node-b","node-c"]}`,
+    );
+    assert.equal(res.status, 200);
+    assert.equal(res.text, '[]');
+  });
 });
 
 describe('preempt', () => {
