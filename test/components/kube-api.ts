@@ -1,8 +1,9 @@
 // A test's hands on a real API server: create, read, patch and delete any object as JSON, through the project's own
 // KubeClient (client-node's transport and authentication). Resource paths are guessed from apiVersion and kind the
 // way kubectl's RESTMapper guesses before discovery (lower-case plural), which holds for every kind the tests use.
-import { KubeConfig, Watch } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { KubeApiError, KubeClient } from '../../src/cluster/kube/client.ts';
+import { watch } from '../../src/cluster/kube/watch.ts';
 
 export interface KubeObject {
   apiVersion?: string;
@@ -127,17 +128,16 @@ export class KubeApi {
   ): Promise<() => void> {
     const { apiVersion, kind } = split(ref);
     const path = collection(apiVersion, kind, null);
-    const watch = new Watch(this.client.kubeConfig);
     let stopped = false;
     let open: { abort(): void } | undefined;
     const start = async (): Promise<void> => {
       if (stopped) return;
-      open = await watch.watch(
-        path,
-        {},
-        (type: string, object: T) => handle(type, { apiVersion, kind, ...object }),
-        () => void start().catch(() => {}),
-      );
+      open = await watch(this.client, path, {
+        query: {},
+        onEvent: (event) => handle(event.type, { apiVersion, kind, ...(event.object as T) }),
+        onDone: () => void start().catch(() => {}),
+        inactivityMs: 30_000,
+      });
     };
     await start();
     return () => {

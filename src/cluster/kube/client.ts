@@ -115,11 +115,6 @@ export class KubeClient {
     this.server = cluster.server.replace(/\/+$/, '');
   }
 
-  /** The kubeconfig with our User-Agent, for client-node's Watch. */
-  get kubeConfig(): KubeConfig {
-    return this.#kc;
-  }
-
   /** The kubeconfig's authentication, reused for AUTH_MAX_AGE_MS; the pool is kept for DISPATCHER_MAX_AGE_MS. */
   #authentication(): Authentication | Promise<Authentication> {
     const now = Date.now();
@@ -146,12 +141,32 @@ export class KubeClient {
     return this.#auth;
   }
 
-  /** Sends one request and returns the parsed JSON body; any non-2xx answer becomes a KubeApiError. */
-  async request<T>(verb: HttpVerb, path: string, opts: RequestOptions = {}): Promise<T> {
+  #url(path: string, query: RequestOptions['query']): URL {
     const url = new URL(this.server + path);
-    for (const [key, value] of Object.entries(opts.query ?? {})) {
+    for (const [key, value] of Object.entries(query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
+    return url;
+  }
+
+  /**
+   * Opens a GET whose answer is read as it comes (a watch): its status and body stream, on the same pool and
+   * authentication as every request. The caller reads or destroys the body; `signal` ends it.
+   */
+  async stream(path: string, query: RequestOptions['query'], signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+    const auth = await this.#authentication();
+    const answer = await request(this.#url(path, query), {
+      headers: auth.headers,
+      signal,
+      dispatcher: auth.dispatcher,
+    });
+    if (answer.statusCode === 401) this.#auth = undefined;
+    return answer;
+  }
+
+  /** Sends one request and returns the parsed JSON body; any non-2xx answer becomes a KubeApiError. */
+  async request<T>(verb: HttpVerb, path: string, opts: RequestOptions = {}): Promise<T> {
+    const url = this.#url(path, opts.query);
     const deadline = AbortSignal.timeout(this.#timeoutMs);
     const signal = opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline;
     let text: string;

@@ -4,7 +4,6 @@
 // has been silent (no event, no bookmark) for longer than the staleness threshold. Silence alone never makes a kind
 // stale: a real kube-apiserver sends the first bookmark on a quiet watch only ~2 minutes after it opened (measured on
 // v1.37), so quiet kinds are silent by nature; a restart that fails, or a watch request left unanswered, is what counts.
-import { type KubeConfig, Watch } from '@kubernetes/client-node';
 import type { Log } from '../../log.ts';
 import type { KindStatus } from '../source.ts';
 import type { ClusterStore } from '../store.ts';
@@ -13,6 +12,7 @@ import { Backoff, type BackoffOptions, wait } from './backoff.ts';
 import { KubeApiError, type KubeClient } from './client.ts';
 import { listAll } from './list.ts';
 import { collectionPath, type ResourceInfo } from './resources.ts';
+import { watch } from './watch.ts';
 
 export interface ReflectorOptions {
   client: KubeClient;
@@ -37,19 +37,6 @@ function shortError(err: unknown): string {
   return (err as Error).message;
 }
 
-/**
- * client-node's Watch aborts a stream after `requestTimeoutMs` (30 s) without data. Real API servers send bookmarks
- * about once a minute, so the default would restart every quiet watch twice a minute. client-node 2.0 offers no
- * option for it: the field is declared private and is a plain field at runtime. package.json pins client-node to
- * the version this was checked against, and test/kube/watch-timeout.test.ts fails if the field stops being read.
- */
-export function watchWithInactivityTimeout(kubeConfig: KubeConfig, timeoutMs: number): Watch {
-  const watch = new Watch(kubeConfig);
-  if (!Object.hasOwn(watch, 'requestTimeoutMs')) throw new Error('client-node Watch has no requestTimeoutMs field');
-  Object.assign(watch, { requestTimeoutMs: timeoutMs });
-  return watch;
-}
-
 interface WatchObject {
   metadata?: { name?: string; namespace?: string; resourceVersion?: string };
   code?: number;
@@ -66,7 +53,7 @@ type WatchEnd =
   | { type: 'stopped' };
 
 interface WatchHandle {
-  /** client-node's controller, once the watch request has been answered. */
+  /** The watch's controller, once the watch request has been answered. */
   abort: AbortController | undefined;
   reason: 'stop' | 'silent' | undefined;
   /** Ends this watch now: the loop goes on even while a connect hangs (it is aborted when it returns). */
@@ -80,7 +67,6 @@ const isGone = (code: number | undefined) => code === 410;
 
 export class Reflector {
   readonly #o: ReflectorOptions;
-  readonly #watch: Watch;
   readonly #backoff: Backoff;
   readonly #stop = new AbortController();
   #rv = '';
@@ -102,8 +88,6 @@ export class Reflector {
 
   constructor(options: ReflectorOptions) {
     this.#o = options;
-    // Past our own watchdog, where it still covers a connect that hangs (our watchdog only sees open streams).
-    this.#watch = watchWithInactivityTimeout(options.client.kubeConfig, Math.max(options.staleAfterMs * 2, 1_000));
     this.#backoff = new Backoff(options.backoff);
     const { promise, resolve } = Promise.withResolvers<void>();
     this.#firstList = { promise, resolve };
@@ -307,7 +291,7 @@ export class Reflector {
             if (type === 'DELETED') store.delete(kind, obj as unknown as KindMap[typeof kind]);
             else store.upsert(kind, obj as unknown as KindMap[typeof kind]);
           } catch (err) {
-            // client-node swallows callback exceptions; a subscriber bug must at least be visible.
+            // A subscriber bug must be visible, and must not end the watch of every other object.
             this.#o.logger.error({ err, kind, type }, `applying a ${kind} ${type} event failed`);
           }
           break;
@@ -341,24 +325,20 @@ export class Reflector {
     };
 
     const timeoutSeconds = this.#o.watchTimeoutSeconds?.() ?? Math.floor(300 + Math.random() * 300);
-    this.#watch
-      .watch(
-        collectionPath(resource),
-        { allowWatchBookmarks: true, resourceVersion: this.#rv, timeoutSeconds },
-        (type, obj) => onEvent(type, obj as WatchObject),
-        onDone,
-      )
-      .then(
-        (controller) => {
-          current.abort = controller;
-          if (current.reason || this.#stopped) controller.abort();
-          // Still open (a refused watch has settled by now): the API server answered it 200, so the kind works
-          // again, even before a quiet kind has an event to deliver (a real one sends its first bookmark about two
-          // minutes later).
-          else if (this.#current === current) this.#failures = 0;
-        },
-        (err: unknown) => onDone(err),
-      );
+    watch(this.#o.client, collectionPath(resource), {
+      query: { allowWatchBookmarks: true, resourceVersion: this.#rv, timeoutSeconds },
+      onEvent: (event) => onEvent(event.type, event.object as WatchObject),
+      onDone,
+      // Past our own watchdog, where it still covers a connect that hangs (our watchdog only sees open streams).
+      inactivityMs: Math.max(staleAfterMs * 2, 1_000),
+    }).then((controller) => {
+      current.abort = controller;
+      if (current.reason || this.#stopped) controller.abort();
+      // Still open (a refused watch has settled by now): the API server answered it 200, so the kind works
+      // again, even before a quiet kind has an event to deliver (a real one sends its first bookmark about two
+      // minutes later).
+      else if (this.#current === current) this.#failures = 0;
+    });
     return promise;
   }
 }
