@@ -9,19 +9,6 @@ import pkg from '../../../package.json' with { type: 'json' };
 /** Sent with every request, so the extender's calls are attributable in audit logs and API Priority and Fairness. */
 export const USER_AGENT = `topology-extender/${pkg.version}`;
 
-/**
- * The kubeconfig with our User-Agent added to its authentication. Our requests and client-node's Watch both take
- * their headers from applySecurityAuthentication, which sets no User-Agent (undici would send `node`).
- */
-function withUserAgent(kc: KubeConfig): KubeConfig {
-  const identified = Object.create(kc) as KubeConfig;
-  identified.applySecurityAuthentication = async (ctx) => {
-    await kc.applySecurityAuthentication(ctx);
-    ctx.setHeaderParam('User-Agent', USER_AGENT);
-  };
-  return identified;
-}
-
 /** The API's `Status` object, as returned with every error response. */
 export interface ApiStatus {
   kind?: 'Status';
@@ -110,7 +97,7 @@ export class KubeClient {
   constructor(kc: KubeConfig, options: KubeClientOptions = {}) {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster');
-    this.#kc = withUserAgent(kc);
+    this.#kc = kc;
     this.#timeoutMs = options.timeoutMs ?? 60_000;
     this.server = cluster.server.replace(/\/+$/, '');
   }
@@ -137,7 +124,12 @@ export class KubeClient {
       else void built.close().catch(() => {});
       dispatcher = this.#pool.dispatcher;
     }
-    this.#auth = { headers: { ...ctx.getHeaders(), accept: 'application/json' }, dispatcher, at: now };
+    // client-node sets no User-Agent: ours makes the calls attributable in audit logs and API Priority and Fairness.
+    this.#auth = {
+      headers: { ...ctx.getHeaders(), 'user-agent': USER_AGENT, accept: 'application/json' },
+      dispatcher,
+      at: now,
+    };
     return this.#auth;
   }
 
