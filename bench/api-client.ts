@@ -1,7 +1,7 @@
 // bench-helper
 // What one API call costs the extender's client (src/cluster/kube/client.ts) in CPU, against a real kube-apiserver
 // (test/components/control-plane.ts): sequential GETs of a small object and merge PATCHes of it, then the same at
-// 8 in flight, against a floor measured in the same run: undici's own `request` on one kept pool (HTTP/1.1, as ours)
+// 8 in flight, against a floor measured in the same run: undici's own `request` on one kept pool (HTTP/2, as ours)
 // with the headers built once (what no client that authenticates each call can beat). Issue 32 found a third of a delegated burst's
 // CPU in the API client and its sockets; this isolates the client from the rest of the extender.
 // Run: ./node_modules/.bin/node bench/api-client.ts [--requests 2000] [--rounds 2]
@@ -35,7 +35,7 @@ try {
   const probe = new RequestContext(plane.url, HttpMethod.GET);
   await kc.applySecurityAuthentication(probe);
   const auth = probe.getHeaders();
-  const floorPool = new Agent({ connect: { ca: plane.ca, keepAlive: true }, allowH2: false });
+  const floorPool = new Agent({ connect: { ca: plane.ca, keepAlive: true } });
   const floor = async (method: 'GET' | 'PATCH', n: number) => {
     const answer = await request(plane.url + path, {
       method,
