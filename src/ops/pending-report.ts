@@ -6,11 +6,17 @@
 // the report is worth less than the verbs' latency); it starts no slice while verbs are queued, and rests longer while
 // its slices start late (the process short of CPU). Readers (the route, a scrape) only read what is there: nothing
 // waits for the report.
+//
+// A change of the pods on some nodes (a pod bound, deleted, resized, nominated) makes every explanation out of date,
+// but most only on those nodes: an explanation is kept per node (pending-nodes.ts), and refreshing it judges those
+// nodes again, which the store's changes since it was computed name (#changes). Explanations whose verdicts read
+// pods elsewhere, and every change of another kind, are explained afresh.
 import { KINDS, type Kind, type Pod } from '../cluster/types.ts';
 import type { ExtenderDeps } from '../extender/deps.ts';
 import type { Log } from '../log.ts';
 import { claimsOf, explainPending, isPending, isServed, type PendingPod, podFields } from './pending.ts';
 import { ClaimReferences, ClaimSituation, equivalenceKey } from './pending-equivalence.ts';
+import { claimKeys, NodeVerdicts } from './pending-nodes.ts';
 import { onlyLabelsChanged, onlyVersionChanged, readsOtherPods } from './pending-relevance.ts';
 import { type StorageView, storageView } from './storage.ts';
 
@@ -33,6 +39,27 @@ const VERBS_RECENT_MS = 1000;
 
 /** A pod other pods' verdicts read: on a node, or nominated to one. */
 const placed = (pod: Pod) => Boolean(pod.spec.nodeName || pod.status?.nominatedNodeName);
+
+/** The nodes whose pods include `pod`, or that it is nominated to. */
+const placements = (pod: Pod | undefined) => (pod ? [pod.spec.nodeName, pod.status?.nominatedNodeName] : []);
+
+/** Required pod (anti-)affinity terms: InterPodAffinity's preFilter counts such existing pods over every node. */
+const hasPodAffinityTerms = (pod: Pod | undefined) =>
+  (pod?.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length ?? 0) > 0 ||
+  (pod?.spec.affinity?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length ?? 0) > 0;
+
+/** The most node-local changes kept; an explanation older than the oldest is explained afresh. */
+const MAX_CHANGES = 20_000;
+
+/** A change of the pods on some nodes, which an explanation kept per node judges on those nodes again. */
+interface NodeChange {
+  generation: number;
+  nodes: string[];
+  /** The claims the changed pod names (`namespace/name`). */
+  claims: string[];
+  /** Only labels or the resourceVersion changed: only the victims on a preemption candidate can change. */
+  labelsOnly: boolean;
+}
 
 export interface PendingReportOptions {
   schedulerNames: readonly string[];
@@ -65,16 +92,37 @@ interface Entry {
   generation: number;
   /** The result read other pods (pending-relevance.ts): a change of their labels alone makes it out of date. */
   readsOtherPods: boolean;
+  /** The explanation of a pod equivalent to no other (no equivalence key). */
+  own?: SharedResult;
 }
 
 /** An explanation computed for one pod and shared by the pods equivalent to it (pending-equivalence.ts). */
 interface SharedResult {
+  /** The sweep it was computed in (shared through that sweep even when out of date since). */
   sweepId: number;
+  /** The last sweep that used it: unused for two, it is dropped. */
+  usedIn: number;
   generation: number;
   readsOtherPods: boolean;
   result: PendingPod;
   /** The storage view its claims were judged against: an equivalent pod's claims are judged against it too. */
   storage: StorageView;
+  /** Its verdicts per node, for a pod whose verdicts read only the node judged. */
+  nodes?: NodeVerdicts;
+}
+
+/** The explanation being computed, a slice at a time. */
+interface Running {
+  uid: string;
+  pod: Pod;
+  key?: string;
+  steps: Generator<void, PendingPod | undefined>;
+  generation: number;
+  storage: StorageView;
+  /** Kept per node (a full explanation's, set when judged). */
+  nodes?: NodeVerdicts;
+  /** The explanation being refreshed node by node. */
+  refreshing?: SharedResult;
 }
 
 export interface PendingSnapshot {
@@ -106,15 +154,13 @@ export class PendingReport {
   #generation = 0;
   /** The generation of the last such event that changed more than a scheduled pod's labels. */
   #lastFull = 0;
-  #running?: {
-    uid: string;
-    pod: Pod;
-    key?: string;
-    steps: Generator<void, PendingPod>;
-    generation: number;
-    storage: StorageView;
-  };
-  /** Results of equivalent pods (equivalenceKey) computed during the current sweep. */
+  /** The generation of the last event an explanation kept per node cannot follow node by node. */
+  #lastAll = 0;
+  /** Changes of pods on nodes since #changesFrom, oldest first. */
+  #changes: NodeChange[] = [];
+  #changesFrom = 0;
+  #running?: Running;
+  /** Results of equivalent pods (equivalenceKey), kept while used. */
   #classes = new Map<string, SharedResult>();
   readonly #claims: ClaimSituation;
   /** Entries whose explanation reads other pods (or has none yet): without any, a change of labels needs no work. */
@@ -137,6 +183,8 @@ export class PendingReport {
   workMs = 0;
   /** Explanations computed (pods explained through an equivalent pod's explanation are not counted). */
   explained = 0;
+  /** Explanations refreshed on the nodes that changed only. */
+  refreshed = 0;
 
   constructor(deps: ExtenderDeps, options: PendingReportOptions) {
     this.#deps = deps;
@@ -176,15 +224,27 @@ export class PendingReport {
               this.#schedule();
               return;
             }
+            const nodes = [...new Set([...placements(old), ...placements(pod)])].filter((n): n is string => !!n);
             // Out of date only for the explanations that read other pods (pending-relevance.ts).
             if (old && onlyLabelsChanged(old, pod)) {
               this.#generation++;
+              this.#logChange({ generation: this.#generation, nodes, claims: [], labelsOnly: true });
               if (this.#readers > 0) this.#schedule();
               return;
             }
+            this.#generation++;
+            this.#lastFull = this.#generation;
+            if (hasPodAffinityTerms(pod) || hasPodAffinityTerms(old)) this.#lastAll = this.#generation;
+            else {
+              const claims = [...new Set([...claimKeys(pod), ...(old ? claimKeys(old) : [])])];
+              this.#logChange({ generation: this.#generation, nodes, claims, labelsOnly: false });
+            }
+            this.#schedule();
+            return;
           }
           this.#generation++;
           this.#lastFull = this.#generation;
+          this.#lastAll = this.#generation;
           if (STORAGE_KINDS.has(kind)) this.#storageGeneration++;
           this.#schedule();
         }),
@@ -302,6 +362,49 @@ export class PendingReport {
     this.#timer = pauseMs >= 1 ? setTimeout(run, pauseMs) : setImmediate(run);
   }
 
+  #logChange(change: NodeChange): void {
+    // Changes before the last of another kind are never read: every explanation older than it is explained afresh.
+    if (this.#changesFrom < this.#lastAll) {
+      this.#changes = [];
+      this.#changesFrom = this.#lastAll;
+    }
+    this.#changes.push(change);
+    if (this.#changes.length > MAX_CHANGES) {
+      const dropped = this.#changes.splice(0, MAX_CHANGES / 2);
+      this.#changesFrom = dropped[dropped.length - 1].generation;
+    }
+  }
+
+  /**
+   * The nodes to judge again to bring `x` up to date, or undefined when it must be explained afresh: it is not kept
+   * per node, a change since was of another kind or names one of its claims, or its pod, still pending, is nominated
+   * (judged, it would skip its own nomination, which the pods equivalent to it see). Bound since, it stands for them
+   * all the same: on its node it counts as they would count it, but for its claims, which the bind's change names.
+   */
+  #changedNodes(x: SharedResult): Set<string> | undefined {
+    const nodes = x.nodes;
+    if (!nodes || x.generation < this.#lastAll || x.generation < this.#changesFrom) return undefined;
+    const own = this.#entries.get(nodes.pod.metadata.uid);
+    if (own && placed(own.pod)) return undefined;
+    const changes = this.#changes;
+    // The first change after x.generation (generations increase along the list).
+    let lo = 0;
+    let hi = changes.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (changes[mid].generation <= x.generation) lo = mid + 1;
+      else hi = mid;
+    }
+    const changed = new Set<string>();
+    for (let i = lo; i < changes.length; i++) {
+      const c = changes[i];
+      if (c.claims.some((k) => nodes.claims.has(k))) return undefined;
+      if (c.labelsOnly && !(nodes.candidate && c.nodes.includes(nodes.candidate))) continue;
+      for (const n of c.nodes) changed.add(n);
+    }
+    return changed;
+  }
+
   #cancel(): void {
     if (!this.#timer) return;
     clearTimeout(this.#timer as NodeJS.Timeout);
@@ -325,7 +428,7 @@ export class PendingReport {
         if (next === 'shared') continue;
       }
       const running = this.#running!;
-      let next: IteratorResult<void, PendingPod>;
+      let next: IteratorResult<void, PendingPod | undefined>;
       try {
         next = running.steps.next();
       } catch (err) {
@@ -333,6 +436,8 @@ export class PendingReport {
         this.#logger?.warn({ err, pod: running.uid }, 'pending report: explaining a pod failed');
         const e = this.#entries.get(running.uid);
         if (e) e.generation = running.generation;
+        // Its verdicts per node may be half judged: the next refresh explains it afresh.
+        if (running.refreshing) running.refreshing.nodes = undefined;
         this.#running = undefined;
         continue;
       }
@@ -340,18 +445,37 @@ export class PendingReport {
       this.#running = undefined;
       const e = this.#entries.get(running.uid);
       if (!e) continue;
-      e.result = next.value;
-      this.#setReads(e, readsOtherPods(running.pod, next.value));
+      const value = next.value;
+      if (!value) {
+        // Not to be followed node by node after all (refresh said why): explained afresh next.
+        if (running.refreshing) running.refreshing.nodes = undefined;
+        continue;
+      }
+      // A refresh derives the entry of the pod it keeps (an equivalent one): this pod's own fields and claims.
+      e.result = running.refreshing
+        ? { ...value, ...podFields(e.pod), claims: claimsOf(this.#deps.store, e.pod, running.storage) }
+        : value;
+      this.#setReads(e, readsOtherPods(running.pod, value));
       // The pod changed while it was being explained: its explanation is already out of date.
       e.generation = e.pod === running.pod ? running.generation : -1;
-      if (running.key)
-        this.#classes.set(running.key, {
-          sweepId: this.#sweepId,
-          generation: running.generation,
-          readsOtherPods: e.readsOtherPods,
-          result: next.value,
-          storage: running.storage,
-        });
+      const x: SharedResult = running.refreshing ?? {
+        sweepId: this.#sweepId,
+        usedIn: this.#sweepId,
+        generation: running.generation,
+        readsOtherPods: e.readsOtherPods,
+        result: value,
+        storage: running.storage,
+        nodes: running.nodes,
+      };
+      Object.assign(x, {
+        sweepId: this.#sweepId,
+        usedIn: this.#sweepId,
+        generation: running.generation,
+        readsOtherPods: e.readsOtherPods,
+        result: value,
+      });
+      if (running.key) this.#classes.set(running.key, x);
+      else e.own = x;
     }
   }
 
@@ -367,34 +491,52 @@ export class PendingReport {
           this.#sweep = stale;
           this.#sweepAt = 0;
           this.#sweepId++;
-          this.#classes.clear();
+          for (const [key, x] of this.#classes) if (x.usedIn < this.#sweepId - 2) this.#classes.delete(key);
         }
         uid = this.#sweep[this.#sweepAt++];
       }
       const e = this.#entries.get(uid);
       if (!e || (e.result && this.#current(e))) continue;
       const key = equivalenceKey(e.pod, this.#claims);
-      const same = key ? this.#classes.get(key) : undefined;
-      if (same && (same.sweepId === this.#sweepId || this.#current(same))) {
+      // A pod of its own: its explanation, unless the pod changed since.
+      const same = key ? this.#classes.get(key) : e.generation === -1 ? undefined : e.own;
+      if (same) same.usedIn = this.#sweepId;
+      if (key && same && (same.sweepId === this.#sweepId || this.#current(same))) {
         e.result = { ...same.result, ...podFields(e.pod), claims: claimsOf(this.#deps.store, e.pod, same.storage) };
         e.generation = same.generation;
         this.#setReads(e, same.readsOtherPods);
         return 'shared';
       }
       const now = this.#now();
+      const changed = same && this.#changedNodes(same);
+      if (same?.nodes && changed) {
+        this.refreshed++;
+        this.#running = {
+          uid,
+          pod: e.pod,
+          key,
+          steps: same.nodes.refresh(this.#deps, changed, same.storage, now),
+          generation: this.#generation,
+          storage: same.storage,
+          refreshing: same,
+        };
+        return 'started';
+      }
       const storage = this.#storageView(now);
-      const steps = explainPending(this.#deps, e.pod, storage.view, now);
       this.explained++;
       // Judged against an older storage view, the result counts as of that view's time: it is refreshed again later.
       const current = storage.storageGeneration === this.#storageGeneration;
-      this.#running = {
+      const running: Running = {
         uid,
         pod: e.pod,
         key,
-        steps,
+        steps: explainPending(this.#deps, e.pod, storage.view, now, (j) => {
+          running.nodes = NodeVerdicts.of(j);
+        }),
         generation: current ? this.#generation : storage.generation,
         storage: storage.view,
       };
+      this.#running = running;
       return 'started';
     }
   }

@@ -1,0 +1,207 @@
+// A pending pod's explanation kept per node, so that the pending report judges again only the nodes whose pods
+// changed (a pod bound, deleted, resized, nominated): each node's status and DefaultPreemption's dry-run verdict on it
+// read that node and the pods on it or nominated to it, and nothing else, for a pod whose own terms read no other
+// pods (no required pod (anti-)affinity, no spread constraints). The FitError line, the counts per reason and plugin,
+// and PostFilter's part are then derived again from the per-node results with explain's own functions, so they are
+// byte for byte what a full explain writes. What is not node-local is left to the report (pending-report.ts), which
+// explains the pod afresh instead: any change of another kind (nodes, volumes, claims, PDBs, priority classes), a
+// changed pod with required pod (anti-)affinity terms (InterPodAffinity's preFilter counts those over every node), or
+// one naming a claim this pod names (VolumeRestrictions counts a ReadWriteOncePod claim's users over every node).
+// test/ops/pending-nodes.test.ts checks the report kept this way against one computed afresh.
+import type { Pod } from '../cluster/types.ts';
+import type { ExtenderDeps } from '../extender/deps.ts';
+import { isSuccess, type Status } from '../framework/interfaces.ts';
+import { podClaimRefs } from '../volumes/claims.ts';
+import {
+  counted,
+  decidingPlugin,
+  explainNotes,
+  fitErrorOf,
+  type JudgeContext,
+  type Judgement,
+  judgeNode,
+  kubeSchedulerMinor,
+  NODES_PER_STEP,
+} from './explain.ts';
+import { type PendingPod, pendingOf } from './pending.ts';
+import { CANDIDATE, type PreemptionVerdict, postFilterMessage, preemptionVerdict } from './post-filter.ts';
+import type { StorageView } from './storage.ts';
+
+/** Whether the pod's verdicts read pods on other nodes than the one judged (its own terms match other pods). */
+export function readsPodsElsewhere(pod: Pod): boolean {
+  const affinity = pod.spec.affinity;
+  return (
+    (affinity?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length ?? 0) > 0 ||
+    (affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length ?? 0) > 0 ||
+    (pod.spec.topologySpreadConstraints?.length ?? 0) > 0
+  );
+}
+
+/** The claims a pod names, `namespace/name`. */
+export function claimKeys(pod: Pod): string[] {
+  const ns = pod.metadata.namespace || 'default';
+  return podClaimRefs(pod).map((r) => `${ns}/${r.name}`);
+}
+
+/** A node's status when it fits. */
+const FITS = null;
+
+export class NodeVerdicts {
+  /** The pod judged. */
+  readonly pod: Pod;
+  /** Its claims (a changed pod naming one is not node-local for it). */
+  readonly claims: ReadonlySet<string>;
+  readonly #context: JudgeContext;
+  readonly #names: readonly string[];
+  readonly #index = new Map<string, number>();
+  readonly #minor: number;
+  /** Per node (by position in #names): the status kube-scheduler counts, FITS when the node fits. */
+  readonly #statuses: (Status | typeof FITS)[];
+  /** Per node: filtered, not left out by a narrowing preFilter (which reads the pod only). */
+  readonly #judged: Uint8Array;
+  /** Per node: DefaultPreemption's verdict, undefined where its dry run has not tried the node as it is now. */
+  readonly #tried: (PreemptionVerdict | undefined)[];
+  /** Statuses by content: the nodes share a few (5,000 nodes, hundreds of explanations kept). */
+  readonly #interned = new Map<string, Status>();
+  /** The node where evicting makes room, as last derived (a change of its pods' labels changes the victims). */
+  candidate?: string;
+
+  private constructor(j: Judgement) {
+    this.pod = j.pod;
+    this.claims = new Set(claimKeys(j.pod));
+    this.#context = j.context;
+    this.#names = j.names;
+    this.#minor = j.minor;
+    const n = j.names.length;
+    this.#statuses = new Array(n);
+    this.#judged = new Uint8Array(n);
+    this.#tried = new Array(n);
+    j.names.forEach((name, i) => {
+      this.#index.set(name, i);
+      // Judged again rather than read back (judge keeps only the failed nodes' statuses): a preFilter's narrowing
+      // and an unknown node give their status without running a filter.
+      const failed = j.statuses.get(name);
+      const narrowedOut = j.context.narrowed !== undefined && !j.context.narrowed.nodeNames.has(name);
+      this.#judged[i] = narrowedOut ? 0 : 1;
+      this.#statuses[i] = failed ? this.#intern(failed) : narrowedOut ? judgeNode(j.context, name).s : FITS;
+      const v = j.tried.get(name);
+      this.#tried[i] = v === undefined ? undefined : this.#intern(v);
+    });
+    this.candidate = j.preemptionCandidate;
+  }
+
+  /** The judgement kept per node; undefined for a pod whose verdicts read pods elsewhere. */
+  static of(j: Judgement): NodeVerdicts | undefined {
+    return readsPodsElsewhere(j.pod) ? undefined : new NodeVerdicts(j);
+  }
+
+  /**
+   * Judges the `changed` nodes again, then derives the entry from every node's result; a step per NODES_PER_STEP
+   * nodes judged and per dry run. undefined when the cluster's kube-scheduler minor changed (explain afresh).
+   */
+  *refresh(
+    deps: ExtenderDeps,
+    changed: Iterable<string>,
+    storage: StorageView,
+    now: number,
+  ): Generator<void, PendingPod | undefined> {
+    const c = this.#context;
+    const minorName = kubeSchedulerMinor(deps.clusterVersion?.());
+    if (Number(minorName.split('.')[1]) !== this.#minor) return undefined;
+    let step = 0;
+    for (const name of changed) {
+      const i = this.#index.get(name);
+      if (i === undefined || !this.#judged[i]) continue;
+      if (step++ % NODES_PER_STEP === 0) yield;
+      const { s } = judgeNode(c, name);
+      this.#statuses[i] = isSuccess(s) ? FITS : this.#intern(counted(s, c.delegated));
+      this.#tried[i] = undefined;
+    }
+    const n = this.#names.length;
+    let feasible = 0;
+    let filtered = 0;
+    const deciding = new Map<string, number>();
+    const failed: Status[] = [];
+    for (let i = 0; i < n; i++) {
+      const s = this.#statuses[i];
+      const judged = this.#judged[i] === 1;
+      if (judged) filtered++;
+      if (s === FITS) feasible++;
+      else {
+        if (judged) failed.push(s);
+        const plugin = decidingPlugin(c, s, judged);
+        deciding.set(plugin, (deciding.get(plugin) ?? 0) + 1);
+      }
+    }
+    let summary = `${feasible}/${n} nodes are available`;
+    let reasons = new Map<string, number>();
+    let candidate: string | undefined;
+    if (feasible === 0) {
+      ({ summary, reasons } = fitErrorOf(c, n, failed, filtered));
+      // As judge: a preFilter's UnschedulableAndUnresolvable ends PostFilter before DefaultPreemption.
+      if (c.podPre.code === 'UnschedulableAndUnresolvable') summary += ' not found';
+      else {
+        const found = yield* this.#preemption();
+        candidate = found.candidate;
+        if (found.message) summary += ` ${found.message}`;
+      }
+    }
+    this.candidate = candidate;
+    const outcome = {
+      summary,
+      notes: explainNotes(deps, this.pod, minorName),
+      feasibleNodes: feasible,
+      totalNodes: n,
+      deciding,
+      reasons,
+      preemptionCandidate: candidate,
+      framework: c.framework,
+      state: c.state,
+    };
+    return yield* pendingOf(deps, this.pod, outcome, storage, now);
+  }
+
+  /** PostFilter's part, as postFilter derives it (no node fits): the dry run tries the failed nodes in order. */
+  *#preemption(): Generator<void, { message: string; candidate?: string }> {
+    const c = this.#context;
+    const n = this.#names.length;
+    if (this.pod.spec.preemptionPolicy === 'Never')
+      return { message: postFilterMessage(this.pod, this.#minor, n, null) };
+    const d = c.delegated;
+    const framework = d?.scheduler ?? c.framework;
+    const run = {
+      framework,
+      state: d?.schedulerState ?? c.state,
+      pod: this.pod,
+      priority: framework.priorityOf(this.pod),
+      lookup: (name: string) => c.deps.cache.nodeInfo(name),
+      extender: d && { framework: d.extender, state: d.extenderState },
+    };
+    const verdicts: PreemptionVerdict[] = [];
+    // A preFilter's rejection: judge hands postFilter no node.
+    if (isSuccess(c.podPre))
+      for (let i = 0; i < n; i++) {
+        const s = this.#statuses[i];
+        if (s === FITS || !this.#judged[i]) continue;
+        let v = this.#tried[i];
+        if (v === undefined) {
+          yield;
+          v = this.#intern(preemptionVerdict(run, this.#names[i], s));
+          this.#tried[i] = v;
+        }
+        if (v === CANDIDATE) return { message: '', candidate: this.#names[i] };
+        verdicts.push(v);
+      }
+    return { message: postFilterMessage(this.pod, this.#minor, n, verdicts) };
+  }
+
+  #intern<T extends Status | PreemptionVerdict>(s: T): T {
+    if (typeof s === 'string') return s;
+    const st = s as Status;
+    const key = `${st.code}\u0000${st.plugin ?? ''}\u0000${st.reasons.join('\u0000')}`;
+    const held = this.#interned.get(key);
+    if (held) return held as T;
+    this.#interned.set(key, st);
+    return s;
+  }
+}
