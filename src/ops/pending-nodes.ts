@@ -46,6 +46,42 @@ export function claimKeys(pod: Pod): string[] {
 /** A node's status when it fits. */
 const FITS = null;
 
+/**
+ * What the pods on a node (and nominated to it) are, as two 32-bit hashes XORed over their uids and resourceVersions
+ * (NodeFingerprints): equal again once a pod bound since is gone, so that a node whose pods came and went between two
+ * refreshes is not judged again.
+ */
+export type Fingerprint = readonly [number, number];
+
+function hash(text: string, seed: number, prime: number): number {
+  let h = seed;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), prime);
+  return h | 0;
+}
+
+/** Every node's Fingerprint, fed with the pods placed on it and taken off it. */
+export class NodeFingerprints {
+  readonly #a = new Map<string, number>();
+  readonly #b = new Map<string, number>();
+
+  /** XORs `pod` in or out of the nodes it is on or nominated to. */
+  toggle(pod: Pod, nodes: readonly (string | undefined)[]): void {
+    const id = `${pod.metadata.uid}\u0000${pod.metadata.resourceVersion ?? ''}`;
+    // FNV-1a with two offset bases and primes: a false match needs both 32-bit hashes to collide.
+    const a = hash(id, 0x811c9dc5, 0x01000193);
+    const b = hash(id, 0x050c5d1f, 0x01000737);
+    for (const node of new Set(nodes)) {
+      if (!node) continue;
+      this.#a.set(node, (this.#a.get(node) ?? 0) ^ a);
+      this.#b.set(node, (this.#b.get(node) ?? 0) ^ b);
+    }
+  }
+
+  of(node: string): Fingerprint {
+    return [this.#a.get(node) ?? 0, this.#b.get(node) ?? 0];
+  }
+}
+
 export class NodeVerdicts {
   /** The pod judged. */
   readonly pod: Pod;
@@ -61,12 +97,18 @@ export class NodeVerdicts {
   readonly #judged: Uint8Array;
   /** Per node: DefaultPreemption's verdict, undefined where its dry run has not tried the node as it is now. */
   readonly #tried: (PreemptionVerdict | undefined)[];
+  /** Per node: the Fingerprint of its pods when its status was judged; #seen 0 where not known. */
+  readonly #printA: Int32Array;
+  readonly #printB: Int32Array;
+  readonly #seen: Uint8Array;
+  readonly #fingerprints: NodeFingerprints;
   /** Statuses by content: the nodes share a few (5,000 nodes, hundreds of explanations kept). */
   readonly #interned = new Map<string, Status>();
   /** The node where evicting makes room, as last derived (a change of its pods' labels changes the victims). */
   candidate?: string;
 
-  private constructor(j: Judgement) {
+  private constructor(j: Judgement, fingerprints: NodeFingerprints) {
+    this.#fingerprints = fingerprints;
     this.pod = j.pod;
     this.claims = new Set(claimKeys(j.pod));
     this.#context = j.context;
@@ -76,6 +118,9 @@ export class NodeVerdicts {
     this.#statuses = new Array(n);
     this.#judged = new Uint8Array(n);
     this.#tried = new Array(n);
+    this.#printA = new Int32Array(n);
+    this.#printB = new Int32Array(n);
+    this.#seen = new Uint8Array(n);
     j.names.forEach((name, i) => {
       this.#index.set(name, i);
       // Judged again rather than read back (judge keeps only the failed nodes' statuses): a preFilter's narrowing
@@ -86,13 +131,32 @@ export class NodeVerdicts {
       this.#statuses[i] = failed ? this.#intern(failed) : narrowedOut ? judgeNode(j.context, name).s : FITS;
       const v = j.tried.get(name);
       this.#tried[i] = v === undefined ? undefined : this.#intern(v);
+      this.#print(i, name);
     });
     this.candidate = j.preemptionCandidate;
   }
 
-  /** The judgement kept per node; undefined for a pod whose verdicts read pods elsewhere. */
-  static of(j: Judgement): NodeVerdicts | undefined {
-    return readsPodsElsewhere(j.pod) ? undefined : new NodeVerdicts(j);
+  /**
+   * The judgement kept per node; undefined for a pod whose verdicts read pods elsewhere. Taken when judge ended: the
+   * caller says which nodes changed while it ran (forget), whose Fingerprint is then not the one judged.
+   */
+  static of(j: Judgement, fingerprints: NodeFingerprints): NodeVerdicts | undefined {
+    return readsPodsElsewhere(j.pod) ? undefined : new NodeVerdicts(j, fingerprints);
+  }
+
+  /** The nodes' pods changed since they were judged: their Fingerprints are unknown (judged again when changed). */
+  forget(nodes: Iterable<string>): void {
+    for (const name of nodes) {
+      const i = this.#index.get(name);
+      if (i !== undefined) this.#seen[i] = 0;
+    }
+  }
+
+  #print(i: number, name: string): void {
+    const [a, b] = this.#fingerprints.of(name);
+    this.#printA[i] = a;
+    this.#printB[i] = b;
+    this.#seen[i] = 1;
   }
 
   /**
@@ -112,10 +176,15 @@ export class NodeVerdicts {
     for (const name of changed) {
       const i = this.#index.get(name);
       if (i === undefined || !this.#judged[i]) continue;
+      // The dry run may have tried the node as it was in between: tried again when needed (no node fits).
+      this.#tried[i] = undefined;
+      const [a, b] = this.#fingerprints.of(name);
+      // Its pods are those it was judged with (a pod bound since is gone again).
+      if (this.#seen[i] && this.#printA[i] === a && this.#printB[i] === b) continue;
       if (step++ % NODES_PER_STEP === 0) yield;
       const { s } = judgeNode(c, name);
       this.#statuses[i] = isSuccess(s) ? FITS : this.#intern(counted(s, c.delegated));
-      this.#tried[i] = undefined;
+      this.#print(i, name);
     }
     const n = this.#names.length;
     let feasible = 0;

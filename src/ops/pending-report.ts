@@ -16,7 +16,7 @@ import type { ExtenderDeps } from '../extender/deps.ts';
 import type { Log } from '../log.ts';
 import { claimsOf, explainPending, isPending, isServed, type PendingPod, podFields } from './pending.ts';
 import { ClaimReferences, ClaimSituation, equivalenceKey } from './pending-equivalence.ts';
-import { claimKeys, NodeVerdicts } from './pending-nodes.ts';
+import { claimKeys, NodeFingerprints, NodeVerdicts } from './pending-nodes.ts';
 import { onlyLabelsChanged, onlyVersionChanged, readsOtherPods } from './pending-relevance.ts';
 import { type StorageView, storageView } from './storage.ts';
 
@@ -75,6 +75,8 @@ export interface PendingReportOptions {
   /** How long the storage view a pod's claims are judged against may be reused (it changes with every bind). */
   storageMaxAgeMs?: number;
   now?: () => number;
+  /** The clock slices are timed by (performance.now() ms): a test steps it to end a slice after every step. */
+  clock?: () => number;
 }
 
 /** A storage view, with the generations it was taken at. */
@@ -131,6 +133,8 @@ export interface PendingSnapshot {
   waiting: number;
   /** Pods explained with an earlier state than the current one (being refreshed). */
   stale: number;
+  /** How long the most out-of-date of those has been (ms since the first change of more than labels after it). */
+  behindMs: number;
 }
 
 export class PendingReport {
@@ -142,6 +146,7 @@ export class PendingReport {
   readonly #dutyCycleWithVerbs: number;
   readonly #storageMaxAgeMs: number;
   readonly #now: () => number;
+  readonly #clock: () => number;
   readonly #logger?: Log;
   readonly #entries = new Map<string, Entry>();
   /** Pods never explained: they go first. */
@@ -159,6 +164,9 @@ export class PendingReport {
   /** Changes of pods on nodes since #changesFrom, oldest first. */
   #changes: NodeChange[] = [];
   #changesFrom = 0;
+  readonly #fingerprints = new NodeFingerprints();
+  /** When the recent events that changed more than labels came (performance.now() ms), oldest first. */
+  #fullAt: { generation: number; at: number }[] = [];
   #running?: Running;
   /** Results of equivalent pods (equivalenceKey), kept while used. */
   #classes = new Map<string, SharedResult>();
@@ -195,6 +203,7 @@ export class PendingReport {
     this.#dutyCycleWithVerbs = options.dutyCycleWithVerbs ?? 0.1;
     this.#storageMaxAgeMs = options.storageMaxAgeMs ?? 1000;
     this.#now = options.now ?? Date.now;
+    this.#clock = options.clock ?? (() => performance.now());
     this.#logger = options.logger;
     this.#claims = new ClaimSituation(deps, new ClaimReferences());
   }
@@ -207,7 +216,7 @@ export class PendingReport {
   /** Subscribes to the store and takes its pending pods; explaining starts on the next turn of the event loop. */
   start(): this {
     const store = this.#deps.store;
-    this.#startedAt = performance.now();
+    this.#startedAt = this.#clock();
     for (const kind of KINDS) {
       this.#unsubscribe.push(
         store.on(kind, (event) => {
@@ -218,6 +227,8 @@ export class PendingReport {
             if (old) references.remove(old);
             if (event.type === 'delete') references.remove(pod);
             else references.add(pod);
+            if (old) this.#fingerprints.toggle(old, placements(old));
+            this.#fingerprints.toggle(pod, placements(pod));
             this.#track(event.type === 'delete' ? undefined : pod, pod);
             // A pending pod is on no node and in no one's verdict, unless nominated: its own changes are tracked above.
             if (!placed(pod) && !(old && placed(old))) {
@@ -233,7 +244,7 @@ export class PendingReport {
               return;
             }
             this.#generation++;
-            this.#lastFull = this.#generation;
+            this.#full();
             if (hasPodAffinityTerms(pod) || hasPodAffinityTerms(old)) this.#lastAll = this.#generation;
             else {
               const claims = [...new Set([...claimKeys(pod), ...(old ? claimKeys(old) : [])])];
@@ -243,7 +254,7 @@ export class PendingReport {
             return;
           }
           this.#generation++;
-          this.#lastFull = this.#generation;
+          this.#full();
           this.#lastAll = this.#generation;
           if (STORAGE_KINDS.has(kind)) this.#storageGeneration++;
           this.#schedule();
@@ -252,6 +263,7 @@ export class PendingReport {
     }
     for (const pod of store.list('Pod')) {
       this.#claims.references.add(pod);
+      this.#fingerprints.toggle(pod, placements(pod));
       this.#track(pod, pod);
     }
     this.#schedule();
@@ -270,14 +282,18 @@ export class PendingReport {
     const items: PendingPod[] = [];
     let waiting = 0;
     let stale = 0;
+    let oldest = Number.POSITIVE_INFINITY;
     for (const e of this.#entries.values()) {
       if (!e.result) waiting++;
       else {
         items.push(e.result);
-        if (!this.#current(e)) stale++;
+        if (!this.#current(e)) {
+          stale++;
+          oldest = Math.min(oldest, e.generation);
+        }
       }
     }
-    return { items, waiting, stale };
+    return { items, waiting, stale, behindMs: stale > 0 ? this.#since(oldest) : 0 };
   }
 
   /** Resolves once every pending pod is explained with the current state (tests wait on it, never on a clock). */
@@ -340,10 +356,10 @@ export class PendingReport {
 
   #schedule(pauseMs = 0): void {
     if (this.#timer || this.#closed) return;
-    const due = performance.now() + pauseMs;
+    const due = this.#clock() + pauseMs;
     const run = () => {
       this.#timer = undefined;
-      const started = performance.now();
+      const started = this.#clock();
       // Late: something else had the CPU (verbs, a GC, other processes on the node). The report is worth less than the
       // verbs' latency: it rests longer until its slices start on time again.
       this.#backoff =
@@ -351,15 +367,28 @@ export class PendingReport {
       if (this.#busy()) return this.#schedule(BUSY_PAUSE_MS);
       const verbs = started - this.#lastVerbAt() < VERBS_RECENT_MS;
       this.#work(started + (verbs ? Math.min(this.#sliceMs, this.#sliceMsWithVerbs) : this.#sliceMs));
-      const worked = performance.now() - started;
+      const worked = this.#clock() - started;
       this.workMs += worked;
       const duty = verbs ? Math.min(this.#dutyCycle, this.#dutyCycleWithVerbs) : this.#dutyCycle;
       if (this.#isCurrent()) {
-        this.firstCompleteMs ??= performance.now() - this.#startedAt;
+        this.firstCompleteMs ??= this.#clock() - this.#startedAt;
         this.#release();
       } else this.#schedule(((worked * (1 - duty)) / duty) * this.#backoff);
     };
     this.#timer = pauseMs >= 1 ? setTimeout(run, pauseMs) : setImmediate(run);
+  }
+
+  /** An event that changed more than labels: what it makes out of date is counted behind from now. */
+  #full(): void {
+    this.#lastFull = this.#generation;
+    this.#fullAt.push({ generation: this.#generation, at: this.#clock() });
+    if (this.#fullAt.length > MAX_CHANGES) this.#fullAt.splice(0, MAX_CHANGES / 2);
+  }
+
+  /** Milliseconds since the first change of more than labels after `generation` (the oldest kept, when earlier). */
+  #since(generation: number): number {
+    const first = this.#fullAt.find((f) => f.generation > generation) ?? this.#fullAt[0];
+    return first ? this.#clock() - first.at : 0;
   }
 
   #logChange(change: NodeChange): void {
@@ -387,22 +416,27 @@ export class PendingReport {
     const own = this.#entries.get(nodes.pod.metadata.uid);
     if (own && placed(own.pod)) return undefined;
     const changes = this.#changes;
-    // The first change after x.generation (generations increase along the list).
-    let lo = 0;
-    let hi = changes.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (changes[mid].generation <= x.generation) lo = mid + 1;
-      else hi = mid;
-    }
     const changed = new Set<string>();
-    for (let i = lo; i < changes.length; i++) {
+    for (let i = this.#firstChangeAfter(x.generation); i < changes.length; i++) {
       const c = changes[i];
       if (c.claims.some((k) => nodes.claims.has(k))) return undefined;
       if (c.labelsOnly && !(nodes.candidate && c.nodes.includes(nodes.candidate))) continue;
       for (const n of c.nodes) changed.add(n);
     }
     return changed;
+  }
+
+  /** Where the changes after `generation` start in #changes (generations increase along the list). */
+  #firstChangeAfter(generation: number): number {
+    const changes = this.#changes;
+    let lo = 0;
+    let hi = changes.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (changes[mid].generation <= generation) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 
   #cancel(): void {
@@ -420,7 +454,7 @@ export class PendingReport {
 
   /** Works until `deadline` (performance.now() ms) or until every entry is current. */
   #work(deadline: number): void {
-    while (performance.now() < deadline) {
+    while (this.#clock() < deadline) {
       if (!this.#running) {
         const next = this.#startNext();
         if (next === 'none') return;
@@ -458,6 +492,10 @@ export class PendingReport {
       this.#setReads(e, readsOtherPods(running.pod, value));
       // The pod changed while it was being explained: its explanation is already out of date.
       e.generation = e.pod === running.pod ? running.generation : -1;
+      // Nodes whose pods changed while judge ran were judged as they were then, or as they are now: judged again.
+      if (running.nodes && !running.refreshing)
+        for (let i = this.#firstChangeAfter(running.generation); i < this.#changes.length; i++)
+          running.nodes.forget(this.#changes[i].nodes);
       const x: SharedResult = running.refreshing ?? {
         sweepId: this.#sweepId,
         usedIn: this.#sweepId,
@@ -531,7 +569,7 @@ export class PendingReport {
         pod: e.pod,
         key,
         steps: explainPending(this.#deps, e.pod, storage.view, now, (j) => {
-          running.nodes = NodeVerdicts.of(j);
+          running.nodes = NodeVerdicts.of(j, this.#fingerprints);
         }),
         generation: current ? this.#generation : storage.generation,
         storage: storage.view,

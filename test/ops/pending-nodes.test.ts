@@ -6,7 +6,9 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import fc from 'fast-check';
+import type { ClusterStore } from '../../src/cluster/store.ts';
 import type { AnyObject, PersistentVolumeClaim, Pod, PodDisruptionBudget } from '../../src/cluster/types.ts';
+import type { ExtenderDeps } from '../../src/extender/deps.ts';
 import { drain } from '../../src/ops/explain.ts';
 import { explainPending } from '../../src/ops/pending.ts';
 import { PendingReport } from '../../src/ops/pending-report.ts';
@@ -24,7 +26,23 @@ const sometimes = <T>(arb: fc.Arbitrary<T>) =>
   fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: arb });
 
 const change = fc.record({
-  what: fc.constantFrom('bind', 'bind', 'bind', 'delete', 'delete', 'resize', 'relabel', 'status', 'nominate', 'place'),
+  what: fc.constantFrom(
+    'bind',
+    'bind',
+    'bind',
+    'unbind',
+    'delete',
+    'delete',
+    'resize',
+    'relabel',
+    'status',
+    'nominate',
+    'place',
+  ),
+  // Refreshed after this change (else after the next ones too: a node whose pods came and went is not judged again).
+  settle: fc.boolean(),
+  // Event-loop turns the report works before the change (the interleaved test).
+  turns: fc.nat(6),
   node: fc.nat(3),
   pod: fc.nat(7),
   cpu: fc.constantFrom('100m', '500m', '1', '2'),
@@ -68,6 +86,7 @@ const world = fc.record({
 });
 
 type World = typeof world extends fc.Arbitrary<infer T> ? T : never;
+type Change = typeof change extends fc.Arbitrary<infer T> ? T : never;
 
 const term = (app: string, topologyKey: string) => ({ labelSelector: { matchLabels: { app } }, topologyKey });
 
@@ -138,6 +157,66 @@ function build(w: World): { objects: AnyObject[]; claims: string[] } {
   return { objects, claims };
 }
 
+/** Applies `c` to the store (the pods bound by earlier changes in `bound`, newest last). */
+function apply(store: ClusterStore, w: World, claims: string[], c: Change, bound: Pod[], version: () => string): void {
+  const at = (i: number) => `n${i % w.nodes.length}`;
+  const pods = [...store.list('Pod')];
+  const running = pods.filter((p) => p.spec.nodeName);
+  const pending = pods.filter((p) => !p.spec.nodeName);
+  const some = (list: Pod[]) => (list.length > 0 ? list[c.pod % list.length] : undefined);
+  if (c.what === 'bind') {
+    const uses = c.usesClaim === undefined || claims.length === 0 ? [] : [claims[c.usesClaim % claims.length]];
+    const p = structuredClone(
+      pod(`bound-${bound.length}`, { nodeName: at(c.node), cpu: c.cpu, priority: c.priority * 100, claims: uses }),
+    );
+    p.metadata.labels = { app: c.priority % 2 === 0 ? 'a' : 'b' };
+    p.metadata.resourceVersion = version();
+    if (c.antiAffinity)
+      p.spec.affinity = {
+        podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term('app0', c.antiAffinity)] },
+      };
+    store.upsert('Pod', p);
+    bound.push(p);
+    return;
+  }
+  // The pod bound last goes again: its node holds what it held before.
+  const last = bound.at(-1);
+  if (c.what === 'unbind') {
+    if (last && store.get('Pod', `default/${last.metadata.name}`)) store.delete('Pod', last);
+    return;
+  }
+  const target = c.what === 'nominate' || c.what === 'place' ? some(pending) : some(running);
+  if (!target) return;
+  if (c.what === 'delete') {
+    store.delete('Pod', target);
+    return;
+  }
+  const p: Pod = structuredClone(target);
+  p.metadata.resourceVersion = version();
+  if (c.what === 'resize') p.spec.containers[0].resources = { requests: { cpu: c.cpu } };
+  else if (c.what === 'relabel') p.metadata.labels = { app: p.metadata.labels?.app === 'a' ? 'b' : 'a' };
+  else if (c.what === 'status') p.status = { ...p.status, conditions: [{ type: 'Ready', status: 'True' }] };
+  else if (c.what === 'nominate')
+    p.status = p.status?.nominatedNodeName
+      ? { ...p.status, nominatedNodeName: undefined }
+      : { ...p.status, nominatedNodeName: at(c.node) };
+  else {
+    p.spec.nodeName = at(c.node);
+    p.status = { phase: 'Running' };
+  }
+  store.upsert('Pod', p);
+}
+
+/** Every entry as explaining its pod afresh writes it, and none out of date. */
+function assertFresh(report: PendingReport, deps: ExtenderDeps, store: ClusterStore, what: string): void {
+  const view = storageView(store);
+  for (const item of report.snapshot().items) {
+    const own = store.get('Pod', `${item.namespace}/${item.name}`)!;
+    assert.deepEqual(item, drain(explainPending(deps, own, view, NOW)), `${what} ${item.name}`);
+  }
+  assert.equal(report.snapshot().stale, 0);
+}
+
 it('keeps every explanation equal to one computed afresh while pods are bound, deleted and changed', () => {
   let refreshed = 0;
   let changes = 0;
@@ -149,63 +228,51 @@ it('keeps every explanation equal to one computed afresh while pods are bound, d
       report.start();
       report.runToEnd();
       let version = 100;
-      let seq = 0;
-      const at = (i: number) => `n${i % w.nodes.length}`;
-      for (const c of w.changes) {
-        const running = [...store.list('Pod')].filter((p) => p.spec.nodeName);
-        const pending = [...store.list('Pod')].filter((p) => !p.spec.nodeName);
-        const some = (pods: Pod[]) => (pods.length > 0 ? pods[c.pod % pods.length] : undefined);
-        const next = (p: Pod) => {
-          const copy: Pod = structuredClone(p);
-          copy.metadata.resourceVersion = String(version++);
-          return copy;
-        };
-        const target = c.what === 'nominate' || c.what === 'place' ? some(pending) : some(running);
-        if (c.what === 'bind') {
-          const uses = c.usesClaim === undefined || claims.length === 0 ? [] : [claims[c.usesClaim % claims.length]];
-          const p = structuredClone(
-            pod(`bound-${seq++}`, { nodeName: at(c.node), cpu: c.cpu, priority: c.priority * 100, claims: uses }),
-          );
-          p.metadata.labels = { app: c.priority % 2 === 0 ? 'a' : 'b' };
-          p.metadata.resourceVersion = String(version++);
-          if (c.antiAffinity)
-            p.spec.affinity = {
-              podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term('app0', c.antiAffinity)] },
-            };
-          store.upsert('Pod', p);
-        } else if (!target) continue;
-        else if (c.what === 'delete') store.delete('Pod', target);
-        else {
-          const p = next(target);
-          if (c.what === 'resize') p.spec.containers[0].resources = { requests: { cpu: c.cpu } };
-          else if (c.what === 'relabel') p.metadata.labels = { app: p.metadata.labels?.app === 'a' ? 'b' : 'a' };
-          else if (c.what === 'status') p.status = { ...p.status, conditions: [{ type: 'Ready', status: 'True' }] };
-          else if (c.what === 'nominate')
-            p.status = p.status?.nominatedNodeName
-              ? { ...p.status, nominatedNodeName: undefined }
-              : { ...p.status, nominatedNodeName: at(c.node) };
-          else {
-            p.spec.nodeName = at(c.node);
-            p.status = { phase: 'Running' };
-          }
-          store.upsert('Pod', p);
-        }
+      const bound: Pod[] = [];
+      w.changes.forEach((c, i) => {
+        apply(store, w, claims, c, bound, () => String(version++));
         changes++;
+        if (!c.settle && i < w.changes.length - 1) return;
         report.runToEnd();
-        const view = storageView(store);
-        for (const item of report.snapshot().items) {
-          const own = store.get('Pod', `${item.namespace}/${item.name}`)!;
-          assert.deepEqual(item, drain(explainPending(deps, own, view, NOW)), `${c.what} ${item.name}`);
-        }
-        assert.equal(report.snapshot().stale, 0);
-      }
+        assertFresh(report, deps, store, c.what);
+      });
       refreshed += report.refreshed;
       report.close();
     }),
     { numRuns: 250 },
   );
   // Not a vacuous pass: many changes were followed node by node.
-  assert.ok(refreshed > changes / 4, `${refreshed} refreshes node by node for ${changes} changes`);
+  assert.ok(refreshed > changes / 8, `${refreshed} refreshes node by node for ${changes} changes`);
+});
+
+it('stays equal to explaining afresh when pods change while it is explaining, a step at a time', async () => {
+  await fc.assert(
+    fc.asyncProperty(world, async (w) => {
+      const { objects, claims } = build(w);
+      const { deps, store } = cluster(objects, { delegatedVolumeBinding: w.delegated });
+      // A clock that moves a millisecond each time it is read, and 1.5 ms slices without rest: a slice takes one
+      // step of an explanation, and a change lands between any two.
+      let tick = 0;
+      const report = new PendingReport(deps, {
+        schedulerNames: ['default-scheduler'],
+        now: () => NOW,
+        clock: () => tick++,
+        sliceMs: 1.5,
+        dutyCycle: 1,
+      });
+      report.start();
+      let version = 100;
+      const bound: Pod[] = [];
+      for (const c of w.changes) {
+        for (let t = 0; t < c.turns; t++) await new Promise((resolve) => setImmediate(resolve));
+        apply(store, w, claims, c, bound, () => String(version++));
+      }
+      await report.idle();
+      assertFresh(report, deps, store, 'interleaved');
+      report.close();
+    }),
+    { numRuns: 400 },
+  );
 });
 
 it('judges again only the node a bind changed, and writes the line a full explain writes', () => {
