@@ -46,6 +46,27 @@ export function claimKeys(pod: Pod): string[] {
 /** A node's status when it fits. */
 const FITS = null;
 
+/** The last node list's positions: every explanation judges the cache's node list, the same until a Node event. */
+let shared: { names: readonly string[]; index: ReadonlyMap<string, number> } | undefined;
+
+function positions(names: readonly string[]): ReadonlyMap<string, number> {
+  const same =
+    shared &&
+    (shared.names === names ||
+      (shared.names.length === names.length && shared.names.every((name, i) => name === names[i])));
+  if (!same) shared = { names, index: new Map(names.map((name, i) => [name, i])) };
+  return shared!.index;
+}
+
+function sameStatus(a: Status, b: Status): boolean {
+  return (
+    a.code === b.code &&
+    a.plugin === b.plugin &&
+    a.reasons.length === b.reasons.length &&
+    a.reasons.every((r, i) => r === b.reasons[i])
+  );
+}
+
 /**
  * What the pods on a node (and nominated to it) are, as two 32-bit hashes XORed over their uids and resourceVersions
  * (NodeFingerprints): equal again once a pod bound since is gone, so that a node whose pods came and went between two
@@ -89,7 +110,7 @@ export class NodeVerdicts {
   readonly claims: ReadonlySet<string>;
   readonly #context: JudgeContext;
   readonly #names: readonly string[];
-  readonly #index = new Map<string, number>();
+  readonly #index: ReadonlyMap<string, number>;
   readonly #minor: number;
   /** Per node (by position in #names): the status kube-scheduler counts, FITS when the node fits. */
   readonly #statuses: (Status | typeof FITS)[];
@@ -104,6 +125,12 @@ export class NodeVerdicts {
   readonly #fingerprints: NodeFingerprints;
   /** Statuses by content: the nodes share a few (5,000 nodes, hundreds of explanations kept). */
   readonly #interned = new Map<string, Status>();
+  #lastInterned?: Status;
+  /** How many filtered nodes have each status (FITS: fit), so that a refresh counts without a pass over the nodes. */
+  readonly #counts = new Map<Status | typeof FITS, number>();
+  /** Nodes a narrowing preFilter left out, and their status (one for all). */
+  #unjudged = 0;
+  #unjudgedStatus?: Status;
   /** The node where evicting makes room, as last derived (a change of its pods' labels changes the victims). */
   candidate?: string;
 
@@ -121,14 +148,18 @@ export class NodeVerdicts {
     this.#printA = new Int32Array(n);
     this.#printB = new Int32Array(n);
     this.#seen = new Uint8Array(n);
+    this.#index = positions(j.names);
     j.names.forEach((name, i) => {
-      this.#index.set(name, i);
-      // Judged again rather than read back (judge keeps only the failed nodes' statuses): a preFilter's narrowing
-      // and an unknown node give their status without running a filter.
       const failed = j.statuses.get(name);
       const narrowedOut = j.context.narrowed !== undefined && !j.context.narrowed.nodeNames.has(name);
-      this.#judged[i] = narrowedOut ? 0 : 1;
-      this.#statuses[i] = failed ? this.#intern(failed) : narrowedOut ? judgeNode(j.context, name).s : FITS;
+      if (narrowedOut) {
+        // judge keeps only the filtered nodes' statuses: the narrowing's is given without running a filter.
+        this.#unjudged++;
+        this.#unjudgedStatus ??= judgeNode(j.context, name).s;
+      } else {
+        this.#judged[i] = 1;
+        this.#set(i, failed ? this.#intern(failed) : FITS);
+      }
       const v = j.tried.get(name);
       this.#tried[i] = v === undefined ? undefined : this.#intern(v);
       this.#print(i, name);
@@ -183,25 +214,27 @@ export class NodeVerdicts {
       if (this.#seen[i] && this.#printA[i] === a && this.#printB[i] === b) continue;
       if (step++ % NODES_PER_STEP === 0) yield;
       const { s } = judgeNode(c, name);
-      this.#statuses[i] = isSuccess(s) ? FITS : this.#intern(counted(s, c.delegated));
+      const old = this.#statuses[i];
+      if (isSuccess(s)) this.#set(i, FITS);
+      else {
+        const now = counted(s, c.delegated);
+        this.#set(i, old !== FITS && old !== undefined && sameStatus(old, now) ? old : this.#intern(now));
+      }
       this.#print(i, name);
     }
     const n = this.#names.length;
-    let feasible = 0;
-    let filtered = 0;
+    const feasible = this.#counts.get(FITS) ?? 0;
+    const filtered = n - this.#unjudged;
     const deciding = new Map<string, number>();
     const failed: Status[] = [];
-    for (let i = 0; i < n; i++) {
-      const s = this.#statuses[i];
-      const judged = this.#judged[i] === 1;
-      if (judged) filtered++;
-      if (s === FITS) feasible++;
-      else {
-        if (judged) failed.push(s);
-        const plugin = decidingPlugin(c, s, judged);
-        deciding.set(plugin, (deciding.get(plugin) ?? 0) + 1);
-      }
+    const decide = (plugin: string, k: number) => deciding.set(plugin, (deciding.get(plugin) ?? 0) + k);
+    for (const [s, k] of this.#counts) {
+      if (s === FITS) continue;
+      decide(decidingPlugin(c, s, true), k);
+      // Only counted (fitErrorOf), in no order: the nodes' order matters to preemption alone.
+      if (feasible === 0) for (let m = 0; m < k; m++) failed.push(s);
     }
+    if (this.#unjudgedStatus) decide(decidingPlugin(c, this.#unjudgedStatus, false), this.#unjudged);
     let summary = `${feasible}/${n} nodes are available`;
     let reasons = new Map<string, number>();
     let candidate: string | undefined;
@@ -264,13 +297,32 @@ export class NodeVerdicts {
     return { message: postFilterMessage(this.pod, this.#minor, n, verdicts) };
   }
 
+  /** Node `i` (filtered) now has status `s`. */
+  #set(i: number, s: Status | typeof FITS): void {
+    const old = this.#statuses[i];
+    if (old === s) return;
+    if (old !== undefined) {
+      const k = this.#counts.get(old)! - 1;
+      if (k > 0) this.#counts.set(old, k);
+      else this.#counts.delete(old);
+    }
+    this.#statuses[i] = s;
+    this.#counts.set(s, (this.#counts.get(s) ?? 0) + 1);
+  }
+
   #intern<T extends Status | PreemptionVerdict>(s: T): T {
     if (typeof s === 'string') return s;
     const st = s as Status;
+    // Neighbouring nodes mostly fail alike: compared before a key is built.
+    if (this.#lastInterned && sameStatus(this.#lastInterned, st)) return this.#lastInterned as T;
     const key = `${st.code}\u0000${st.plugin ?? ''}\u0000${st.reasons.join('\u0000')}`;
     const held = this.#interned.get(key);
-    if (held) return held as T;
+    if (held) {
+      this.#lastInterned = held;
+      return held as T;
+    }
     this.#interned.set(key, st);
+    this.#lastInterned = st;
     return s;
   }
 }
