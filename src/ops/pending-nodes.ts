@@ -69,10 +69,12 @@ function sameStatus(a: Status, b: Status): boolean {
 
 /**
  * What the pods on a node (and nominated to it) are, as two 32-bit hashes XORed over their uids and resourceVersions
- * (NodeFingerprints): equal again once a pod bound since is gone, so that a node whose pods came and went between two
- * refreshes is not judged again.
+ * (NodeFingerprints; a change of labels alone keeps a pod's): equal again once a pod bound since is gone, so that a
+ * node whose pods came and went between two refreshes is not judged again.
  */
 export type Fingerprint = readonly [number, number];
+
+const NONE: Fingerprint = [0, 0];
 
 function hash(text: string, seed: number, prime: number): number {
   let h = seed;
@@ -82,24 +84,41 @@ function hash(text: string, seed: number, prime: number): number {
 
 /** Every node's Fingerprint, fed with the pods placed on it and taken off it. */
 export class NodeFingerprints {
-  readonly #a = new Map<string, number>();
-  readonly #b = new Map<string, number>();
+  readonly #prints = new Map<string, [number, number]>();
+  /** What each placed pod XORed in, and where: taken out alike (a change of labels alone keeps it). */
+  readonly #pods = new Map<string, { a: number; b: number; nodes: string[] }>();
 
-  /** XORs `pod` in or out of the nodes it is on or nominated to. */
-  toggle(pod: Pod, nodes: readonly (string | undefined)[]): void {
+  /** `pod` is on or nominated to `nodes` (none: nothing to keep). */
+  add(pod: Pod, nodes: readonly (string | undefined)[]): void {
+    const on = [...new Set(nodes)].filter((n): n is string => !!n);
+    if (on.length === 0) return;
     const id = `${pod.metadata.uid}\u0000${pod.metadata.resourceVersion ?? ''}`;
     // FNV-1a with two offset bases and primes: a false match needs both 32-bit hashes to collide.
-    const a = hash(id, 0x811c9dc5, 0x01000193);
-    const b = hash(id, 0x050c5d1f, 0x01000737);
-    for (const node of new Set(nodes)) {
-      if (!node) continue;
-      this.#a.set(node, (this.#a.get(node) ?? 0) ^ a);
-      this.#b.set(node, (this.#b.get(node) ?? 0) ^ b);
+    const placed = { a: hash(id, 0x811c9dc5, 0x01000193), b: hash(id, 0x050c5d1f, 0x01000737), nodes: on };
+    this.remove(pod);
+    this.#pods.set(pod.metadata.uid, placed);
+    this.#xor(placed);
+  }
+
+  remove(pod: Pod): void {
+    const placed = this.#pods.get(pod.metadata.uid);
+    if (!placed) return;
+    this.#pods.delete(pod.metadata.uid);
+    this.#xor(placed);
+  }
+
+  #xor({ a, b, nodes }: { a: number; b: number; nodes: string[] }): void {
+    for (const node of nodes) {
+      const print = this.#prints.get(node);
+      if (print) {
+        print[0] ^= a;
+        print[1] ^= b;
+      } else this.#prints.set(node, [a, b]);
     }
   }
 
   of(node: string): Fingerprint {
-    return [this.#a.get(node) ?? 0, this.#b.get(node) ?? 0];
+    return this.#prints.get(node) ?? NONE;
   }
 }
 
@@ -175,12 +194,10 @@ export class NodeVerdicts {
     return readsPodsElsewhere(j.pod) ? undefined : new NodeVerdicts(j, fingerprints);
   }
 
-  /** The nodes' pods changed since they were judged: their Fingerprints are unknown (judged again when changed). */
-  forget(nodes: Iterable<string>): void {
-    for (const name of nodes) {
-      const i = this.#index.get(name);
-      if (i !== undefined) this.#seen[i] = 0;
-    }
+  /** The node's pods changed since it was judged: its Fingerprint is unknown (judged again when changed). */
+  forget(node: string | undefined): void {
+    const i = node === undefined ? undefined : this.#index.get(node);
+    if (i !== undefined) this.#seen[i] = 0;
   }
 
   #print(i: number, name: string): void {

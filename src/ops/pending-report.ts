@@ -10,7 +10,9 @@
 // A change of the pods on some nodes (a pod bound, deleted, resized, nominated) makes every explanation out of date,
 // but most only on those nodes: an explanation is kept per node (pending-nodes.ts), and refreshing it judges those
 // nodes again, which the store's changes since it was computed name (#changes). Explanations whose verdicts read
-// pods elsewhere, and every change of another kind, are explained afresh.
+// pods elsewhere, and every change of another kind, are explained afresh. While verbs come, a sweep over the
+// out-of-date explanations starts at most every sweepEveryMsWithVerbs: under pods bound every few milliseconds every
+// explanation is always out of date, and refreshing each more often would only take CPU from the verbs.
 import { KINDS, type Kind, type Pod } from '../cluster/types.ts';
 import type { ExtenderDeps } from '../extender/deps.ts';
 import type { Log } from '../log.ts';
@@ -51,14 +53,13 @@ const hasPodAffinityTerms = (pod: Pod | undefined) =>
 /** The most node-local changes kept; an explanation older than the oldest is explained afresh. */
 const MAX_CHANGES = 20_000;
 
-/** A change of the pods on some nodes, which an explanation kept per node judges on those nodes again. */
+/** A change of the pods on a node, which an explanation kept per node judges again there. */
 interface NodeChange {
   generation: number;
-  nodes: string[];
-  /** The claims the changed pod names (`namespace/name`). */
-  claims: string[];
-  /** Only labels or the resourceVersion changed: only the victims on a preemption candidate can change. */
-  labelsOnly: boolean;
+  /** A node whose pods changed; or */
+  node?: string;
+  /** the claims a changed pod names (`namespace/name`). */
+  claims?: string[];
 }
 
 export interface PendingReportOptions {
@@ -72,6 +73,11 @@ export interface PendingReportOptions {
   dutyCycle?: number;
   /** The same while verbs come. */
   dutyCycleWithVerbs?: number;
+  /**
+   * While verbs come, the least time from the start of one sweep over the out-of-date explanations to the next: pods
+   * bound all the time keep every explanation out of date, and refreshing them more often than this buys little.
+   */
+  sweepEveryMsWithVerbs?: number;
   /** How long the storage view a pod's claims are judged against may be reused (it changes with every bind). */
   storageMaxAgeMs?: number;
   now?: () => number;
@@ -144,6 +150,11 @@ export class PendingReport {
   readonly #sliceMsWithVerbs: number;
   readonly #dutyCycle: number;
   readonly #dutyCycleWithVerbs: number;
+  readonly #sweepEveryMsWithVerbs: number;
+  /** When the current sweep started (clock ms), whether verbs came lately, and when the next sweep may start. */
+  #sweepStartedAt = Number.NEGATIVE_INFINITY;
+  #verbs = false;
+  #sweepDue = 0;
   readonly #storageMaxAgeMs: number;
   readonly #now: () => number;
   readonly #clock: () => number;
@@ -161,6 +172,8 @@ export class PendingReport {
   #lastFull = 0;
   /** The generation of the last event an explanation kept per node cannot follow node by node. */
   #lastAll = 0;
+  /** Per node, the generation of the last update of a pod on it that changed only labels or resourceVersion. */
+  readonly #relabelled = new Map<string, number>();
   /** Changes of pods on nodes since #changesFrom, oldest first. */
   #changes: NodeChange[] = [];
   #changesFrom = 0;
@@ -201,6 +214,7 @@ export class PendingReport {
     this.#sliceMsWithVerbs = options.sliceMsWithVerbs ?? 1;
     this.#dutyCycle = options.dutyCycle ?? 0.5;
     this.#dutyCycleWithVerbs = options.dutyCycleWithVerbs ?? 0.1;
+    this.#sweepEveryMsWithVerbs = options.sweepEveryMsWithVerbs ?? 5000;
     this.#storageMaxAgeMs = options.storageMaxAgeMs ?? 1000;
     this.#now = options.now ?? Date.now;
     this.#clock = options.clock ?? (() => performance.now());
@@ -227,8 +241,6 @@ export class PendingReport {
             if (old) references.remove(old);
             if (event.type === 'delete') references.remove(pod);
             else references.add(pod);
-            if (old) this.#fingerprints.toggle(old, placements(old));
-            this.#fingerprints.toggle(pod, placements(pod));
             this.#track(event.type === 'delete' ? undefined : pod, pod);
             // A pending pod is on no node and in no one's verdict, unless nominated: its own changes are tracked above.
             if (!placed(pod) && !(old && placed(old))) {
@@ -236,10 +248,18 @@ export class PendingReport {
               return;
             }
             const nodes = [...new Set([...placements(old), ...placements(pod)])].filter((n): n is string => !!n);
+            const labelsOnly = old !== undefined && onlyLabelsChanged(old, pod);
+            // A change of labels leaves what a node-local verdict reads of the node as it was.
+            if (!labelsOnly) {
+              if (old) this.#fingerprints.remove(old);
+              if (event.type === 'delete') this.#fingerprints.remove(pod);
+              else this.#fingerprints.add(pod, placements(pod));
+            }
             // Out of date only for the explanations that read other pods (pending-relevance.ts).
-            if (old && onlyLabelsChanged(old, pod)) {
+            if (labelsOnly) {
               this.#generation++;
-              this.#logChange({ generation: this.#generation, nodes, claims: [], labelsOnly: true });
+              // Only the victims on a preemption candidate can change: kept per node, not logged (most events).
+              for (const n of nodes) this.#relabelled.set(n, this.#generation);
               if (this.#readers > 0) this.#schedule();
               return;
             }
@@ -248,7 +268,9 @@ export class PendingReport {
             if (hasPodAffinityTerms(pod) || hasPodAffinityTerms(old)) this.#lastAll = this.#generation;
             else {
               const claims = [...new Set([...claimKeys(pod), ...(old ? claimKeys(old) : [])])];
-              this.#logChange({ generation: this.#generation, nodes, claims, labelsOnly: false });
+              const generation = this.#generation;
+              for (const node of nodes) this.#logChange({ generation, node });
+              if (claims.length > 0) this.#logChange({ generation, claims });
             }
             this.#schedule();
             return;
@@ -263,7 +285,7 @@ export class PendingReport {
     }
     for (const pod of store.list('Pod')) {
       this.#claims.references.add(pod);
-      this.#fingerprints.toggle(pod, placements(pod));
+      this.#fingerprints.add(pod, placements(pod));
       this.#track(pod, pod);
     }
     this.#schedule();
@@ -314,6 +336,7 @@ export class PendingReport {
   /** Explains every pending pod now, synchronously (the CLI, which serves no verbs). */
   runToEnd(): void {
     this.#cancel();
+    this.#verbs = false;
     this.#work(Number.POSITIVE_INFINITY);
   }
 
@@ -366,6 +389,8 @@ export class PendingReport {
         started - due > LATE_MS ? Math.min(this.#backoff * 2, MAX_BACKOFF) : Math.max(1, this.#backoff / 2);
       if (this.#busy()) return this.#schedule(BUSY_PAUSE_MS);
       const verbs = started - this.#lastVerbAt() < VERBS_RECENT_MS;
+      this.#verbs = verbs;
+      this.#sweepDue = 0;
       this.#work(started + (verbs ? Math.min(this.#sliceMs, this.#sliceMsWithVerbs) : this.#sliceMs));
       const worked = this.#clock() - started;
       this.workMs += worked;
@@ -373,7 +398,12 @@ export class PendingReport {
       if (this.#isCurrent()) {
         this.firstCompleteMs ??= this.#clock() - this.#startedAt;
         this.#release();
-      } else this.#schedule(((worked * (1 - duty)) / duty) * this.#backoff);
+      } else {
+        const rest = ((worked * (1 - duty)) / duty) * this.#backoff;
+        // Waiting for the next sweep: looked at again within a second, as verbs may stop coming meanwhile.
+        const wait = Math.min(this.#sweepDue - this.#clock(), VERBS_RECENT_MS);
+        this.#schedule(Math.max(rest, wait));
+      }
     };
     this.#timer = pauseMs >= 1 ? setTimeout(run, pauseMs) : setImmediate(run);
   }
@@ -417,11 +447,12 @@ export class PendingReport {
     if (own && placed(own.pod)) return undefined;
     const changes = this.#changes;
     const changed = new Set<string>();
+    const candidate = nodes.candidate;
+    if (candidate && (this.#relabelled.get(candidate) ?? -1) > x.generation) changed.add(candidate);
     for (let i = this.#firstChangeAfter(x.generation); i < changes.length; i++) {
       const c = changes[i];
-      if (c.claims.some((k) => nodes.claims.has(k))) return undefined;
-      if (c.labelsOnly && !(nodes.candidate && c.nodes.includes(nodes.candidate))) continue;
-      for (const n of c.nodes) changed.add(n);
+      if (c.node !== undefined) changed.add(c.node);
+      else for (const k of c.claims ?? []) if (nodes.claims.has(k)) return undefined;
     }
     return changed;
   }
@@ -495,7 +526,7 @@ export class PendingReport {
       // Nodes whose pods changed while judge ran were judged as they were then, or as they are now: judged again.
       if (running.nodes && !running.refreshing)
         for (let i = this.#firstChangeAfter(running.generation); i < this.#changes.length; i++)
-          running.nodes.forget(this.#changes[i].nodes);
+          running.nodes.forget(this.#changes[i].node);
       const x: SharedResult = running.refreshing ?? {
         sweepId: this.#sweepId,
         usedIn: this.#sweepId,
@@ -524,8 +555,14 @@ export class PendingReport {
       if (uid !== undefined) this.#fresh.delete(uid);
       else {
         if (this.#sweepAt >= this.#sweep.length) {
+          const now = this.#clock();
+          if (this.#verbs && now - this.#sweepStartedAt < this.#sweepEveryMsWithVerbs) {
+            this.#sweepDue = this.#sweepStartedAt + this.#sweepEveryMsWithVerbs;
+            return 'none';
+          }
           const stale = [...this.#entries].filter(([, e]) => !this.#current(e)).map(([u]) => u);
           if (stale.length === 0) return 'none';
+          this.#sweepStartedAt = now;
           this.#sweep = stale;
           this.#sweepAt = 0;
           this.#sweepId++;
