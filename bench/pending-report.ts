@@ -284,8 +284,10 @@ cycle 0.5 in 2 ms slices while no verb came for a second, 0.1 in 1 ms slices whi
 due, longer rests while slices start late); pods alike (same spec and labels, claims of one content that nothing else
 names) share one explanation. "Labels": ${EVENTS} running-pod label changes per second (they leave explanations that
 read no other pod's labels as they are). "Binds": the same plus ${BINDS} pods bound to nodes per second and as many
-deleted, each making every explanation out of date on its node: the report judges those nodes again for explanations
-of pods whose verdicts read no pod elsewhere (all of the bench's), the others afresh. filter: ${RATE} calls per second,
+deleted, each making every explanation out of date on its node: the report judges again, for explanations of pods
+whose verdicts read no pod elsewhere (all of the bench's), the nodes whose pods are not those it judged (a bound pod
+deleted again leaves its node as it was), and explains the others afresh; while verbs come it starts a sweep over the
+out-of-date explanations at most every 5 s. filter: ${RATE} calls per second,
 500 candidate nodes each, latency from when the call was due to its answer (a call held behind a slice of the report
 counts), over ${SECONDS} s; each round measures without the report, then with it, under each churn. With pods bound
 every 10 ms, nearly every explanation is out of date at any moment: "behind" is how long the most out-of-date one had
