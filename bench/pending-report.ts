@@ -4,10 +4,12 @@
 //   many explanations it computed (equivalent pods share one);
 //   the report's CPU per second while the cluster changes, in two ways: --events per second running pods modified
 //   (a label: a store event, which leaves the explanations that read no other pod's labels as they are), and the
-//   same plus --binds per second pods bound to nodes and as many deleted (each makes every explanation out of date);
+//   same plus --binds per second pods bound to nodes and as many deleted (each makes every explanation out of date on
+//   its node, which the report judges again);
 //   the filter verb's latency (open loop, --rate per second, 500 candidate nodes, from the time it was due to its
 //   answer, so a verb held behind a slice of the report counts) under the same changes, without and with the report,
-//   --rounds times (without, then with: the machine is shared, the pairs show the noise).
+//   --rounds times (without, then with: the machine is shared, the pairs show the noise); how far behind the report
+//   is when the binds stop, and how long it then takes to catch up (the verbs stopped too).
 // Timings are never asserted; the machine is shared. --out FILE writes its section of bench/RESULTS.md.
 //
 // Run: ./node_modules/.bin/node --max-old-space-size=6144 bench/pending-report.ts [--nodes 5000] [--pending 1000,10000]
@@ -140,6 +142,13 @@ interface Pair {
   reportCpuPerSecond: number;
   /** Explanations out of date when the churn stopped, of those listed. */
   stale: number;
+  /** How long the most out-of-date one had been out of date then (ms). */
+  behindMs: number;
+  /** From the churn's end (its bound pods deleted) until every explanation was current again (ms). */
+  caughtUpMs: number;
+  /** During the churn: explanations computed afresh, and refreshed on the changed nodes only. */
+  explained: number;
+  refreshed: number;
 }
 
 interface Row {
@@ -185,11 +194,27 @@ for (const pending of args.pending.split(',').map(Number)) {
   const measure = async (report: PendingReport | undefined, binds: number) => {
     const stopChurn = churn(deps, EVENTS, binds);
     const work0 = report?.workMs ?? 0;
+    const explained0 = report?.explained ?? 0;
+    const refreshed0 = report?.refreshed ?? 0;
     const t0 = performance.now();
     const latencies = await verbLatency(deps, pods, nodeNames);
     const cpuShare = ((report?.workMs ?? 0) - work0) / (performance.now() - t0);
+    const end = report?.snapshot();
+    const explained = (report?.explained ?? 0) - explained0;
+    const refreshed = (report?.refreshed ?? 0) - refreshed0;
     stopChurn();
-    return { latencies, cpuShare, stale: report?.snapshot().stale ?? 0 };
+    const t1 = performance.now();
+    await report?.idle();
+    const caughtUpMs = performance.now() - t1;
+    return {
+      latencies,
+      cpuShare,
+      stale: end?.stale ?? 0,
+      behindMs: end?.behindMs ?? 0,
+      caughtUpMs,
+      explained,
+      refreshed,
+    };
   };
 
   const row: Row = {
@@ -228,6 +253,10 @@ for (const pending of args.pending.split(',').map(Number)) {
       with: b.latencies,
       reportCpuPerSecond: b.cpuShare,
       stale: b.stale,
+      behindMs: b.behindMs,
+      caughtUpMs: b.caughtUpMs,
+      explained: b.explained,
+      refreshed: b.refreshed,
     });
     row.rounds.push({ labels: pair(withoutLabels, withLabels), binds: pair(withoutBinds, withBinds) });
     const top = (xs: number[]) =>
@@ -255,17 +284,22 @@ cycle 0.5 in 2 ms slices while no verb came for a second, 0.1 in 1 ms slices whi
 due, longer rests while slices start late); pods alike (same spec and labels, claims of one content that nothing else
 names) share one explanation. "Labels": ${EVENTS} running-pod label changes per second (they leave explanations that
 read no other pod's labels as they are). "Binds": the same plus ${BINDS} pods bound to nodes per second and as many
-deleted, each making every explanation out of date. filter: ${RATE} calls per second, 500 candidate nodes each, latency
-from when the call was due to its answer (a call held behind a slice of the report counts), over ${SECONDS} s; each
-round measures without the report, then with it, under each churn.
+deleted, each making every explanation out of date on its node: the report judges again, for explanations of pods
+whose verdicts read no pod elsewhere (all of the bench's), the nodes whose pods are not those it judged (a bound pod
+deleted again leaves its node as it was), and explains the others afresh; while verbs come it starts a sweep over the
+out-of-date explanations at most every 5 s. filter: ${RATE} calls per second,
+500 candidate nodes each, latency from when the call was due to its answer (a call held behind a slice of the report
+counts), over ${SECONDS} s; each round measures without the report, then with it, under each churn. With pods bound
+every 10 ms, nearly every explanation is out of date at any moment: "behind" is how long the most out-of-date one had
+been when the binds stopped, "caught up" how long the report then took to be current (no verbs coming).
 
-| pending pods | first full report (wall) | its CPU | explanations | report CPU: labels / binds | filter p50 / p99 (ms), labels: without → with | binds: without → with | out of date at the end (binds) |
-|---:|---:|---:|---:|---:|---:|---:|---:|
+| pending pods | first full report (wall) | its CPU | explanations | report CPU: labels / binds | filter p50 / p99 (ms), labels: without → with | binds: without → with | binds: explained afresh / node by node | out of date at the end, behind | caught up |
+|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
 ${rows
   .flatMap((r) =>
     r.rounds.map(
       (x, i) =>
-        `| ${i === 0 ? r.pending : '〃'} | ${i === 0 ? `${(r.firstMs / 1000).toFixed(1)} s` : ''} | ${i === 0 ? `${(r.firstCpuMs / 1000).toFixed(1)} s` : ''} | ${i === 0 ? `${r.computed} for ${r.listed} pods` : ''} | ${pct(x.labels.reportCpuPerSecond)} / ${pct(x.binds.reportCpuPerSecond)} | ${lat(x.labels.without)} → ${lat(x.labels.with)} | ${lat(x.binds.without)} → ${lat(x.binds.with)} | ${x.binds.stale} of ${r.listed} |`,
+        `| ${i === 0 ? r.pending : '〃'} | ${i === 0 ? `${(r.firstMs / 1000).toFixed(1)} s` : ''} | ${i === 0 ? `${(r.firstCpuMs / 1000).toFixed(1)} s` : ''} | ${i === 0 ? `${r.computed} for ${r.listed} pods` : ''} | ${pct(x.labels.reportCpuPerSecond)} / ${pct(x.binds.reportCpuPerSecond)} | ${lat(x.labels.without)} → ${lat(x.labels.with)} | ${lat(x.binds.without)} → ${lat(x.binds.with)} | ${x.binds.explained} / ${x.binds.refreshed} | ${x.binds.stale} of ${r.listed}, ${(x.binds.behindMs / 1000).toFixed(1)} s | ${(x.binds.caughtUpMs / 1000).toFixed(1)} s |`,
     ),
   )
   .join('\n')}

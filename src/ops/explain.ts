@@ -15,7 +15,7 @@ import { isSuccess, type Status } from '../framework/interfaces.ts';
 import type { Framework } from '../framework/runner.ts';
 import { DEFAULT_PROFILE_PLUGINS } from '../plugins/default-profile.ts';
 import { PLUGIN_NAMES } from '../plugins/names.ts';
-import { postFilter } from './post-filter.ts';
+import { type PreemptionVerdict, postFilter } from './post-filter.ts';
 import { defaultProfileFramework } from './profile.ts';
 
 /**
@@ -144,13 +144,91 @@ export interface Judgement {
   /** The cycle state after preFilter. */
   state: CycleState;
   pod: Pod;
+  /** What judged each node (the pending report judges some nodes again with it: src/ops/pending-nodes.ts). */
+  context: JudgeContext;
+  /** The nodes judged, in order. */
+  names: readonly string[];
+  /** The judged nodes that do not fit, in order, with the status kube-scheduler counts. */
+  statuses: ReadonlyMap<string, Status>;
+  /** DefaultPreemption's verdict on each node its dry run tried (when no node fits). */
+  tried: ReadonlyMap<string, PreemptionVerdict>;
+  /** The kube-scheduler minor whose messages the answer follows, as a number (36 for v1.36). */
+  minor: number;
+}
+
+/** What a node's status in a judgement depends on besides the node. */
+export interface JudgeContext {
+  deps: ExtenderDeps;
+  pod: Pod;
+  framework: Framework;
+  state: CycleState;
+  /** The preFilter whose rejection is the pod's (kube-scheduler's own; delegated, the volume plugins' is per node). */
+  podPre: Status;
+  /** The nodes a preFilter narrowed the cycle to. */
+  narrowed?: { nodeNames: ReadonlySet<string>; plugins: string[] };
+  delegated?: Delegation;
+}
+
+/** A node's status as kube-scheduler records it, and whether it was filtered (not left out by a narrowing preFilter). */
+export function judgeNode(c: JudgeContext, name: string): { s: Status; judged: boolean } {
+  const info = c.deps.cache.nodeInfo(name);
+  if (!info?.node) return { s: { code: 'Unschedulable', reasons: [unknownNodeReason(name)] }, judged: true };
+  if (!isSuccess(c.podPre)) return { s: c.podPre, judged: true };
+  if (c.narrowed && !c.narrowed.nodeNames.has(name))
+    return {
+      s: { code: 'UnschedulableAndUnresolvable', reasons: [notInPreFilterResult(c.narrowed.plugins)] },
+      judged: false,
+    };
+  const s = c.delegated
+    ? delegatedFilter(c.delegated, c.pod, info)
+    : c.framework.runFilterWithNominatedPods(c.state, c.pod, info);
+  return { s, judged: true };
+}
+
+/** The plugin a node not fitting is counted under (judge's `deciding`). */
+export function decidingPlugin(c: JudgeContext, s: Status, judged: boolean): string {
+  return s.plugin ?? (judged ? '' : c.narrowed?.plugins.join(' ')) ?? '';
+}
+
+/**
+ * The FitError line when no node fits, before PostFilter's part, and its counts per reason: `failed` are the judged
+ * nodes' statuses, the `filtered` of `numAllNodes` nodes that a narrowing preFilter did not leave out.
+ */
+export function fitErrorOf(
+  c: JudgeContext,
+  numAllNodes: number,
+  failed: Status[],
+  filtered: number,
+): { summary: string; reasons: Map<string, number> } {
+  // Upstream counts the nodes a preFilter excluded by the absent nodes' status, not one by one.
+  if (c.narrowed)
+    for (let i = filtered; i < numAllNodes; i++)
+      failed.push({ code: 'UnschedulableAndUnresolvable', reasons: [notInPreFilterResult(c.narrowed.plugins)] });
+  const preFilterMsg = isSuccess(c.podPre) ? '' : c.podPre.reasons.join(', ');
+  const reasons = new Map<string, number>();
+  if (preFilterMsg) reasons.set(preFilterMsg, numAllNodes);
+  else for (const f of failed) for (const r of f.reasons) reasons.set(r, (reasons.get(r) ?? 0) + 1);
+  return { summary: fitErrorMessage(numAllNodes, preFilterMsg, failed), reasons };
+}
+
+/** Explain's notes on the pod and the cluster (not the one on preemption). */
+export function explainNotes(deps: ExtenderDeps, pod: Pod, minor: string): string[] {
+  const notes: string[] = [];
+  const note = schedulerNote(pod);
+  if (note) notes.push(note);
+  notes.push(...unavailableKindNotes(deps.sourceStatus?.() ?? []));
+  if (!(MATCHED_MINORS as readonly string[]).includes(minor))
+    notes.push(
+      `this cluster runs ${minor}: the reasons are kube-scheduler ${MATCHED_MINORS[0]}–${MATCHED_MINORS.at(-1)}'s, an older or newer one may word some differently`,
+    );
+  return notes;
 }
 
 /**
  * A fully delegated kube-scheduler (deps.delegatedVolumeBinding): its own profile without the volume plugins, whose
  * preFilter and filters come first, and this extender's filter (the volume plugins alone) on the nodes that pass them.
  */
-interface Delegation {
+export interface Delegation {
   scheduler: Framework;
   schedulerState: CycleState;
   schedulerPre: Status;
@@ -178,7 +256,7 @@ function delegation(deps: ExtenderDeps, pod: Pod, disabled: readonly string[] = 
  * The node's status as a fully delegated kube-scheduler records it: its own filters' first rejection, else the
  * extender's verdict (a rejection by its preFilter comes back for each node, as the filter verb answers it).
  */
-function delegatedFilter(d: Delegation, pod: Pod, info: NodeInfo): Status {
+export function delegatedFilter(d: Delegation, pod: Pod, info: NodeInfo): Status {
   const own = d.scheduler.runFilterWithNominatedPods(d.schedulerState, pod, info);
   if (!isSuccess(own)) return own;
   if (!isSuccess(d.extenderPre)) return d.extenderPre;
@@ -189,7 +267,7 @@ function delegatedFilter(d: Delegation, pod: Pod, info: NodeInfo): Status {
  * The status kube-scheduler counts for the node: the extender protocol carries one message per node (the filter verb
  * joins the plugin's reasons), which kube-scheduler's FitError counts as one reason.
  */
-function counted(s: Status, d: Delegation | undefined): Status {
+export function counted(s: Status, d: Delegation | undefined): Status {
   if (!d || isSuccess(s) || !(PLUGIN_NAMES as readonly (string | undefined)[]).includes(s.plugin)) return s;
   return { ...s, reasons: [s.reasons.join(', ')] };
 }
@@ -220,6 +298,7 @@ export function* judge(
   const narrowed = isSuccess(podPre)
     ? (delegated?.scheduler ?? framework).preFilterResult(delegated?.schedulerState ?? state)
     : undefined;
+  const context: JudgeContext = { deps, pod, framework, state, podPre, narrowed, delegated };
   const statuses = new Map<string, Status>();
   const nodes: NodeExplanation[] = [];
   const deciding = new Map<string, number>();
@@ -229,28 +308,18 @@ export function* judge(
   for (const name of names) {
     // A step per NODES_PER_STEP nodes (a few microseconds each): the caller looks at its clock between steps.
     if (step++ % NODES_PER_STEP === 0) yield;
-    const info = cache.nodeInfo(name);
-    let s: Status;
-    let all: Status[] = [];
-    let judged = true;
-    if (!info?.node) s = { code: 'Unschedulable', reasons: [unknownNodeReason(name)] };
-    else if (!isSuccess(podPre)) s = podPre;
-    else if (narrowed && !narrowed.nodeNames.has(name)) {
-      s = { code: 'UnschedulableAndUnresolvable', reasons: [notInPreFilterResult(narrowed.plugins)] };
-      judged = false;
-    } else {
-      s = delegated ? delegatedFilter(delegated, pod, info) : framework.runFilterWithNominatedPods(state, pod, info);
-      if (!isSuccess(s) && nodes.length < limit)
-        all = isSuccess(pre) ? framework.runAllFilters(state, pod, info) : [pre];
-    }
+    const { s, judged } = judgeNode(context, name);
     if (judged) filtered++;
     if (isSuccess(s)) feasible++;
     else {
       if (judged) statuses.set(name, counted(s, delegated));
-      const plugin = s.plugin ?? (judged ? '' : narrowed?.plugins.join(' ')) ?? '';
+      const plugin = decidingPlugin(context, s, judged);
       deciding.set(plugin, (deciding.get(plugin) ?? 0) + 1);
     }
     if (nodes.length >= limit) continue;
+    const info = cache.nodeInfo(name);
+    const listed = Boolean(info?.node && isSuccess(podPre) && judged);
+    const all = listed && !isSuccess(s) ? (isSuccess(pre) ? framework.runAllFilters(state, pod, info!) : [pre]) : [];
     nodes.push({
       name,
       verdict: verdictOf(s),
@@ -261,27 +330,13 @@ export function* judge(
     });
   }
   let summary = `${feasible}/${names.length} nodes are available`;
-  const notes: string[] = [];
-  const note = schedulerNote(pod);
-  if (note) notes.push(note);
-  notes.push(...unavailableKindNotes(deps.sourceStatus?.() ?? []));
   const minor = kubeSchedulerMinor(deps.clusterVersion?.());
-  if (!(MATCHED_MINORS as readonly string[]).includes(minor))
-    notes.push(
-      `this cluster runs ${minor}: the reasons are kube-scheduler ${MATCHED_MINORS[0]}–${MATCHED_MINORS.at(-1)}'s, an older or newer one may word some differently`,
-    );
-  const reasons = new Map<string, number>();
+  const notes = explainNotes(deps, pod, minor);
+  let reasons = new Map<string, number>();
   let preemptionCandidate: string | undefined;
+  const tried = new Map<string, PreemptionVerdict>();
   if (feasible === 0) {
-    // Upstream counts the nodes a preFilter excluded by the absent nodes' status, not one by one.
-    const failed = [...statuses.values()];
-    if (narrowed)
-      for (let i = filtered; i < names.length; i++)
-        failed.push({ code: 'UnschedulableAndUnresolvable', reasons: [notInPreFilterResult(narrowed.plugins)] });
-    const preFilterMsg = isSuccess(podPre) ? '' : podPre.reasons.join(', ');
-    summary = fitErrorMessage(names.length, preFilterMsg, failed);
-    if (preFilterMsg) reasons.set(preFilterMsg, names.length);
-    else for (const f of failed) for (const r of f.reasons) reasons.set(r, (reasons.get(r) ?? 0) + 1);
+    ({ summary, reasons } = fitErrorOf(context, names.length, [...statuses.values()], filtered));
     if (podPre.code === 'UnschedulableAndUnresolvable') {
       // kube-scheduler stops at such a preFilter rejection, before DynamicResources (the profile's last preFilter)
       // wrote its cycle state. Its PostFilter, the first, then fails to read that state, and the error ends the
@@ -297,6 +352,7 @@ export function* judge(
         (n) => cache.nodeInfo(n),
         Number(minor.split('.')[1]),
         delegated && { framework: delegated.extender, state: delegated.extenderState },
+        tried,
       );
       if (post.message) summary += ` ${post.message}`;
       preemptionCandidate = post.preemptionCandidate;
@@ -316,5 +372,18 @@ export function* judge(
     nodes,
     nodesOmitted: names.length - nodes.length,
   };
-  return { answer, deciding, reasons, preemptionCandidate, framework, state, pod };
+  return {
+    answer,
+    deciding,
+    reasons,
+    preemptionCandidate,
+    framework,
+    state,
+    pod,
+    context,
+    names,
+    statuses,
+    tried,
+    minor: Number(minor.split('.')[1]),
+  };
 }

@@ -6,11 +6,19 @@
 // the report is worth less than the verbs' latency); it starts no slice while verbs are queued, and rests longer while
 // its slices start late (the process short of CPU). Readers (the route, a scrape) only read what is there: nothing
 // waits for the report.
+//
+// A change of the pods on some nodes (a pod bound, deleted, resized, nominated) makes every explanation out of date,
+// but most only on those nodes: an explanation is kept per node (pending-nodes.ts), and refreshing it judges those
+// nodes again, which the store's changes since it was computed name (#changes). Explanations whose verdicts read
+// pods elsewhere, and every change of another kind, are explained afresh. While verbs come, a sweep over the
+// out-of-date explanations starts at most every sweepEveryMsWithVerbs: under pods bound every few milliseconds every
+// explanation is always out of date, and refreshing each more often would only take CPU from the verbs.
 import { KINDS, type Kind, type Pod } from '../cluster/types.ts';
 import type { ExtenderDeps } from '../extender/deps.ts';
 import type { Log } from '../log.ts';
 import { claimsOf, explainPending, isPending, isServed, type PendingPod, podFields } from './pending.ts';
 import { ClaimReferences, ClaimSituation, equivalenceKey } from './pending-equivalence.ts';
+import { claimKeys, NodeFingerprints, NodeVerdicts } from './pending-nodes.ts';
 import { onlyLabelsChanged, onlyVersionChanged, readsOtherPods } from './pending-relevance.ts';
 import { type StorageView, storageView } from './storage.ts';
 
@@ -34,6 +42,26 @@ const VERBS_RECENT_MS = 1000;
 /** A pod other pods' verdicts read: on a node, or nominated to one. */
 const placed = (pod: Pod) => Boolean(pod.spec.nodeName || pod.status?.nominatedNodeName);
 
+/** The nodes whose pods include `pod`, or that it is nominated to. */
+const placements = (pod: Pod | undefined) => (pod ? [pod.spec.nodeName, pod.status?.nominatedNodeName] : []);
+
+/** Required pod (anti-)affinity terms: InterPodAffinity's preFilter counts such existing pods over every node. */
+const hasPodAffinityTerms = (pod: Pod | undefined) =>
+  (pod?.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length ?? 0) > 0 ||
+  (pod?.spec.affinity?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length ?? 0) > 0;
+
+/** The most node-local changes kept; an explanation older than the oldest is explained afresh. */
+const MAX_CHANGES = 20_000;
+
+/** A change of the pods on a node, which an explanation kept per node judges again there. */
+interface NodeChange {
+  generation: number;
+  /** A node whose pods changed; or */
+  node?: string;
+  /** the claims a changed pod names (`namespace/name`). */
+  claims?: string[];
+}
+
 export interface PendingReportOptions {
   schedulerNames: readonly string[];
   logger?: Log;
@@ -45,9 +73,16 @@ export interface PendingReportOptions {
   dutyCycle?: number;
   /** The same while verbs come. */
   dutyCycleWithVerbs?: number;
+  /**
+   * While verbs come, the least time from the start of one sweep over the out-of-date explanations to the next: pods
+   * bound all the time keep every explanation out of date, and refreshing them more often than this buys little.
+   */
+  sweepEveryMsWithVerbs?: number;
   /** How long the storage view a pod's claims are judged against may be reused (it changes with every bind). */
   storageMaxAgeMs?: number;
   now?: () => number;
+  /** The clock slices are timed by (performance.now() ms): a test steps it to end a slice after every step. */
+  clock?: () => number;
 }
 
 /** A storage view, with the generations it was taken at. */
@@ -65,16 +100,37 @@ interface Entry {
   generation: number;
   /** The result read other pods (pending-relevance.ts): a change of their labels alone makes it out of date. */
   readsOtherPods: boolean;
+  /** The explanation of a pod equivalent to no other (no equivalence key). */
+  own?: SharedResult;
 }
 
 /** An explanation computed for one pod and shared by the pods equivalent to it (pending-equivalence.ts). */
 interface SharedResult {
+  /** The sweep it was computed in (shared through that sweep even when out of date since). */
   sweepId: number;
+  /** The last sweep that used it: unused for two, it is dropped. */
+  usedIn: number;
   generation: number;
   readsOtherPods: boolean;
   result: PendingPod;
   /** The storage view its claims were judged against: an equivalent pod's claims are judged against it too. */
   storage: StorageView;
+  /** Its verdicts per node, for a pod whose verdicts read only the node judged. */
+  nodes?: NodeVerdicts;
+}
+
+/** The explanation being computed, a slice at a time. */
+interface Running {
+  uid: string;
+  pod: Pod;
+  key?: string;
+  steps: Generator<void, PendingPod | undefined>;
+  generation: number;
+  storage: StorageView;
+  /** Kept per node (a full explanation's, set when judged). */
+  nodes?: NodeVerdicts;
+  /** The explanation being refreshed node by node. */
+  refreshing?: SharedResult;
 }
 
 export interface PendingSnapshot {
@@ -83,6 +139,8 @@ export interface PendingSnapshot {
   waiting: number;
   /** Pods explained with an earlier state than the current one (being refreshed). */
   stale: number;
+  /** How long the most out-of-date of those has been (ms since the first change of more than labels after it). */
+  behindMs: number;
 }
 
 export class PendingReport {
@@ -92,8 +150,14 @@ export class PendingReport {
   readonly #sliceMsWithVerbs: number;
   readonly #dutyCycle: number;
   readonly #dutyCycleWithVerbs: number;
+  readonly #sweepEveryMsWithVerbs: number;
+  /** When the current sweep started (clock ms), whether verbs came lately, and when the next sweep may start. */
+  #sweepStartedAt = Number.NEGATIVE_INFINITY;
+  #verbs = false;
+  #sweepDue = 0;
   readonly #storageMaxAgeMs: number;
   readonly #now: () => number;
+  readonly #clock: () => number;
   readonly #logger?: Log;
   readonly #entries = new Map<string, Entry>();
   /** Pods never explained: they go first. */
@@ -106,15 +170,18 @@ export class PendingReport {
   #generation = 0;
   /** The generation of the last such event that changed more than a scheduled pod's labels. */
   #lastFull = 0;
-  #running?: {
-    uid: string;
-    pod: Pod;
-    key?: string;
-    steps: Generator<void, PendingPod>;
-    generation: number;
-    storage: StorageView;
-  };
-  /** Results of equivalent pods (equivalenceKey) computed during the current sweep. */
+  /** The generation of the last event an explanation kept per node cannot follow node by node. */
+  #lastAll = 0;
+  /** Per node, the generation of the last update of a pod on it that changed only labels or resourceVersion. */
+  readonly #relabelled = new Map<string, number>();
+  /** Changes of pods on nodes since #changesFrom, oldest first. */
+  #changes: NodeChange[] = [];
+  #changesFrom = 0;
+  readonly #fingerprints = new NodeFingerprints();
+  /** When the recent events that changed more than labels came (performance.now() ms), oldest first. */
+  #fullAt: { generation: number; at: number }[] = [];
+  #running?: Running;
+  /** Results of equivalent pods (equivalenceKey), kept while used. */
   #classes = new Map<string, SharedResult>();
   readonly #claims: ClaimSituation;
   /** Entries whose explanation reads other pods (or has none yet): without any, a change of labels needs no work. */
@@ -137,6 +204,8 @@ export class PendingReport {
   workMs = 0;
   /** Explanations computed (pods explained through an equivalent pod's explanation are not counted). */
   explained = 0;
+  /** Explanations refreshed on the nodes that changed only. */
+  refreshed = 0;
 
   constructor(deps: ExtenderDeps, options: PendingReportOptions) {
     this.#deps = deps;
@@ -145,8 +214,10 @@ export class PendingReport {
     this.#sliceMsWithVerbs = options.sliceMsWithVerbs ?? 1;
     this.#dutyCycle = options.dutyCycle ?? 0.5;
     this.#dutyCycleWithVerbs = options.dutyCycleWithVerbs ?? 0.1;
+    this.#sweepEveryMsWithVerbs = options.sweepEveryMsWithVerbs ?? 5000;
     this.#storageMaxAgeMs = options.storageMaxAgeMs ?? 1000;
     this.#now = options.now ?? Date.now;
+    this.#clock = options.clock ?? (() => performance.now());
     this.#logger = options.logger;
     this.#claims = new ClaimSituation(deps, new ClaimReferences());
   }
@@ -159,7 +230,7 @@ export class PendingReport {
   /** Subscribes to the store and takes its pending pods; explaining starts on the next turn of the event loop. */
   start(): this {
     const store = this.#deps.store;
-    this.#startedAt = performance.now();
+    this.#startedAt = this.#clock();
     for (const kind of KINDS) {
       this.#unsubscribe.push(
         store.on(kind, (event) => {
@@ -176,15 +247,37 @@ export class PendingReport {
               this.#schedule();
               return;
             }
+            const nodes = [...new Set([...placements(old), ...placements(pod)])].filter((n): n is string => !!n);
+            const labelsOnly = old !== undefined && onlyLabelsChanged(old, pod);
+            // A change of labels leaves what a node-local verdict reads of the node as it was.
+            if (!labelsOnly) {
+              if (old) this.#fingerprints.remove(old);
+              if (event.type === 'delete') this.#fingerprints.remove(pod);
+              else this.#fingerprints.add(pod, placements(pod));
+            }
             // Out of date only for the explanations that read other pods (pending-relevance.ts).
-            if (old && onlyLabelsChanged(old, pod)) {
+            if (labelsOnly) {
               this.#generation++;
+              // Only the victims on a preemption candidate can change: kept per node, not logged (most events).
+              for (const n of nodes) this.#relabelled.set(n, this.#generation);
               if (this.#readers > 0) this.#schedule();
               return;
             }
+            this.#generation++;
+            this.#full();
+            if (hasPodAffinityTerms(pod) || hasPodAffinityTerms(old)) this.#lastAll = this.#generation;
+            else {
+              const claims = [...new Set([...claimKeys(pod), ...(old ? claimKeys(old) : [])])];
+              const generation = this.#generation;
+              for (const node of nodes) this.#logChange({ generation, node });
+              if (claims.length > 0) this.#logChange({ generation, claims });
+            }
+            this.#schedule();
+            return;
           }
           this.#generation++;
-          this.#lastFull = this.#generation;
+          this.#full();
+          this.#lastAll = this.#generation;
           if (STORAGE_KINDS.has(kind)) this.#storageGeneration++;
           this.#schedule();
         }),
@@ -192,6 +285,7 @@ export class PendingReport {
     }
     for (const pod of store.list('Pod')) {
       this.#claims.references.add(pod);
+      this.#fingerprints.add(pod, placements(pod));
       this.#track(pod, pod);
     }
     this.#schedule();
@@ -210,14 +304,18 @@ export class PendingReport {
     const items: PendingPod[] = [];
     let waiting = 0;
     let stale = 0;
+    let oldest = Number.POSITIVE_INFINITY;
     for (const e of this.#entries.values()) {
       if (!e.result) waiting++;
       else {
         items.push(e.result);
-        if (!this.#current(e)) stale++;
+        if (!this.#current(e)) {
+          stale++;
+          oldest = Math.min(oldest, e.generation);
+        }
       }
     }
-    return { items, waiting, stale };
+    return { items, waiting, stale, behindMs: stale > 0 ? this.#since(oldest) : 0 };
   }
 
   /** Resolves once every pending pod is explained with the current state (tests wait on it, never on a clock). */
@@ -238,6 +336,7 @@ export class PendingReport {
   /** Explains every pending pod now, synchronously (the CLI, which serves no verbs). */
   runToEnd(): void {
     this.#cancel();
+    this.#verbs = false;
     this.#work(Number.POSITIVE_INFINITY);
   }
 
@@ -280,26 +379,95 @@ export class PendingReport {
 
   #schedule(pauseMs = 0): void {
     if (this.#timer || this.#closed) return;
-    const due = performance.now() + pauseMs;
+    const due = this.#clock() + pauseMs;
     const run = () => {
       this.#timer = undefined;
-      const started = performance.now();
+      const started = this.#clock();
       // Late: something else had the CPU (verbs, a GC, other processes on the node). The report is worth less than the
       // verbs' latency: it rests longer until its slices start on time again.
       this.#backoff =
         started - due > LATE_MS ? Math.min(this.#backoff * 2, MAX_BACKOFF) : Math.max(1, this.#backoff / 2);
       if (this.#busy()) return this.#schedule(BUSY_PAUSE_MS);
       const verbs = started - this.#lastVerbAt() < VERBS_RECENT_MS;
+      this.#verbs = verbs;
+      this.#sweepDue = 0;
       this.#work(started + (verbs ? Math.min(this.#sliceMs, this.#sliceMsWithVerbs) : this.#sliceMs));
-      const worked = performance.now() - started;
+      const worked = this.#clock() - started;
       this.workMs += worked;
       const duty = verbs ? Math.min(this.#dutyCycle, this.#dutyCycleWithVerbs) : this.#dutyCycle;
       if (this.#isCurrent()) {
-        this.firstCompleteMs ??= performance.now() - this.#startedAt;
+        this.firstCompleteMs ??= this.#clock() - this.#startedAt;
         this.#release();
-      } else this.#schedule(((worked * (1 - duty)) / duty) * this.#backoff);
+      } else {
+        const rest = ((worked * (1 - duty)) / duty) * this.#backoff;
+        // Waiting for the next sweep: looked at again within a second, as verbs may stop coming meanwhile.
+        const wait = Math.min(this.#sweepDue - this.#clock(), VERBS_RECENT_MS);
+        this.#schedule(Math.max(rest, wait));
+      }
     };
     this.#timer = pauseMs >= 1 ? setTimeout(run, pauseMs) : setImmediate(run);
+  }
+
+  /** An event that changed more than labels: what it makes out of date is counted behind from now. */
+  #full(): void {
+    this.#lastFull = this.#generation;
+    this.#fullAt.push({ generation: this.#generation, at: this.#clock() });
+    if (this.#fullAt.length > MAX_CHANGES) this.#fullAt.splice(0, MAX_CHANGES / 2);
+  }
+
+  /** Milliseconds since the first change of more than labels after `generation` (the oldest kept, when earlier). */
+  #since(generation: number): number {
+    const first = this.#fullAt.find((f) => f.generation > generation) ?? this.#fullAt[0];
+    return first ? this.#clock() - first.at : 0;
+  }
+
+  #logChange(change: NodeChange): void {
+    // Changes before the last of another kind are never read: every explanation older than it is explained afresh.
+    if (this.#changesFrom < this.#lastAll) {
+      this.#changes = [];
+      this.#changesFrom = this.#lastAll;
+    }
+    this.#changes.push(change);
+    if (this.#changes.length > MAX_CHANGES) {
+      const dropped = this.#changes.splice(0, MAX_CHANGES / 2);
+      this.#changesFrom = dropped[dropped.length - 1].generation;
+    }
+  }
+
+  /**
+   * The nodes to judge again to bring `x` up to date, or undefined when it must be explained afresh: it is not kept
+   * per node, a change since was of another kind or names one of its claims, or its pod, still pending, is nominated
+   * (judged, it would skip its own nomination, which the pods equivalent to it see). Bound since, it stands for them
+   * all the same: on its node it counts as they would count it, but for its claims, which the bind's change names.
+   */
+  #changedNodes(x: SharedResult): Set<string> | undefined {
+    const nodes = x.nodes;
+    if (!nodes || x.generation < this.#lastAll || x.generation < this.#changesFrom) return undefined;
+    const own = this.#entries.get(nodes.pod.metadata.uid);
+    if (own && placed(own.pod)) return undefined;
+    const changes = this.#changes;
+    const changed = new Set<string>();
+    const candidate = nodes.candidate;
+    if (candidate && (this.#relabelled.get(candidate) ?? -1) > x.generation) changed.add(candidate);
+    for (let i = this.#firstChangeAfter(x.generation); i < changes.length; i++) {
+      const c = changes[i];
+      if (c.node !== undefined) changed.add(c.node);
+      else for (const k of c.claims ?? []) if (nodes.claims.has(k)) return undefined;
+    }
+    return changed;
+  }
+
+  /** Where the changes after `generation` start in #changes (generations increase along the list). */
+  #firstChangeAfter(generation: number): number {
+    const changes = this.#changes;
+    let lo = 0;
+    let hi = changes.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (changes[mid].generation <= generation) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 
   #cancel(): void {
@@ -317,7 +485,7 @@ export class PendingReport {
 
   /** Works until `deadline` (performance.now() ms) or until every entry is current. */
   #work(deadline: number): void {
-    while (performance.now() < deadline) {
+    while (this.#clock() < deadline) {
       if (!this.#running) {
         const next = this.#startNext();
         if (next === 'none') return;
@@ -325,7 +493,7 @@ export class PendingReport {
         if (next === 'shared') continue;
       }
       const running = this.#running!;
-      let next: IteratorResult<void, PendingPod>;
+      let next: IteratorResult<void, PendingPod | undefined>;
       try {
         next = running.steps.next();
       } catch (err) {
@@ -333,6 +501,8 @@ export class PendingReport {
         this.#logger?.warn({ err, pod: running.uid }, 'pending report: explaining a pod failed');
         const e = this.#entries.get(running.uid);
         if (e) e.generation = running.generation;
+        // Its verdicts per node may be half judged: the next refresh explains it afresh.
+        if (running.refreshing) running.refreshing.nodes = undefined;
         this.#running = undefined;
         continue;
       }
@@ -340,18 +510,41 @@ export class PendingReport {
       this.#running = undefined;
       const e = this.#entries.get(running.uid);
       if (!e) continue;
-      e.result = next.value;
-      this.#setReads(e, readsOtherPods(running.pod, next.value));
+      const value = next.value;
+      if (!value) {
+        // Not to be followed node by node after all (refresh said why): explained afresh next.
+        if (running.refreshing) running.refreshing.nodes = undefined;
+        continue;
+      }
+      // A refresh derives the entry of the pod it keeps (an equivalent one): this pod's own fields and claims.
+      e.result = running.refreshing
+        ? { ...value, ...podFields(e.pod), claims: claimsOf(this.#deps.store, e.pod, running.storage) }
+        : value;
+      this.#setReads(e, readsOtherPods(running.pod, value));
       // The pod changed while it was being explained: its explanation is already out of date.
       e.generation = e.pod === running.pod ? running.generation : -1;
-      if (running.key)
-        this.#classes.set(running.key, {
-          sweepId: this.#sweepId,
-          generation: running.generation,
-          readsOtherPods: e.readsOtherPods,
-          result: next.value,
-          storage: running.storage,
-        });
+      // Nodes whose pods changed while judge ran were judged as they were then, or as they are now: judged again.
+      if (running.nodes && !running.refreshing)
+        for (let i = this.#firstChangeAfter(running.generation); i < this.#changes.length; i++)
+          running.nodes.forget(this.#changes[i].node);
+      const x: SharedResult = running.refreshing ?? {
+        sweepId: this.#sweepId,
+        usedIn: this.#sweepId,
+        generation: running.generation,
+        readsOtherPods: e.readsOtherPods,
+        result: value,
+        storage: running.storage,
+        nodes: running.nodes,
+      };
+      Object.assign(x, {
+        sweepId: this.#sweepId,
+        usedIn: this.#sweepId,
+        generation: running.generation,
+        readsOtherPods: e.readsOtherPods,
+        result: value,
+      });
+      if (running.key) this.#classes.set(running.key, x);
+      else e.own = x;
     }
   }
 
@@ -362,39 +555,63 @@ export class PendingReport {
       if (uid !== undefined) this.#fresh.delete(uid);
       else {
         if (this.#sweepAt >= this.#sweep.length) {
+          const now = this.#clock();
+          if (this.#verbs && now - this.#sweepStartedAt < this.#sweepEveryMsWithVerbs) {
+            this.#sweepDue = this.#sweepStartedAt + this.#sweepEveryMsWithVerbs;
+            return 'none';
+          }
           const stale = [...this.#entries].filter(([, e]) => !this.#current(e)).map(([u]) => u);
           if (stale.length === 0) return 'none';
+          this.#sweepStartedAt = now;
           this.#sweep = stale;
           this.#sweepAt = 0;
           this.#sweepId++;
-          this.#classes.clear();
+          for (const [key, x] of this.#classes) if (x.usedIn < this.#sweepId - 2) this.#classes.delete(key);
         }
         uid = this.#sweep[this.#sweepAt++];
       }
       const e = this.#entries.get(uid);
       if (!e || (e.result && this.#current(e))) continue;
       const key = equivalenceKey(e.pod, this.#claims);
-      const same = key ? this.#classes.get(key) : undefined;
-      if (same && (same.sweepId === this.#sweepId || this.#current(same))) {
+      // A pod of its own: its explanation, unless the pod changed since.
+      const same = key ? this.#classes.get(key) : e.generation === -1 ? undefined : e.own;
+      if (same) same.usedIn = this.#sweepId;
+      if (key && same && (same.sweepId === this.#sweepId || this.#current(same))) {
         e.result = { ...same.result, ...podFields(e.pod), claims: claimsOf(this.#deps.store, e.pod, same.storage) };
         e.generation = same.generation;
         this.#setReads(e, same.readsOtherPods);
         return 'shared';
       }
       const now = this.#now();
+      const changed = same && this.#changedNodes(same);
+      if (same?.nodes && changed) {
+        this.refreshed++;
+        this.#running = {
+          uid,
+          pod: e.pod,
+          key,
+          steps: same.nodes.refresh(this.#deps, changed, same.storage, now),
+          generation: this.#generation,
+          storage: same.storage,
+          refreshing: same,
+        };
+        return 'started';
+      }
       const storage = this.#storageView(now);
-      const steps = explainPending(this.#deps, e.pod, storage.view, now);
       this.explained++;
       // Judged against an older storage view, the result counts as of that view's time: it is refreshed again later.
       const current = storage.storageGeneration === this.#storageGeneration;
-      this.#running = {
+      const running: Running = {
         uid,
         pod: e.pod,
         key,
-        steps,
+        steps: explainPending(this.#deps, e.pod, storage.view, now, (j) => {
+          running.nodes = NodeVerdicts.of(j, this.#fingerprints);
+        }),
         generation: current ? this.#generation : storage.generation,
         storage: storage.view,
       };
+      this.#running = running;
       return 'started';
     }
   }

@@ -6,10 +6,12 @@ import type { ClusterStore } from '../cluster/store.ts';
 import { namespaceOf, objectKey, type Pod } from '../cluster/types.ts';
 import { claimClass } from '../cluster/volume-annotations.ts';
 import type { ExtenderDeps } from '../extender/deps.ts';
+import type { CycleState } from '../framework/cycle-state.ts';
+import type { Framework } from '../framework/runner.ts';
 import { selectVictimsOnNode } from '../preemption/select-victims.ts';
 import { podClaimRefs } from '../volumes/claims.ts';
 import { requestedStorage } from '../volumes/pv-matching.ts';
-import { DEFAULT_SCHEDULER_NAME, judge } from './explain.ts';
+import { DEFAULT_SCHEDULER_NAME, type Judgement, judge } from './explain.ts';
 import { type StorageView, zonesWithRoom } from './storage.ts';
 
 export const GROUPINGS = ['reason', 'workload', 'zone'] as const;
@@ -111,24 +113,52 @@ export function claimsOf(store: ClusterStore, pod: Pod, storage: StorageView): P
   });
 }
 
+/** What an entry is made of: a judgement's (explain's) or the same derived from the nodes judged again (pending-nodes.ts). */
+export interface Outcome {
+  summary: string;
+  /** explain's notes; its note on preemption is left out (the preemption field says it). */
+  notes?: readonly string[];
+  feasibleNodes: number;
+  totalNodes: number;
+  deciding: ReadonlyMap<string, number>;
+  reasons: ReadonlyMap<string, number>;
+  preemptionCandidate?: string;
+  framework: Framework;
+  state: CycleState;
+}
+
 /** The report's entry for `pod`, step by step (explain's judge, then DefaultPreemption's victims). */
 export function* explainPending(
   deps: ExtenderDeps,
   pod: Pod,
   storage: StorageView,
   now: number,
+  /** Hears the judgement (the pending report keeps its verdicts per node). */
+  judged?: (j: Judgement) => void,
 ): Generator<void, PendingPod> {
   const j = yield* judge(deps, pod, { limit: 0 });
+  judged?.(j);
   const { answer } = j;
+  return yield* pendingOf(deps, pod, { ...answer, ...j }, storage, now);
+}
+
+/** The report's entry for `pod` from what judged it: DefaultPreemption's victims on its candidate, the claims. */
+export function* pendingOf(
+  deps: ExtenderDeps,
+  pod: Pod,
+  o: Outcome,
+  storage: StorageView,
+  now: number,
+): Generator<void, PendingPod> {
   let preemption: PendingPod['preemption'] = null;
-  if (answer.feasibleNodes === 0) {
-    const node = j.preemptionCandidate;
+  if (o.feasibleNodes === 0) {
+    const node = o.preemptionCandidate;
     const info = node ? deps.cache.nodeInfo(node) : undefined;
     preemption = { helps: false };
     if (node && info) {
       yield;
       const pdbs = [...deps.store.list('PodDisruptionBudget')];
-      const verdict = selectVictimsOnNode({ framework: j.framework, state: j.state, pod, pdbs, now }, info, []);
+      const verdict = selectVictimsOnNode({ framework: o.framework, state: o.state, pod, pdbs, now }, info, []);
       if (verdict.kept)
         preemption = {
           helps: true,
@@ -137,17 +167,17 @@ export function* explainPending(
         };
     }
   }
-  const reason = answer.feasibleNodes > 0 ? SCHEDULABLE : stripNumbers(largest(j.reasons) ?? answer.summary);
+  const reason = o.feasibleNodes > 0 ? SCHEDULABLE : stripNumbers(largest(o.reasons) ?? o.summary);
   // explain's note on preemption would repeat the preemption field; its other notes (schedulerName, kinds) stay.
-  const notes = answer.notes?.filter((n) => !n.startsWith('evicting lower-priority pods'));
+  const notes = o.notes?.filter((n) => !n.startsWith('evicting lower-priority pods'));
   return {
     ...podFields(pod),
-    summary: answer.summary,
+    summary: o.summary,
     reason,
-    plugin: answer.feasibleNodes > 0 ? '' : (largest(j.deciding) ?? ''),
-    plugins: Object.fromEntries([...j.deciding].sort(([a], [b]) => (a < b ? -1 : 1))),
-    feasibleNodes: answer.feasibleNodes,
-    totalNodes: answer.totalNodes,
+    plugin: o.feasibleNodes > 0 ? '' : (largest(o.deciding) ?? ''),
+    plugins: Object.fromEntries([...o.deciding].sort(([a], [b]) => (a < b ? -1 : 1))),
+    feasibleNodes: o.feasibleNodes,
+    totalNodes: o.totalNodes,
     preemption,
     claims: claimsOf(deps.store, pod, storage),
     ...(notes?.length ? { notes } : {}),
