@@ -12,12 +12,17 @@
 //   abandoned   --abandoned non-cache filters (--full-nodes full Node objects each, MiBs of JSON), all at once, each
 //               connection closed 5 ms after its request was written, as kube-scheduler does past its httpTimeout: how
 //               many were computed (topology_extender_verb_started_total)
-//   after       the fresh filter again, one at a time, against its quiet latency; RSS after the load
+//   after       the fresh filter again, one at a time, against its quiet latency; RSS once a second for 40 s after
+//               the abandoned burst, against its baseline (after the quiet run, before any load)
 // RSS is sampled from /proc every 20 ms and its peak (VmHWM, reset before the load) is compared with the budget.
 // Timings are never asserted: the machine is shared (its load average is in the report).
 //
+// The extender runs with the environment the chart's Deployment sets (its MALLOC_* variables); --no-chart-env leaves
+// it out, --env NAME=VALUE adds to it (A/B of a process setting); --malloc-trim (needs gdb) calls malloc_trim(0) in it
+// at the end: what glibc's malloc held free but resident.
 // Run: ./node_modules/.bin/node bench/live/overload.ts [--nodes 5000] [--seconds 30] [--abandoned 500]
-//        [--full-nodes 2000] [--budget 1Gi] [--rate N] [--out bench/RESULTS.md]   (or `npm run bench -- overload`)
+//        [--full-nodes 2000] [--budget 1Gi] [--rate N] [--no-chart-env] [--env NAME=VALUE]... [--malloc-trim]
+//        [--out bench/RESULTS.md]   (or `npm run bench -- overload`)
 // --rate fixes the open loop's rate (filters/s) instead of 2x the measured sustainable one: the same load for an A/B of
 // two builds on a shared machine, where the closed loop's figure alone moves by half.
 import { execFileSync, spawn } from 'node:child_process';
@@ -37,6 +42,7 @@ import { candidateNames, generateCluster, LOCAL_STORAGE_SHAPE } from '../synthet
 import { startFakeApiServer } from './time-to-ready.ts';
 
 const { values: args } = parseArgs({
+  allowNegative: true,
   options: {
     nodes: { type: 'string', default: '5000' },
     seconds: { type: 'string', default: '30' },
@@ -44,6 +50,9 @@ const { values: args } = parseArgs({
     'full-nodes': { type: 'string', default: '2000' },
     rate: { type: 'string' },
     budget: { type: 'string', default: '1Gi' },
+    env: { type: 'string', multiple: true, default: [] },
+    'chart-env': { type: 'boolean', default: true },
+    'malloc-trim': { type: 'boolean', default: false },
     out: { type: 'string', default: fileURLToPath(new URL('../RESULTS.md', import.meta.url)) },
   },
 });
@@ -97,6 +106,28 @@ const fake = await startFakeApiServer(['--local-storage', String(NODES)]);
 log(`fake API server: ${fake.nodes} nodes, ${fake.pods} pods, loaded in ${(fake.loadMs / 1000).toFixed(1)} s`);
 // As in a pod whose limit is the budget: V8's heap limit set from it (the README's sizing section).
 const heapMiB = Math.round((BUDGET / MiB) * HEAP_FRACTION);
+/**
+ * The process settings the chart's Deployment gives the container (glibc's MALLOC_* variables; NODE_OPTIONS is the
+ * flag above), so that the extender measured is the one that ships; --no-chart-env leaves them out (an A/B).
+ */
+const chartEnv: Record<string, string> = {};
+if (args['chart-env']) {
+  const deployment = await readFile(`${root}charts/topology-extender/templates/deployment.yaml`, 'utf8');
+  for (const m of deployment.matchAll(/- name: (MALLOC_\w+)\s+value: "?([^"\s]+)"?/g)) chartEnv[m[1]] = m[2];
+}
+/** --env NAME=VALUE: added to the extender's environment (an A/B of a process setting). */
+const extraEnv = {
+  ...chartEnv,
+  ...Object.fromEntries(
+    (args.env as string[]).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  ),
+};
+const envText = Object.entries(extraEnv)
+  .map(([k, v]) => `${k}=${v}`)
+  .join(' ');
+log(
+  `the extender's environment adds: ${envText || 'nothing'}${args['chart-env'] ? ' (the chart sets the MALLOC_*)' : ''}`,
+);
 const child = spawn(
   process.execPath,
   [
@@ -110,7 +141,11 @@ const child = spawn(
     '--memory-budget',
     String(BUDGET),
   ],
-  { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, TOPOLOGY_EXTENDER_LOG_FORMAT: 'json' } },
+  {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, TOPOLOGY_EXTENDER_LOG_FORMAT: 'json', ...extraEnv },
+  },
 );
 process.on('exit', () => child.kill('SIGKILL'));
 let port: number | undefined;
@@ -129,6 +164,19 @@ const pid = child.pid!;
 const status = async () => await readFile(`/proc/${pid}/status`, 'utf8');
 const rssMiB = async () => Number(/VmRSS:\s+(\d+)/.exec(await status())?.[1] ?? 0) / 1024;
 const peakMiB = async () => Number(/VmHWM:\s+(\d+)/.exec(await status())?.[1] ?? 0) / 1024;
+/** Resident MiB by kind of mapping: the brk heap (glibc's main arena), anonymous mappings, files. */
+async function smapsRss(): Promise<string> {
+  const kb: Record<string, number> = {};
+  let kind = '';
+  for (const line of (await readFile(`/proc/${pid}/smaps`, 'utf8')).split('\n')) {
+    const m = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (m) kind = m[1].startsWith('/') ? 'file' : m[1] || 'anon';
+    else if (line.startsWith('Rss:')) kb[kind] = (kb[kind] ?? 0) + Number(line.split(/\s+/)[1]);
+  }
+  return Object.entries(kb)
+    .map(([k, v]) => `${k} ${(v / 1024).toFixed(0)}`)
+    .join(', ');
+}
 /** Resets VmHWM to the current RSS (Linux: clear_refs 5). */
 const resetPeak = () => writeFile(`/proc/${pid}/clear_refs`, '5').catch(() => {});
 
@@ -234,7 +282,13 @@ async function oneAtATime(count: number): Promise<number> {
 await oneAtATime(50); // warm-up
 const quietMs = await oneAtATime(100);
 const quietHeap = await heapUsedMiB();
-log(`quiet: a 3-claim filter one at a time, median ${quietMs.toFixed(2)} ms; heap used ${quietHeap.toFixed(0)} MiB`);
+// The baseline the RSS must come back to after the bursts: ready, warmed up by the quiet run, before any load.
+const quietRss = await rssMiB();
+const quietHeapTotal = metric(await metrics(), /nodejs_heap_size_total_bytes (\d+)/) / MiB;
+log(
+  `quiet: a 3-claim filter one at a time, median ${quietMs.toFixed(2)} ms; heap used ${quietHeap.toFixed(0)} MiB, ` +
+    `total ${quietHeapTotal.toFixed(0)} MiB; RSS ${quietRss.toFixed(0)} MiB (the baseline)`,
+);
 
 // ------------------------------------------------------------------------------------------- sustainable
 // Filters answered 200 per second of the closed loop; the best second is taken: on a shared machine the others
@@ -405,11 +459,57 @@ log(
 );
 
 // ------------------------------------------------------------------------------------------------- after
+// The RSS after the bursts, once a second for TRAJECTORY_S from the end of the abandoned one (the fresh filters run
+// in the first second or two): VmRSS, and the heap and external memory V8 reports (/metrics), to tell V8's memory
+// from native memory.
+const TRAJECTORY_S = 40;
+const burstEnd = performance.now();
 const freshMs = await oneAtATime(100);
-await sleep(5000);
+interface Sample {
+  s: number;
+  rss: number;
+  heap: number;
+  heapTotal: number;
+  external: number;
+}
+const trajectory: Sample[] = [];
+for (let s = 1; s <= TRAJECTORY_S; s++) {
+  await sleep(Math.max(0, burstEnd + s * 1000 - performance.now()));
+  // /metrics every 10 s, as Prometheus would: a scrape allocates, and one a second kept the RSS growing by itself.
+  const text = s % 10 === 0 ? await metrics() : undefined;
+  trajectory.push({
+    s,
+    rss: await rssMiB(),
+    heap: text ? metric(text, /nodejs_heap_size_used_bytes (\d+)/) / MiB : Number.NaN,
+    heapTotal: text ? metric(text, /nodejs_heap_size_total_bytes (\d+)/) / MiB : Number.NaN,
+    external: text ? metric(text, /nodejs_external_memory_bytes (\d+)/) / MiB : Number.NaN,
+  });
+}
 sampling = false;
 await sampler;
-const afterRss = await rssMiB();
+const at = (s: number) => trajectory[s - 1];
+const afterRss = at(5).rss;
+const endRss = at(TRAJECTORY_S).rss;
+/** The target: back within 25 % or 64 MiB of the baseline, whichever is larger. */
+const allowedRss = Math.max(quietRss * 1.25, quietRss + 64);
+log(
+  `RSS after the bursts (s: RSS / heap used / heap total / external MiB): ${trajectory
+    .filter((x) => x.s % 5 === 0 || x.s === 1)
+    .map(
+      (x) =>
+        `${x.s}: ${x.rss.toFixed(0)}${Number.isNaN(x.heap) ? '' : `/${x.heap.toFixed(0)}/${x.heapTotal.toFixed(0)}/${x.external.toFixed(0)}`}`,
+    )
+    .join(', ')}; baseline ${quietRss.toFixed(0)}, allowed ${allowedRss.toFixed(0)}`,
+);
+// --malloc-trim (diagnosis, needs gdb): what glibc's malloc holds free but resident, returned with malloc_trim(0).
+let trimmedRss: number | undefined;
+if (args['malloc-trim']) {
+  log(`smaps before malloc_trim: ${await smapsRss()}`);
+  execFileSync('gdb', ['-p', String(pid), '-batch', '-ex', 'call (int) malloc_trim(0)'], { stdio: 'ignore' });
+  trimmedRss = await rssMiB();
+  log(`smaps after malloc_trim: ${await smapsRss()}`);
+  log(`malloc_trim(0) at +${TRAJECTORY_S} s: RSS ${endRss.toFixed(0)} -> ${trimmedRss.toFixed(0)} MiB`);
+}
 const final = await metrics();
 const rejectedBy = (reason: string) =>
   metric(final, new RegExp(`admission_rejected_total\\{reason="${reason}"\\} (\\d+)`));
@@ -452,7 +552,7 @@ const md = `<!-- overload: written by bench/live/overload.ts -->
 ${n(NODES)}-node local-storage cluster from a fake API server (\`bench/live/fake-server-process.ts\`), the extender
 (\`src/main.ts serve --kubeconfig\`) with \`--memory-budget ${args.budget}\` (the chart's \`resources.limits.memory\`; in a
 pod it is read from the cgroup) and \`--max-old-space-size=${heapMiB}\` (${HEAP_FRACTION} of it, as the README's sizing
-section says): admission limits ${n(limits.maxConnections ?? 0)} connections,
+section says)${envText ? `, and the environment the chart's Deployment sets: \`${envText}\`` : ''}: admission limits ${n(limits.maxConnections ?? 0)} connections,
 ${n((limits.maxBodyBytesHeld ?? 0) / MiB, 0)} MiB of bodies held, ${n(limits.maxQueuedVerbs ?? 0)} verbs or ${limits.maxQueuedWorkSeconds} s of work waiting.
 Machine: ${cpus().length} CPUs, ${n(totalmem() / 2 ** 30, 0)} GiB; load at start \`${loadAtStart.replace(/.*load average/, 'load average')}\`,
 at end \`${loadAtEnd.replace(/.*load average/, 'load average')}\` (shared machine: compare figures of one run).
@@ -463,6 +563,7 @@ at end \`${loadAtEnd.replace(/.*load average/, 'load average')}\` (shared machin
 | answers are 200 or 503: p99 of the 503s ≤ 5 ms | ${count(503) ? `${n(p99Refused, 2)} ms` : 'no 503: not overloaded'} (${n(count(503))} × 503, ${n(count(200))} × 200, ${n(openSent - count(200) - count(503))} other); floor ${n(floorP99, 2)} ms, ${n(busyFloorP99, 2)} ms with a core busy | ${verdict(p99Refused <= 5 && openSent === count(200) + count(503))} |
 | ≤ 5 % of abandoned verbs computed | ${n(computedPct, 1)} % (${computed} of ${ABANDONED}) | ${verdict(computedPct <= 5)} |
 | a fresh filter afterwards ≤ 2× its quiet latency | ${n(freshMs / quietMs, 2)}× (${n(freshMs, 2)} ms against ${n(quietMs, 2)} ms) | ${verdict(freshMs / quietMs <= 2)} |
+| RSS at +${TRAJECTORY_S} s after the bursts within 25 % or 64 MiB of its baseline (≤ ${n(allowedRss)} MiB) | ${n(endRss)} MiB against ${n(quietRss)} MiB (${n(endRss - quietRss)} MiB, ${n((100 * (endRss - quietRss)) / quietRss, 0)} %) | ${verdict(endRss <= allowedRss)} |
 
 - **Ready**: ${n(readyS, 1)} s, RSS ${n(readyRss)} MiB (heap used ${n(quietHeap)} MiB after the quiet run); before the load (after the quiet and closed-loop runs) ${n(baselineRss)} MiB.
 - **Quiet**: a 3-claim filter (500 names, cache mode) one at a time, median of 100: ${n(quietMs, 2)} ms.
@@ -484,12 +585,21 @@ at end \`${loadAtEnd.replace(/.*load average/, 'load average')}\` (shared machin
   ${Object.entries(Object.fromEntries(abandonedStatuses))
     .map(([k, v]) => `${v} × ${k}`)
     .join(', ')}; RSS peak ${n(loadPeak)} MiB.
-- **After**: a fresh filter one at a time, median ${n(freshMs, 2)} ms; RSS 5 s later ${n(afterRss)} MiB.
+- **After**: a fresh filter one at a time, median ${n(freshMs, 2)} ms. RSS from the end of the abandoned burst, MiB (heap used / heap total / external from \`/metrics\`, scraped every 10 s):
+  ${trajectory
+    .filter((x) => x.s % 5 === 0 || x.s === 1)
+    .map(
+      (x) =>
+        `+${x.s} s ${n(x.rss)}${Number.isNaN(x.heap) ? '' : ` (${n(x.heap)} / ${n(x.heapTotal)} / ${n(x.external)})`}`,
+    )
+    .join(
+      ', ',
+    )}; baseline ${n(quietRss)} MiB (after the quiet run, before any load; heap used ${n(quietHeap)} / total ${n(quietHeapTotal)}).${trimmedRss === undefined ? '' : ` \`malloc_trim(0)\` at +${TRAJECTORY_S} s (gdb): ${n(trimmedRss)} MiB.`}
 - **Refusals over the run** (\`/metrics\`): ${Object.entries(reasons)
   .map(([k, v]) => `${k} ${n(v)}`)
   .join(', ')}.
 
-Reproduce: \`npm run bench -- overload\` (\`--nodes ${NODES} --seconds ${SECONDS} --abandoned ${ABANDONED} --full-nodes ${FULL_NODES} --budget ${args.budget}\`).
+Reproduce: \`npm run bench -- overload\` (\`--nodes ${NODES} --seconds ${SECONDS} --abandoned ${ABANDONED} --full-nodes ${FULL_NODES} --budget ${args.budget}${args['chart-env'] ? '' : ' --no-chart-env'}${(args.env as string[]).map((e) => ` --env ${e}`).join('')}\`).
 <!-- /overload -->
 `;
 if (NODES === 5000) await writeResultsSection(args.out, 'overload', md);

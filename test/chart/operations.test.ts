@@ -472,5 +472,18 @@ describe('memory: V8 heap within the limit the extender reads as its budget', ()
       assert.equal(env?.value, '--max-old-space-size=500');
       assert.equal(container.resources?.limits?.memory, '1Gi');
     });
+
+    it(`mode ${mode}: glibc's mmap threshold is the one the image and the npm scripts set`, async () => {
+      const container = extenderContainer(await renderChart(['--set', `mode=${mode}`])) as {
+        env?: { name: string; value?: string }[];
+      };
+      const threshold = container.env?.find((e) => e.name === 'MALLOC_MMAP_THRESHOLD_')?.value;
+      assert.match(threshold ?? '', /^\d+$/, 'the chart sets MALLOC_MMAP_THRESHOLD_');
+      assert.match(readFileSync('Dockerfile', 'utf8'), new RegExp(`^ENV MALLOC_MMAP_THRESHOLD_=${threshold}$`, 'm'));
+      const scripts = JSON.parse(readFileSync('package.json', 'utf8')).scripts;
+      for (const script of ['start', 'serve']) {
+        assert.ok(scripts[script].startsWith(`MALLOC_MMAP_THRESHOLD_=${threshold} exec node `), scripts[script]);
+      }
+    });
   }
 });

@@ -87,9 +87,16 @@ let base: string;
 before(async () => {
   // What `npm start` runs, on a free port.
   const start: string = JSON.parse(await readFile('package.json', 'utf8')).scripts.start;
-  const [exec, node, ...argv] = start.split(' ');
+  // Leading NAME=VALUE words are the process's environment (the chart's MALLOC_* setting, README: Sizing memory).
+  const words = start.split(' ');
+  const env = { ...process.env };
+  while (/^\w+=/.test(words[0])) {
+    const [name, value] = words.shift()!.split('=');
+    env[name] = value;
+  }
+  const [exec, node, ...argv] = words;
   assert.deepEqual([exec, node], ['exec', 'node'], 'the start script execs node (so that npm signals reach it)');
-  server = spawn(process.execPath, [...argv, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  server = spawn(process.execPath, [...argv, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'], env });
   for await (const line of createInterface({ input: server.stdout! })) {
     const port = /"address":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(line)?.[1];
     if (port) {
