@@ -3,7 +3,7 @@
 // available. Each case checks what the API server ends up holding and which verb calls the extender received.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { created } from '../cluster/kube/helpers.ts';
+import { created, waitFor } from '../cluster/kube/helpers.ts';
 import * as build from '../helpers/objects.ts';
 import { callExtender } from './extender-process.ts';
 import { kubeSchedulers } from './kube-scheduler.ts';
@@ -40,9 +40,13 @@ if (found.skip) {
   test("explain names the cluster's own kube-scheduler minor, its API server's", async () => {
     await cluster.add(pendingPod('explained', 'no-such-scheduler'));
     const version = await cluster.api.client.request<{ gitVersion: string }>('GET', '/version');
-    const answer = await callExtender<{ kubeSchedulerVersion: string }>(cluster.extender, 'POST', '/api/v1/explain', {
-      namespace: 'default',
-      name: 'explained',
+    // Explained once the extender's watch has delivered the pod (404 until then).
+    const answer = await waitFor('the extender knows the pod', async () => {
+      const a = await callExtender<{ kubeSchedulerVersion: string }>(cluster.extender, 'POST', '/api/v1/explain', {
+        namespace: 'default',
+        name: 'explained',
+      });
+      return a.status === 404 ? undefined : a;
     });
     assert.equal(answer.status, 200);
     assert.equal(answer.body.kubeSchedulerVersion, /^v\d+\.\d+/.exec(version.gitVersion)?.[0]);
