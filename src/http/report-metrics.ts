@@ -1,10 +1,11 @@
-// The pending report and the storage view as Prometheus series, read on scrape: nothing is computed for a scrape
-// but the storage view (a pass over PVs, claims and capacities), taken once per scrape and shared by its gauges.
+// The pending report and the storage view as Prometheus series, read on scrape: nothing is computed for a scrape;
+// the storage view is kept current from the store's events (storage-headroom.ts), so reading it costs its rows.
 import { Gauge, Histogram, type Registry } from 'prom-client';
 import type { ClusterStore } from '../cluster/store.ts';
 import { ageOf } from '../ops/pending.ts';
 import type { PendingReport } from '../ops/pending-report.ts';
-import { type StorageView, storageView, type VolumeState } from '../ops/storage.ts';
+import type { VolumeState } from '../ops/storage.ts';
+import { storageHeadroom } from '../ops/storage-headroom.ts';
 
 /** Pending pods' ages: from a minute to a day; the chart's alert thresholds must be one of these bounds. */
 export const PENDING_AGE_BUCKETS = [30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 86400];
@@ -39,13 +40,7 @@ export function pendingMetrics(registry: Registry, report: PendingReport): void 
 }
 
 export function storageMetrics(registry: Registry, store: ClusterStore): void {
-  // One view per scrape: the gauges below are collected one after another within the same scrape.
-  let taken: { at: number; view: StorageView } | undefined;
-  const view = () => {
-    const now = Date.now();
-    if (!taken || now - taken.at > 1000) taken = { at: now, view: storageView(store) };
-    return taken.view;
-  };
+  const view = () => storageHeadroom(store).view();
   const perState = (name: string, help: string, pick: (v: { count: number; bytes: number }) => number) =>
     new Gauge({
       name,

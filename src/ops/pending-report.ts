@@ -20,7 +20,8 @@ import { claimsOf, explainPending, isPending, isServed, type PendingPod, podFiel
 import { ClaimReferences, ClaimSituation, equivalenceKey } from './pending-equivalence.ts';
 import { claimKeys, NodeFingerprints, NodeVerdicts } from './pending-nodes.ts';
 import { onlyLabelsChanged, onlyVersionChanged, readsOtherPods } from './pending-relevance.ts';
-import { type StorageView, storageView } from './storage.ts';
+import type { StorageView } from './storage.ts';
+import { storageHeadroom } from './storage-headroom.ts';
 
 const STORAGE_KINDS: ReadonlySet<Kind> = new Set([
   'Node',
@@ -622,7 +623,7 @@ export class PendingReport {
     if (!s || (s.storageGeneration !== this.#storageGeneration && now - s.at >= this.#storageMaxAgeMs))
       this.#storage = {
         at: now,
-        view: storageView(this.#deps.store),
+        view: storageHeadroom(this.#deps.store).view(),
         generation: this.#generation,
         storageGeneration: this.#storageGeneration,
       };

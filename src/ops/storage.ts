@@ -47,23 +47,25 @@ export interface StorageView {
   claimsWaiting: { storageClass: string; count: number; bytes: number }[];
 }
 
-const zoneOf = (node: Node | undefined) =>
+export const zoneOf = (node: Node | undefined) =>
   node?.metadata.labels?.[LABEL_TOPOLOGY_ZONE] ?? node?.metadata.labels?.[LABEL_FAILURE_DOMAIN_BETA_ZONE] ?? '';
 
 /** Nodes by hostname label (a PV's affinity names the label, not always the node's name). */
-function nodesByHostname(store: ClusterStore): Map<string, Node> {
+export function nodesByHostname(store: ClusterStore): Map<string, Node> {
   const out = new Map<string, Node>();
   for (const n of store.list('Node')) out.set(n.metadata.labels?.[LABEL_HOSTNAME] ?? n.metadata.name, n);
   return out;
 }
 
-interface Place {
+export interface Place {
   zone: string;
   node?: string;
+  /** Placed by matching a selector against every node's labels (so any node's labels may move it). */
+  bySelector?: boolean;
 }
 
 /** Where a PV is: its affinity's zone, or the zone of the node its hostname affinity names. */
-function pvPlace(pv: PersistentVolume, hosts: Map<string, Node>): Place {
+export function pvPlace(pv: PersistentVolume, hosts: Map<string, Node>): Place {
   const entries = affinityIndexEntries(pv) ?? [];
   const zones = new Set<string>();
   let node: string | undefined;
@@ -79,7 +81,7 @@ function pvPlace(pv: PersistentVolume, hosts: Map<string, Node>): Place {
 }
 
 /** Where a CSIStorageCapacity's nodeTopology reaches: a zone or a node named by label, else the nodes it selects. */
-function capacityPlace(c: CSIStorageCapacity, store: ClusterStore, hosts: Map<string, Node>): Place | undefined {
+export function capacityPlace(c: CSIStorageCapacity, store: ClusterStore, hosts: Map<string, Node>): Place | undefined {
   const selector = c.nodeTopology;
   if (!selector) return undefined; // nil selects no node (upstream)
   const labels = selector.matchLabels ?? {};
@@ -94,10 +96,10 @@ function capacityPlace(c: CSIStorageCapacity, store: ClusterStore, hosts: Map<st
   }
   const zones = new Set<string>();
   for (const n of store.list('Node')) if (selectorMatchesSafely(selector, n.metadata.labels)) zones.add(zoneOf(n));
-  return zones.size === 0 ? undefined : { zone: [...zones].sort().join(',') };
+  return zones.size === 0 ? undefined : { zone: [...zones].sort().join(','), bySelector: true };
 }
 
-function emptyRow(storageClass: string, place: Place, byNode: boolean): StorageRow {
+export function emptyRow(storageClass: string, place: Place, byNode: boolean): StorageRow {
   return {
     storageClass,
     zone: place.zone,
@@ -159,14 +161,16 @@ export function storageView(store: ClusterStore, options: { byNode?: boolean } =
     w.count++;
     w.bytes += requestedStorage(pvc);
   }
-  const order = (a: { storageClass: string; zone?: string; node?: string }, b: typeof a) =>
-    a.storageClass.localeCompare(b.storageClass) ||
-    (a.zone ?? '').localeCompare(b.zone ?? '') ||
-    (a.node ?? '').localeCompare(b.node ?? '');
-  return { rows: [...rows.values()].sort(order), claimsWaiting: [...waiting.values()].sort(order) };
+  return { rows: [...rows.values()].sort(byPlace), claimsWaiting: [...waiting.values()].sort(byPlace) };
 }
 
-function quantity(q: string | number | undefined): number {
+/** The view's order: by storage class, then zone, then node. */
+export const byPlace = (a: { storageClass: string; zone?: string; node?: string }, b: typeof a) =>
+  a.storageClass.localeCompare(b.storageClass) ||
+  (a.zone ?? '').localeCompare(b.zone ?? '') ||
+  (a.node ?? '').localeCompare(b.node ?? '');
+
+export function quantity(q: string | number | undefined): number {
   if (q === undefined) return 0;
   try {
     return parseValue(q);

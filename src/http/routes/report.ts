@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { kubeSchedulerMinor } from '../../ops/explain.ts';
 import { GROUPINGS, type Grouping, pendingAnswer } from '../../ops/pending.ts';
 import { SIZE_BUCKETS, storageView } from '../../ops/storage.ts';
+import { storageHeadroom } from '../../ops/storage-headroom.ts';
 import type { AppDeps } from '../app.ts';
 import { Answer, HttpError } from '../errors.ts';
 
@@ -188,8 +189,11 @@ export function reportRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           },
         },
       },
+      // Split by node it is a pass over every PV (on request only); per class and zone it is kept current.
       async (request) =>
-        storageView(deps.extender.store, { byNode: (request.query as { byNode?: string }).byNode === 'true' }),
+        (request.query as { byNode?: string }).byNode === 'true'
+          ? storageView(deps.extender.store, { byNode: true })
+          : storageHeadroom(deps.extender.store).view(),
     );
   };
 }

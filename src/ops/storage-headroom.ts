@@ -1,0 +1,240 @@
+// The storage view (storage.ts) kept current from the store's events, for the readers that ask often: the metrics on
+// every scrape, the pending report after binds. An event only marks its object dirty (the watch path pays a Set.add);
+// a reader folds what changed since the last read into per-row totals, so a view costs the changes plus its rows, not
+// a pass over every PV (40-170 ms at 5,000 nodes and 50,000 PVs, during which no verb is answered).
+// storageView stays the definition: tests compare the two on random clusters as objects change.
+
+import type { ClusterStore, StoreEvent } from '../cluster/store.ts';
+import type { CSIStorageCapacity, Node, PersistentVolume, PersistentVolumeClaim } from '../cluster/types.ts';
+import { objectKey } from '../cluster/types.ts';
+import { claimClass, pvClass } from '../cluster/volume-annotations.ts';
+import { LABEL_FAILURE_DOMAIN_BETA_ZONE, LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE } from '../cluster/well-known-labels.ts';
+import { pvCapacity, requestedStorage } from '../volumes/pv-matching.ts';
+import {
+  byPlace,
+  capacityPlace,
+  emptyRow,
+  nodesByHostname,
+  type Place,
+  pvPlace,
+  quantity,
+  SIZE_BUCKETS,
+  type StorageRow,
+  type StorageView,
+  type VolumeState,
+  volumeState,
+} from './storage.ts';
+
+/** What one PV or CSIStorageCapacity adds to its row, remembered so that its next version can take it back. */
+interface Share {
+  row: string;
+  /** A PV's state; undefined for a capacity. */
+  state?: VolumeState;
+  bytes: number;
+  /** A capacity's largest provisionable volume. */
+  largest?: number;
+}
+
+/** A row's totals, with the sizes behind its two maxima (a PV leaving must not leave a stale largest). */
+interface Totals {
+  row: StorageRow;
+  freeBySize: Map<number, number>;
+  provisionableBySize: Map<number, number>;
+}
+
+type Claimed = { storageClass: string; bytes: number };
+
+const headrooms = new WeakMap<ClusterStore, StorageHeadroom>();
+
+/** The store's headroom, subscribed on first use (what happened before is read in full on the first view). */
+export function storageHeadroom(store: ClusterStore): StorageHeadroom {
+  let h = headrooms.get(store);
+  if (!h) {
+    h = new StorageHeadroom(store);
+    headrooms.set(store, h);
+  }
+  return h;
+}
+
+export class StorageHeadroom {
+  readonly #store: ClusterStore;
+  readonly #dirtyVolumes = new Set<string>();
+  readonly #dirtyCapacities = new Set<string>();
+  readonly #dirtyClaims = new Set<string>();
+  /** A node appeared, went, or changed its hostname or zone label: every place may have moved. */
+  #replaceAll = true;
+  readonly #volumes = new Map<string, Share>();
+  readonly #capacities = new Map<string, Share>();
+  /** Capacities whose nodeTopology selects by labels other than hostname and zone: any label change may move them. */
+  readonly #bySelector = new Set<string>();
+  readonly #claims = new Map<string, Claimed>();
+  readonly #rows = new Map<string, Totals>();
+  readonly #waiting = new Map<string, Claimed & { count: number }>();
+
+  constructor(store: ClusterStore) {
+    this.#store = store;
+    store.on('PersistentVolume', (e) => this.#dirtyVolumes.add(objectKey('PersistentVolume', e.obj)));
+    store.on('CSIStorageCapacity', (e) => this.#dirtyCapacities.add(objectKey('CSIStorageCapacity', e.obj)));
+    store.on('PersistentVolumeClaim', (e) => this.#dirtyClaims.add(objectKey('PersistentVolumeClaim', e.obj)));
+    store.on('Node', (e) => {
+      if (e.type !== 'update' || movesPlaces(e)) this.#replaceAll = true;
+      else if (e.old.metadata.labels !== e.obj.metadata.labels)
+        for (const key of this.#bySelector) this.#dirtyCapacities.add(key);
+    });
+  }
+
+  /** The view as storageView(store) would give it now (not split by node). */
+  view(): StorageView {
+    if (this.#replaceAll) this.#rebuild();
+    else this.#fold();
+    const rows: StorageRow[] = [];
+    for (const t of this.#rows.values()) {
+      t.row.largestFreeBytes = largest(t.freeBySize);
+      t.row.largestProvisionableBytes = largest(t.provisionableBySize);
+      rows.push(structuredClone(t.row));
+    }
+    const waiting = [...this.#waiting.values()].map((w) => ({ ...w }));
+    return { rows: rows.sort(byPlace), claimsWaiting: waiting.sort(byPlace) };
+  }
+
+  #rebuild(): void {
+    this.#replaceAll = false;
+    for (const set of [this.#dirtyVolumes, this.#dirtyCapacities, this.#dirtyClaims]) set.clear();
+    for (const map of [this.#volumes, this.#capacities, this.#claims, this.#rows, this.#waiting]) map.clear();
+    this.#bySelector.clear();
+    const hosts = nodesByHostname(this.#store);
+    for (const pv of this.#store.list('PersistentVolume')) this.#addVolume(pv, hosts);
+    for (const c of this.#store.list('CSIStorageCapacity')) this.#addCapacity(c, hosts);
+    for (const pvc of this.#store.list('PersistentVolumeClaim')) this.#addClaim(pvc);
+  }
+
+  #fold(): void {
+    if (this.#dirtyVolumes.size + this.#dirtyCapacities.size > 0) {
+      const hosts = nodesByHostname(this.#store);
+      for (const key of this.#dirtyVolumes) {
+        this.#take(this.#volumes, key);
+        const pv = this.#store.get('PersistentVolume', key);
+        if (pv) this.#addVolume(pv, hosts);
+      }
+      for (const key of this.#dirtyCapacities) {
+        this.#take(this.#capacities, key);
+        const c = this.#store.get('CSIStorageCapacity', key);
+        if (c) this.#addCapacity(c, hosts);
+        else this.#bySelector.delete(key);
+      }
+      this.#dirtyVolumes.clear();
+      this.#dirtyCapacities.clear();
+    }
+    for (const key of this.#dirtyClaims) {
+      const was = this.#claims.get(key);
+      if (was) {
+        this.#claims.delete(key);
+        const w = this.#waiting.get(was.storageClass)!;
+        w.count--;
+        w.bytes -= was.bytes;
+        if (w.count === 0) this.#waiting.delete(was.storageClass);
+      }
+      const pvc = this.#store.get('PersistentVolumeClaim', key);
+      if (pvc) this.#addClaim(pvc);
+    }
+    this.#dirtyClaims.clear();
+  }
+
+  #totals(storageClass: string, place: Place): [string, Totals] {
+    const key = `${storageClass}\0${place.zone}`;
+    let t = this.#rows.get(key);
+    if (!t) {
+      t = { row: emptyRow(storageClass, place, false), freeBySize: new Map(), provisionableBySize: new Map() };
+      this.#rows.set(key, t);
+    }
+    return [key, t];
+  }
+
+  #addVolume(pv: PersistentVolume, hosts: Map<string, Node>): void {
+    const [row, t] = this.#totals(pvClass(pv), pvPlace(pv, hosts));
+    const state = volumeState(pv);
+    const bytes = pvCapacity(pv);
+    t.row.volumes[state].count++;
+    t.row.volumes[state].bytes += bytes;
+    if (state === 'available') {
+      t.row.freeSizes[sizeLabel(bytes)]++;
+      count(t.freeBySize, bytes, 1);
+    }
+    this.#volumes.set(objectKey('PersistentVolume', pv), { row, state, bytes });
+  }
+
+  #addCapacity(c: CSIStorageCapacity, hosts: Map<string, Node>): void {
+    const key = objectKey('CSIStorageCapacity', c);
+    const place = capacityPlace(c, this.#store, hosts);
+    if (place ? place.bySelector === true : !!c.nodeTopology) this.#bySelector.add(key);
+    else this.#bySelector.delete(key);
+    if (!place) return;
+    const [row, t] = this.#totals(c.storageClassName, place);
+    const bytes = quantity(c.capacity);
+    // Upstream VolumeBinding prefers maximumVolumeSize, "more precise", over capacity where both are set.
+    const largest = c.maximumVolumeSize === undefined ? bytes : quantity(c.maximumVolumeSize);
+    t.row.capacityBytes += bytes;
+    t.row.capacityObjects++;
+    count(t.provisionableBySize, largest, 1);
+    this.#capacities.set(key, { row, bytes, largest });
+  }
+
+  #addClaim(pvc: PersistentVolumeClaim): void {
+    if (pvc.spec.volumeName || pvc.status?.phase === 'Bound') return;
+    const storageClass = claimClass(pvc);
+    const bytes = requestedStorage(pvc);
+    const w = this.#waiting.get(storageClass) ?? { storageClass, count: 0, bytes: 0 };
+    this.#waiting.set(storageClass, w);
+    w.count++;
+    w.bytes += bytes;
+    this.#claims.set(objectKey('PersistentVolumeClaim', pvc), { storageClass, bytes });
+  }
+
+  /** Takes an object's share back out of its row; a row left with nothing is gone, as in a fresh view. */
+  #take(shares: Map<string, Share>, key: string): void {
+    const s = shares.get(key);
+    if (!s) return;
+    shares.delete(key);
+    const t = this.#rows.get(s.row)!;
+    if (s.state) {
+      t.row.volumes[s.state].count--;
+      t.row.volumes[s.state].bytes -= s.bytes;
+      if (s.state === 'available') {
+        t.row.freeSizes[sizeLabel(s.bytes)]--;
+        count(t.freeBySize, s.bytes, -1);
+      }
+    } else {
+      t.row.capacityBytes -= s.bytes;
+      t.row.capacityObjects--;
+      count(t.provisionableBySize, s.largest!, -1);
+    }
+    const { available, bound, released } = t.row.volumes;
+    if (available.count + bound.count + released.count + t.row.capacityObjects === 0) this.#rows.delete(s.row);
+  }
+}
+
+/** A node update that can move a PV or capacity to another place: its hostname or zone label changed. */
+function movesPlaces(e: StoreEvent<'Node'> & { type: 'update' }): boolean {
+  const a = e.old.metadata.labels ?? {};
+  const b = e.obj.metadata.labels ?? {};
+  if (e.old.metadata.labels === e.obj.metadata.labels) return false;
+  return (
+    a[LABEL_HOSTNAME] !== b[LABEL_HOSTNAME] ||
+    a[LABEL_TOPOLOGY_ZONE] !== b[LABEL_TOPOLOGY_ZONE] ||
+    a[LABEL_FAILURE_DOMAIN_BETA_ZONE] !== b[LABEL_FAILURE_DOMAIN_BETA_ZONE]
+  );
+}
+
+const sizeLabel = (bytes: number) => SIZE_BUCKETS.find(([, bound]) => bytes <= bound)![0];
+
+function count(sizes: Map<number, number>, bytes: number, by: 1 | -1): void {
+  const n = (sizes.get(bytes) ?? 0) + by;
+  if (n === 0) sizes.delete(bytes);
+  else sizes.set(bytes, n);
+}
+
+function largest(sizes: Map<number, number>): number {
+  let max = 0;
+  for (const bytes of sizes.keys()) if (bytes > max) max = bytes;
+  return max;
+}
