@@ -73,12 +73,32 @@ async function load(api: KubeApi, nodes: number): Promise<number> {
   for (const kind of ['PriorityClass', 'StorageClass', 'CSIDriver'])
     await pool(of(kind), 8, (o) => api.create(asCreated(o)));
   await pool([...of('Node'), ...of('CSINode'), ...of('CSIStorageCapacity')], 32, (o) => api.create(asCreated(o)));
-  // Claims first: a bound PV's claimRef names its claim's uid, which the API server assigns.
+  // Claims first: a bound PV's claimRef names its claim's uid, which the API server assigns. A bound claim carries
+  // the Unused condition kube-controller-manager v1.37's pvc-protection controller keeps (True unless a pod names
+  // it): without it the controller writes every bound claim's status at its client limit (20/s) for minutes after
+  // the load, and those writes and their watch events would land in the phases measured.
   const claimUids = new Map<string, string>();
+  const used = new Set(
+    of('Pod').flatMap((p) =>
+      ((p.spec?.volumes ?? []) as { persistentVolumeClaim?: { claimName: string } }[]).flatMap((v) =>
+        v.persistentVolumeClaim ? [`${p.metadata.namespace}/${v.persistentVolumeClaim.claimName}`] : [],
+      ),
+    ),
+  );
+  const loadedAt = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   await pool(of('PersistentVolumeClaim'), 32, async (c) => {
     const made = (await api.create(asCreated(c))) as Stored;
-    claimUids.set(`${c.metadata.namespace}/${c.metadata.name}`, made.metadata.uid!);
-    if (c.status) await api.patch(made, { status: c.status }, 'status');
+    const key = `${c.metadata.namespace}/${c.metadata.name}`;
+    claimUids.set(key, made.metadata.uid!);
+    if (!c.status) return;
+    const unused =
+      c.status.phase === 'Bound'
+        ? used.has(key)
+          ? { status: 'False', reason: 'PodUsingPVC', message: 'A pod is currently referencing this PVC' }
+          : { status: 'True', reason: 'NoPodsUsingPVC', message: 'No pods are currently referencing this PVC' }
+        : undefined;
+    const conditions = unused ? [{ type: 'Unused', lastTransitionTime: loadedAt, ...unused }] : undefined;
+    await api.patch(made, { status: { ...c.status, ...(conditions ? { conditions } : {}) } }, 'status');
   });
   await pool(of('PersistentVolume'), 32, async (pv) => {
     const ref = pv.spec?.claimRef as { namespace: string; name: string; uid?: string } | undefined;
