@@ -938,6 +938,46 @@ describe('TestBindPodVolumes', () => {
   }
 });
 
+describe('a waiting bind wakes on the objects it reads, with no timer', () => {
+  // Timers are mocked and never advanced: neither the once-a-second check nor the timeout can finish the bind, so
+  // only the change of an object it reads can.
+  const cases: Record<string, { deliver: (cluster: TestCluster, pod: Pod) => void; shouldFail: boolean }> = {
+    'the PV naming its provisioned claim': {
+      deliver: (cluster) => {
+        const pvc = cluster.store.get('PersistentVolumeClaim', 'testns/provisioned-pvc')!;
+        cluster.add(makeTestPV('dynamic-pv', 'node1', '1G', '1', pvc, WAIT_CLASS));
+      },
+      shouldFail: false,
+    },
+    'its pod deleted': { deliver: (cluster, pod) => cluster.remove(pod), shouldFail: true },
+  };
+  for (const [name, c] of Object.entries(cases)) {
+    it(name, async (t) => {
+      t.mock.timers.enable({ apis: ['setInterval', 'setTimeout'] });
+      const pod = makePod('test-pod', { nodeName: 'node1' });
+      const { cluster, binder } = env({ pvcs: [provisionedPVC], nodes: [node1], pods: [pod] });
+      const claim = withSelectedNode(provisionedPVC, 'node1');
+      binder.pvcCache.assume(claim);
+      let outcome: 'bound' | 'failed' | undefined;
+      const done = binder
+        .bindPodVolumes(pod, 'node1', { staticBindings: [], dynamicProvisions: [{ pvc: claim }] })
+        .then(
+          () => (outcome = 'bound'),
+          () => (outcome = 'failed'),
+        );
+      const turns = async () => {
+        for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+      };
+      await turns();
+      assert.equal(outcome, undefined, 'waits while nothing it reads changed');
+      c.deliver(cluster, pod);
+      await turns();
+      assert.equal(outcome, c.shouldFail ? 'failed' : 'bound');
+      await done;
+    });
+  }
+});
+
 it('TestFindAssumeVolumes', () => {
   const { binder } = env({ pvs: [pvNode2, pvNode1a, pvNode1c], pvcs: [unboundPVC] });
   const pod = makePod('test-pod', { claims: [unboundPVC], nodeName: 'node1' });
