@@ -230,8 +230,11 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
     const ks = schedulers.get(id)!;
     const ours = id === 'filter-only' || id === 'delegated';
     const before = [await scrape(ks.metrics, true), ours ? await scrape(`${extender.url}/metrics`, false) : undefined];
-    const r = await command(`bench-${id}`, claims, count, timeoutMs);
-    const after = [await scrape(ks.metrics, true), ours ? await scrape(`${extender.url}/metrics`, false) : undefined];
+    // Scraped at the last Binding: the burst's figures, not the PV controller's tail after it.
+    const after: (Map<string, number> | undefined)[] = [];
+    const r = await cluster.phase(`bench-${id}`, claims, count, timeoutMs, async () => {
+      after.push(await scrape(ks.metrics, true), ours ? await scrape(`${extender.url}/metrics`, false) : undefined);
+    });
     const delta = (i: number, name: string, labels?: Record<string, string>) =>
       total(after[i]!, name, labels) - total(before[i]!, name, labels);
     const mean = (i: number, base: string, labels?: Record<string, string>) => {
@@ -316,7 +319,7 @@ Written by \`./node_modules/.bin/node bench/scheduler-throughput.ts${sectionArgs
 
 - **When**: ${started.toISOString()}; kube-scheduler ${binary.version}; load before: \`${loadBefore}\`; after: \`${loadAfter}\`
 - **Cluster**: the local-storage shape (\`LOCAL_STORAGE_SHAPE\`: ten local PVs per node, 30 % bound, one CSIStorageCapacity per node), on a real control plane (etcd, kube-apiserver and kube-controller-manager ${binary.version}: its PV controller at --kube-api-qps ${args['kcm-qps'] ?? '20 (default)'}; a stand-in CSI external-provisioner); the extender runs as the chart's ServiceAccount; four kube-schedulers (one per column, own schedulerName) share it.
-- **Method**: per phase N pending pods created at once; pods/s from their creation to their last Binding, as the API server saw it. ${rounds} rounds, configurations alternating (forward, then backward); the rate is the pooled one, the range the per-round rates. Claim pods: ${claimPods} with 1 claim, ${Math.ceil(claimPods / 2)} with 3; claim-less: ${plainPods}.
+- **Method**: per phase N pending pods created at once; pods/s from their creation to their last Binding, as the API server saw it. ${rounds} rounds, configurations alternating (forward, then backward); the rate is the pooled one, the range the per-round rates. Claim pods: ${claimPods} with 1 claim, ${Math.ceil(claimPods / 2)} with 3; claim-less: ${plainPods}. Metrics are read at the last Binding (our CPU per pod is the burst's); then the phase waits until the PV controller has bound all its claims (the tail), so that the next phase starts quiet; the writes per pod include the tail's.
 - **Columns**: *alone*: kube-scheduler only, default plugins. *do-nothing*: through \`bench/floor-server.ts\` as filter + prioritize extender (answers at once: the extender protocol's own price). *filter-only*: ours, kube-scheduler binds (its VolumeBinding runs first, so claim pods cost what they cost alone). *delegated*: ours, full delegation (bindVerb, VolumeBinding/VolumeZone/VolumeRestrictions/NodeVolumeLimits off: the chart's default).
 `;
 for (const r of results) {
@@ -371,7 +374,9 @@ for (const r of results) {
       const ms = (x: number) => `${x.toFixed(2)} ms`;
       const waits = ps.flatMap((p) => p.pvControllerWaits).sort((a, b) => a - b);
       const pct = (q: number) => waits[Math.min(waits.length - 1, Math.floor(q * waits.length))];
-      const waitText = waits.length > 0 ? `${pct(0.5).toFixed(2)} / ${pct(0.99).toFixed(2)} s` : '—';
+      const tail = avg((p) => p.settleSeconds);
+      const waitText =
+        waits.length > 0 ? `${pct(0.5).toFixed(2)} / ${pct(0.99).toFixed(2)} s (tail ${tail.toFixed(1)} s)` : '—';
       md += `| ${id} | ${CLAIMS_LABEL[claims]} | ${ms(avg((p) => p.attemptMs))} | ${ms(avg((p) => p.bindPointMs))} | ${ours ? ms(avg((p) => p.verbMs.filter)) : '—'} | ${ours ? ms(avg((p) => p.verbMs.prioritize)) : '—'} | ${id === 'delegated' ? ms(avg((p) => p.verbMs.bind)) : '—'} | ${ours ? ms(avg((p) => p.cpuMsPerPod)) : '—'} | ${waitText} | ${writeText} | ${ps.reduce((s, p) => s + p.misplaced, 0)} / ${Math.max(...ps.map((p) => p.doubleBooked))} |\n`;
     }
   }

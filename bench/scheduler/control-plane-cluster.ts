@@ -24,6 +24,8 @@ export interface PhaseResult {
   doubleBooked: number;
   /** Per claim of a bound pod: seconds from our write that chose its volume to the PV controller's Bound status. */
   pvControllerWaits: number[];
+  /** Seconds from the last Binding until every claim of a bound pod was Bound (the PV controller's tail). */
+  settleSeconds: number;
 }
 
 export interface BenchCluster {
@@ -35,7 +37,14 @@ export interface BenchCluster {
   pods: number;
   /** Seconds to load the cluster into the API server. */
   loadSeconds: number;
-  phase(scheduler: string, claims: number, count: number, timeoutMs: number): Promise<PhaseResult>;
+  /** `bound` runs once the last pod is bound, before the PV controller's tail (a bench scrapes its metrics there). */
+  phase(
+    scheduler: string,
+    claims: number,
+    count: number,
+    timeoutMs: number,
+    bound?: () => Promise<void>,
+  ): Promise<PhaseResult>;
   stop(): Promise<void>;
 }
 
@@ -111,6 +120,21 @@ async function load(api: KubeApi, nodes: number): Promise<number> {
   // Running pods are bound (spec.nodeName); no kubelet reports their phase, which kube-scheduler does not read.
   await pool(of('Pod'), 64, (p) => api.create(asCreated({ ...p, status: undefined })));
   return counts.Pod;
+}
+
+/** Resolves once every named claim (of the bench namespace) has status.phase Bound, or after timeoutMs. */
+async function claimsBound(api: KubeApi, names: string[], timeoutMs: number): Promise<void> {
+  const unbound = new Set(names);
+  if (unbound.size === 0) return;
+  const { promise, resolve } = Promise.withResolvers<void>();
+  const timer = setTimeout(resolve, timeoutMs);
+  const stop = await api.watch<Stored>('PersistentVolumeClaim', (_type, c) => {
+    if (c.metadata.namespace === NAMESPACE && c.status?.phase === 'Bound' && unbound.delete(c.metadata.name))
+      if (unbound.size === 0) resolve();
+  });
+  await promise;
+  clearTimeout(timer);
+  stop();
 }
 
 function claimObject(name: string, className: string, size: string): KubeObject {
@@ -189,7 +213,13 @@ export async function startBenchCluster(
     const extenderKubeconfig = await plane.serviceAccountKubeconfig(account.namespace, account.name);
     let serial = 0;
 
-    const phase = async (scheduler: string, claims: number, count: number, timeoutMs: number): Promise<PhaseResult> => {
+    const phase = async (
+      scheduler: string,
+      claims: number,
+      count: number,
+      timeoutMs: number,
+      bound?: () => Promise<void>,
+    ): Promise<PhaseResult> => {
       const batch = Array.from({ length: count }, () => {
         const name = `p${++serial}`;
         const names = claims === 0 ? [] : claims === 1 ? [`${name}-a`] : [`${name}-a`, `${name}-b`, `${name}-c`];
@@ -226,6 +256,16 @@ export async function startBenchCluster(
       clearTimeout(timer);
       stopWatch();
       const seconds = ((waiting.size === 0 ? last : performance.now()) - start) / 1000;
+      await bound?.();
+      // The PV controller finishes binding the phase's claims seconds after the last Binding: wait for it, so that the
+      // next phase starts quiet and this one's CPU includes the watch events its claims still cause.
+      const settleStarted = performance.now();
+      await claimsBound(
+        api,
+        batch.filter((p) => nodeOf.has(p.name)).flatMap((p) => p.claims),
+        timeoutMs,
+      );
+      const settleSeconds = (performance.now() - settleStarted) / 1000;
 
       const events = (await plane.audit()).slice(auditFrom);
       const writes: Record<string, number> = {};
@@ -284,6 +324,7 @@ export async function startBenchCluster(
         misplaced,
         doubleBooked: [...refs.values()].filter((n) => n > 1).length,
         pvControllerWaits,
+        settleSeconds,
       };
     };
 
