@@ -62,12 +62,15 @@ export interface Place {
   node?: string;
   /** Placed by matching a selector against every node's labels (so any node's labels may move it). */
   bySelector?: boolean;
+  /** The hostname labels whose nodes placed it (a node of that hostname appearing, going or relabelled may move it). */
+  hostnames?: string[];
 }
 
 /** Where a PV is: its affinity's zone, or the zone of the node its hostname affinity names. */
 export function pvPlace(pv: PersistentVolume, hosts: Map<string, Node>): Place {
   const entries = affinityIndexEntries(pv) ?? [];
   const zones = new Set<string>();
+  const hostnames: string[] = [];
   let node: string | undefined;
   for (const [key, value] of entries) {
     if (key === LABEL_TOPOLOGY_ZONE || key === LABEL_FAILURE_DOMAIN_BETA_ZONE) zones.add(value);
@@ -75,9 +78,10 @@ export function pvPlace(pv: PersistentVolume, hosts: Map<string, Node>): Place {
       const n = hosts.get(value);
       node = n?.metadata.name ?? value;
       zones.add(zoneOf(n));
+      hostnames.push(value);
     }
   }
-  return { zone: [...zones].sort().join(','), node: entries.length === 1 ? node : undefined };
+  return { zone: [...zones].sort().join(','), node: entries.length === 1 ? node : undefined, hostnames };
 }
 
 /** Where a CSIStorageCapacity's nodeTopology reaches: a zone or a node named by label, else the nodes it selects. */
@@ -90,7 +94,7 @@ export function capacityPlace(c: CSIStorageCapacity, store: ClusterStore, hosts:
     const host = labels[LABEL_HOSTNAME];
     if (host !== undefined) {
       const n = hosts.get(host);
-      return { zone: zone ?? zoneOf(n), node: n?.metadata.name ?? host };
+      return { zone: zone ?? zoneOf(n), node: n?.metadata.name ?? host, hostnames: [host] };
     }
     if (zone !== undefined && Object.keys(labels).length === 1) return { zone };
   }
