@@ -45,9 +45,9 @@ interface StateData {
    * cluster's, so it remembers nothing for the prioritize and bind that follow.
    */
   whatIf?: boolean;
-  /** The pod's remembered decisions (DecisionCache) at binder generation `decidedAt`, read once for score. */
+  /** The pod's latest filter's decisions (DecisionCache.latestForPod), read once for score. */
   decided?: ReadonlyMap<string, Decision>;
-  decidedAt?: number;
+  decidedRead?: boolean;
 }
 
 function addClassResource(
@@ -250,12 +250,14 @@ export class VolumeBindingPlugin
     if (data.skip) return 0;
     const own = data.podVolumesByNode.get(nodeInfo.name);
     if (own) return this.#score(own, this.#scorer);
-    // Prioritize follows filter: the decision filter remembered carries the score (one kept for bind gets it from the
-    // first prioritize that reads it). The pod's decisions are read once per cycle and generation, not once per node.
-    const generation = this.binder.generation();
-    if (data.decidedAt !== generation) {
-      data.decided = this.decisions.forPod(pod.metadata.uid, generation);
-      data.decidedAt = generation;
+    // Prioritize follows filter in kube-scheduler's one scheduling cycle, and upstream's Score reads what its Filter
+    // decided in that cycle however the cluster changed since: so the pod's latest filter's decisions are read, at
+    // whatever generation (a bind's watch events between the two moved it nearly every time in a burst, and prioritize
+    // found every node's volumes again). The decision filter remembered carries the score (one kept for bind gets it
+    // from the first prioritize that reads it). Read once per prioritize, not once per node.
+    if (!data.decidedRead) {
+      data.decided = this.decisions.latestForPod(pod.metadata.uid);
+      data.decidedRead = true;
     }
     const cached = data.decided?.get(nodeInfo.name);
     if (cached?.score === undefined && cached?.podVolumes) cached.score = this.#score(cached.podVolumes, this.#scorer);

@@ -1,8 +1,9 @@
 // What filter decided per (pod UID, node), kept for the prioritize and bind that follow: the storage score, and the
 // volumes themselves only where they cannot be found again (a choice that avoided nominated pods' volumes); reserve
-// finds the others again for its one node. A decision is valid only while the binder's generation is unchanged: any
-// PV/PVC/class/capacity/CSINode/label change (an assumption included) makes the next reader recompute from current
-// state. Only one generation is kept per pod, and only the most recent pods, so the cache stays small however long
+// finds the others again for its one node. A decision's volumes are valid only while the binder's generation is
+// unchanged: any PV/PVC/class/capacity/CSINode/label change (an assumption included) makes reserve recompute from
+// current state; its score stands for the prioritize of the same scheduling cycle (latestForPod), as upstream's Score
+// reads its Filter's state. Only one generation is kept per pod, and only the most recent pods, so the cache stays small however long
 // pods stay pending: a score per node, where ~500 nodes' volumes per filter were most of what outlived young-generation
 // GCs (and, at 2,000 pods, could hold hundreds of MiB).
 import type { PodVolumes } from './binder.ts';
@@ -58,6 +59,14 @@ export class DecisionCache {
   forPod(podUID: string, generation: number): ReadonlyMap<string, Decision> | undefined {
     const pod = this.#byPod.get(podUID);
     return pod && pod.generation === generation ? pod.byNode : undefined;
+  }
+
+  /**
+   * The decisions of the pod's latest filter, at whatever generation it ran: what the Score of the same scheduling
+   * cycle reads (upstream's Score reads its Filter's podVolumesByNode from the cycle state, not the cluster as it is).
+   */
+  latestForPod(podUID: string): ReadonlyMap<string, Decision> | undefined {
+    return this.#byPod.get(podUID)?.byNode;
   }
 
   forgetPod(podUID: string): void {

@@ -241,7 +241,7 @@ describe('scoring uses the same accounting', () => {
     assert.equal(score(setup('joint', [inFlight, mine], cap100).binder, [mine]), 60);
     assert.equal(score(setup('upstream', [inFlight, mine], cap100).binder, [mine]), 30);
   });
-  it('a score prioritize reused from filter’s decision is recomputed once a provision goes in flight', () => {
+  it('prioritize scores what its cycle’s filter decided, as upstream’s Score does; the next filter counts a new provision in flight', () => {
     const mine = claim('mine', '30Gi');
     const { cluster, binder } = setup('joint', [mine], cap100);
     const plugin = new VolumeBindingPlugin(binder, tightest);
@@ -256,6 +256,8 @@ describe('scoring uses the same accounting', () => {
     assert.equal(plugin.score(cycle(), pod, newNodeInfo(node1)), 30);
     assert.equal(plugin.score(cycle(), pod, newNodeInfo(node1)), 30);
     cluster.add(claim('other', '30Gi', 'node1'));
+    assert.equal(plugin.score(cycle(), pod, newNodeInfo(node1)), 30, "the filter's decision, made before it");
+    assert.equal(plugin.filter(cycle(), pod, newNodeInfo(node1)).code, 'Success');
     assert.equal(plugin.score(cycle(), pod, newNodeInfo(node1)), 60);
   });
   it('a node joint accounting rejects scores 0', () => {
