@@ -19,6 +19,8 @@
 //        [--seconds 20] [--rate 50] [--events 600] [--binds 100] [--rounds 4] [--out bench/RESULTS.md]
 import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { AnyObject, Kind, Pod } from '../src/cluster/types.ts';
 import { defaultSettings } from '../src/config.ts';
 import type { ExtenderDeps } from '../src/extender/deps.ts';
@@ -54,6 +56,8 @@ const load = () =>
     .trim()
     .replace(/.*load average: /, '');
 
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const cpuMs = () => {
   const u = process.cpuUsage();
@@ -213,8 +217,11 @@ for (const pending of args.pending.split(',').map(Number)) {
     return report;
   };
   const measure = async (report: PendingReport | undefined, binds: number) => {
-    // What came before (a first full report, a churn's deletions) is collected before the clock starts.
-    await sleep(1000);
+    // What came before (a first full report, a closed report, a churn's deletions) is collected before the clock
+    // starts: else its major GC (0.3-1 s on this heap) lands in whichever phase comes next.
+    await sleep(100);
+    collectGarbage();
+    await sleep(500);
     const stopChurn = churn(deps, EVENTS, binds);
     const work0 = report?.workMs ?? 0;
     const explained0 = report?.explained ?? 0;
