@@ -148,7 +148,7 @@ const SETTINGS = Type.Object({
   }),
   // Off by default: measured in alternating order the filter verb's p50 is within noise of without it, but while pods
   // keep being bound it takes a tenth of a core in ~1 ms slices, so about one verb in ten waits behind one (the wait's
-  // p90 up 0.6-1.1 ms at 10,000 pending pods), besides its heap (bench/pending-report.ts, "binds").
+  // p90 up 0.4-1.1 ms at 10,000 pending pods), besides its heap (bench/pending-report.ts, "binds").
   pendingReport: Type.Boolean({
     default: false,
     description:
