@@ -7,15 +7,20 @@
 //   same plus --binds per second pods bound to nodes and as many deleted (each makes every explanation out of date on
 //   its node, which the report judges again);
 //   the filter verb's latency (open loop, --rate per second, 500 candidate nodes, from the time it was due to its
-//   answer, so a verb held behind a slice of the report counts) under the same changes, without and with the report,
-//   --rounds times (without, then with: the machine is shared, the pairs show the noise); how far behind the report
-//   is when the binds stop, and how long it then takes to catch up (the verbs stopped too).
+//   answer, so a verb held behind a slice of the report counts), split into the wait before it started (behind a
+//   slice, a store event, a GC) and its own run, under the same changes, without and with the report, --rounds times,
+//   the order alternating (without then with, then with then without: the machine is shared and a process's verbs
+//   drift over its life, so a fixed order would count the drift as the report's), with the spread over the rounds and
+//   the load average after each; how far behind the report is when the binds stop, and how long it then takes to catch
+//   up (the verbs stopped too).
 // Timings are never asserted; the machine is shared. --out FILE writes its section of bench/RESULTS.md.
 //
 // Run: ./node_modules/.bin/node --max-old-space-size=6144 bench/pending-report.ts [--nodes 5000] [--pending 1000,10000]
-//        [--seconds 20] [--rate 50] [--events 600] [--binds 100] [--rounds 2] [--out bench/RESULTS.md]
+//        [--seconds 20] [--rate 50] [--events 600] [--binds 100] [--rounds 4] [--out bench/RESULTS.md]
 import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { AnyObject, Kind, Pod } from '../src/cluster/types.ts';
 import { defaultSettings } from '../src/config.ts';
 import type { ExtenderDeps } from '../src/extender/deps.ts';
@@ -36,7 +41,7 @@ const { values: args } = parseArgs({
     rate: { type: 'string', default: '50' },
     events: { type: 'string', default: '600' },
     binds: { type: 'string', default: '100' },
-    rounds: { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '4' },
     out: { type: 'string' },
   },
 });
@@ -51,6 +56,8 @@ const load = () =>
     .trim()
     .replace(/.*load average: /, '');
 
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const cpuMs = () => {
   const u = process.cpuUsage();
@@ -115,9 +122,23 @@ let nextDue = Number.POSITIVE_INFINITY;
 /** When the last filter call was due (what the verb queue's lastArrival says). */
 let lastDue = Number.NEGATIVE_INFINITY;
 
+/** Per filter call (ms): from when it was due to its answer, how long of that it waited to start, and its own run. */
+interface Latencies {
+  total: number[];
+  waited: number[];
+  ran: number[];
+}
+
 /** The filter verb in an open loop: latency from when each call was due to its answer, in ms. */
-async function verbLatency(deps: ExtenderDeps, pods: Pod[], nodeNames: string[], seconds = SECONDS): Promise<number[]> {
+async function verbLatency(
+  deps: ExtenderDeps,
+  pods: Pod[],
+  nodeNames: string[],
+  seconds = SECONDS,
+): Promise<Latencies> {
   const latencies: number[] = [];
+  const waited: number[] = [];
+  const ran: number[] = [];
   const interval = 1000 / RATE;
   const start = performance.now();
   for (let n = 0; performance.now() - start < seconds * 1000; n++) {
@@ -128,17 +149,22 @@ async function verbLatency(deps: ExtenderDeps, pods: Pod[], nodeNames: string[],
     await (wait > 0 ? sleep(wait) : new Promise((resolve) => setImmediate(resolve)));
     lastDue = due;
     const pod = pods[n % pods.length];
+    const started = performance.now();
     filter({ Pod: pod as never, Nodes: null, NodeNames: candidateNames(nodeNames, 500, n * 500) }, deps);
-    latencies.push(performance.now() - due);
+    const done = performance.now();
+    latencies.push(done - due);
+    // A timer may fire up to a millisecond before it was due (libuv counts whole milliseconds): no wait then.
+    waited.push(Math.max(0, started - due));
+    ran.push(done - started);
   }
   nextDue = Number.POSITIVE_INFINITY;
-  return latencies;
+  return { total: latencies, waited, ran };
 }
 
 /** One churn's latencies without and with the report, and the report's CPU share meanwhile. */
 interface Pair {
-  without: number[];
-  with: number[];
+  without: Latencies;
+  with: Latencies;
   reportCpuPerSecond: number;
   /** Explanations out of date when the churn stopped, of those listed. */
   stale: number;
@@ -158,9 +184,8 @@ interface Row {
   listed: number;
   /** Explanations computed for the first full report. */
   computed: number;
-  /** Per round: under label changes, then label changes and binds. */
-  rounds: { labels: Pair; binds: Pair }[];
-  loadAvg: string;
+  /** Per round: under label changes, then label changes and binds; whether it measured with the report first. */
+  rounds: { labels: Pair; binds: Pair; withFirst: boolean; firstMs: number; loadAvg: string }[];
 }
 
 const rows: Row[] = [];
@@ -192,6 +217,11 @@ for (const pending of args.pending.split(',').map(Number)) {
     return report;
   };
   const measure = async (report: PendingReport | undefined, binds: number) => {
+    // What came before (a first full report, a closed report, a churn's deletions) is collected before the clock
+    // starts: else its major GC (0.3-1 s on this heap) lands in whichever phase comes next.
+    await sleep(100);
+    collectGarbage();
+    await sleep(500);
     const stopChurn = churn(deps, EVENTS, binds);
     const work0 = report?.workMs ?? 0;
     const explained0 = report?.explained ?? 0;
@@ -224,20 +254,19 @@ for (const pending of args.pending.split(',').map(Number)) {
     listed: 0,
     computed: 0,
     rounds: [],
-    loadAvg: '',
   };
-  for (let round = 0; round < ROUNDS; round++) {
-    // Verbs under the cluster's changes, no report.
-    const withoutLabels = await measure(undefined, 0);
-    const withoutBinds = await measure(undefined, BINDS);
+  type Measured = Awaited<ReturnType<typeof measure>>;
+  const withoutReport = async () => ({ labels: await measure(undefined, 0), binds: await measure(undefined, BINDS) });
+  const withReport = async (round: number) => {
     // The first full report, the cluster quiet, no verbs.
     const report = startReport();
     const cpu0 = cpuMs();
     report.start();
     await report.idle();
+    const firstMs = report.firstCompleteMs ?? Number.NaN;
     if (round === 0) {
       row.firstCpuMs = cpuMs() - cpu0;
-      row.firstMs = report.firstCompleteMs ?? Number.NaN;
+      row.firstMs = firstMs;
       row.listed = report.snapshot().items.length;
       row.computed = report.explained;
       console.log(
@@ -245,10 +274,23 @@ for (const pending of args.pending.split(',').map(Number)) {
       );
     }
     // Verbs under the same changes, the report refreshing all the while.
-    const withLabels = await measure(report, 0);
-    const withBinds = await measure(report, BINDS);
+    const labels = await measure(report, 0);
+    const binds = await measure(report, BINDS);
     report.close();
-    const pair = (a: typeof withoutLabels, b: typeof withLabels): Pair => ({
+    return { labels, binds, firstMs };
+  };
+  for (let round = 0; round < ROUNDS; round++) {
+    const withFirst = round % 2 === 1;
+    let without: { labels: Measured; binds: Measured };
+    let withR: { labels: Measured; binds: Measured; firstMs: number };
+    if (withFirst) {
+      withR = await withReport(round);
+      without = await withoutReport();
+    } else {
+      without = await withoutReport();
+      withR = await withReport(round);
+    }
+    const pair = (a: Measured, b: Measured): Pair => ({
       without: a.latencies,
       with: b.latencies,
       reportCpuPerSecond: b.cpuShare,
@@ -258,23 +300,51 @@ for (const pending of args.pending.split(',').map(Number)) {
       explained: b.explained,
       refreshed: b.refreshed,
     });
-    row.rounds.push({ labels: pair(withoutLabels, withLabels), binds: pair(withoutBinds, withBinds) });
+    row.rounds.push({
+      labels: pair(without.labels, withR.labels),
+      binds: pair(without.binds, withR.binds),
+      withFirst,
+      firstMs: withR.firstMs,
+      loadAvg: load(),
+    });
     const top = (xs: number[]) =>
       [...xs]
         .sort((a, b) => b - a)
         .slice(0, 8)
         .map(Math.round);
     console.log(
-      `pending ${pending} round ${round + 1}: slowest filters, labels: without ${top(withoutLabels.latencies)} ms, with ${top(withLabels.latencies)} ms; binds: without ${top(withoutBinds.latencies)} ms, with ${top(withBinds.latencies)} ms`,
+      `pending ${pending} round ${round + 1}: filter p50 under binds without ${quantile(without.binds.latencies.total, 0.5).toFixed(2)} ms, with ${quantile(withR.binds.latencies.total, 0.5).toFixed(2)} ms; slowest filters, labels: without ${top(without.labels.latencies.total)} ms, with ${top(withR.labels.latencies.total)} ms; binds: without ${top(without.binds.latencies.total)} ms, with ${top(withR.binds.latencies.total)} ms; load ${row.rounds.at(-1)!.loadAvg}`,
     );
   }
-  row.loadAvg = load();
   rows.push(row);
 }
 
-const f = (ms: number) => (ms < 10 ? ms.toFixed(1) : ms.toFixed(0));
+const f = (ms: number) => (Math.abs(ms) < 10 ? ms.toFixed(1) : ms.toFixed(0));
+const signed = (ms: number) => `${ms > 0 ? '+' : ms < 0 ? '−' : '±'}${f(Math.abs(ms))}`;
 const pct = (share: number) => `${(share * 100).toFixed(share < 0.01 ? 1 : 0)} %`;
-const lat = (xs: number[]) => `${f(quantile(xs, 0.5))} / ${f(quantile(xs, 0.99))}`;
+const p50 = (l: Latencies) => quantile(l.total, 0.5);
+const p99 = (l: Latencies) => quantile(l.total, 0.99);
+const lat = (l: Latencies) => `${f(p50(l))} / ${f(p99(l))}`;
+const split = (l: Latencies) => `${f(quantile(l.waited, 0.9))} / ${f(quantile(l.ran, 0.5))}`;
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const spread = (xs: number[], show = f) => `${show(median(xs))} (${show(Math.min(...xs))} to ${show(Math.max(...xs))})`;
+const summary = rows
+  .flatMap((r) =>
+    (['labels', 'binds'] as const).map((churn) => {
+      const pairs = r.rounds.map((x) => x[churn]);
+      const without = pairs.map((x) => p50(x.without));
+      const withR = pairs.map((x) => p50(x.with));
+      const diff = pairs.map((x) => p50(x.with) - p50(x.without));
+      const ran = pairs.map((x) => quantile(x.with.ran, 0.5) - quantile(x.without.ran, 0.5));
+      const waited = pairs.map((x) => quantile(x.with.waited, 0.9) - quantile(x.without.waited, 0.9));
+      return `| ${r.pending} | ${churn} | ${spread(without)} | ${spread(withR)} | ${spread(diff, signed)} | ${spread(ran, signed)} | ${spread(waited, signed)} | ${f(median(pairs.map((x) => p99(x.without))))} → ${f(median(pairs.map((x) => p99(x.with))))} |`;
+    }),
+  )
+  .join('\n');
 const section = `${BEGIN}
 ## The pending report (issue 33)
 
@@ -289,22 +359,32 @@ whose verdicts read no pod elsewhere (all of the bench's), the nodes whose pods 
 deleted again leaves its node as it was), and explains the others afresh; while verbs come it starts a sweep over the
 out-of-date explanations at most every 5 s. filter: ${RATE} calls per second,
 500 candidate nodes each, latency from when the call was due to its answer (a call held behind a slice of the report
-counts), over ${SECONDS} s; each round measures without the report, then with it, under each churn. With pods bound
-every 10 ms, nearly every explanation is out of date at any moment: "behind" is how long the most out-of-date one had
-been when the binds stopped, "caught up" how long the report then took to be current (no verbs coming).
+counts), over ${SECONDS} s; "waited" is the part before the call started (behind a slice, a store event, a GC), "ran"
+its own run. Each round measures both churns without the report and with it (after its first full report), in
+alternating order (rounds 1, 3, ...: without first; 2, 4, ...: with first), so that what drifts over the process's
+life or with the machine's load falls on both sides. With pods bound every 10 ms, nearly every explanation is out of
+date at any moment: "behind" is how long the most out-of-date one had been when the binds stopped, "caught up" how long
+the report then took to be current (no verbs coming).
 
-| pending pods | first full report (wall) | its CPU | explanations | report CPU: labels / binds | filter p50 / p99 (ms), labels: without → with | binds: without → with | binds: explained afresh / node by node | out of date at the end, behind | caught up |
-|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
+Per count of pending pods, over the ${ROUNDS} rounds: filter p50 in ms, median (lowest to highest round); the
+difference with − without within each round; the same for the run's p50 and the wait's p90; the medians of p99.
+
+| pending pods | churn | p50 without | p50 with | with − without | ran p50: with − without | waited p90: with − without | p99 without → with |
+|---:|---|---:|---:|---:|---:|---:|---:|
+${summary}
+
+Each round:
+
+| pending pods | round | first full report (wall) | its CPU | explanations | report CPU: labels / binds | filter p50 / p99 (ms), labels: without → with | binds: without → with | binds: waited p90 / ran p50, without → with | binds: explained afresh / node by node | out of date at the end, behind | caught up | load average after |
+|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|
 ${rows
   .flatMap((r) =>
     r.rounds.map(
       (x, i) =>
-        `| ${i === 0 ? r.pending : '〃'} | ${i === 0 ? `${(r.firstMs / 1000).toFixed(1)} s` : ''} | ${i === 0 ? `${(r.firstCpuMs / 1000).toFixed(1)} s` : ''} | ${i === 0 ? `${r.computed} for ${r.listed} pods` : ''} | ${pct(x.labels.reportCpuPerSecond)} / ${pct(x.binds.reportCpuPerSecond)} | ${lat(x.labels.without)} → ${lat(x.labels.with)} | ${lat(x.binds.without)} → ${lat(x.binds.with)} | ${x.binds.explained} / ${x.binds.refreshed} | ${x.binds.stale} of ${r.listed}, ${(x.binds.behindMs / 1000).toFixed(1)} s | ${(x.binds.caughtUpMs / 1000).toFixed(1)} s |`,
+        `| ${i === 0 ? r.pending : '〃'} | ${i + 1} (${x.withFirst ? 'with first' : 'without first'}) | ${(x.firstMs / 1000).toFixed(1)} s | ${i === 0 ? `${(r.firstCpuMs / 1000).toFixed(1)} s` : ''} | ${i === 0 ? `${r.computed} for ${r.listed} pods` : ''} | ${pct(x.labels.reportCpuPerSecond)} / ${pct(x.binds.reportCpuPerSecond)} | ${lat(x.labels.without)} → ${lat(x.labels.with)} | ${lat(x.binds.without)} → ${lat(x.binds.with)} | ${split(x.binds.without)} → ${split(x.binds.with)} | ${x.binds.explained} / ${x.binds.refreshed} | ${x.binds.stale} of ${r.listed}, ${(x.binds.behindMs / 1000).toFixed(1)} s | ${(x.binds.caughtUpMs / 1000).toFixed(1)} s | ${x.loadAvg} |`,
     ),
   )
   .join('\n')}
-
-Load average at the end of each count: ${rows.map((r) => r.loadAvg).join('; ')}.
 ${END}
 `;
 console.log(section);

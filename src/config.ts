@@ -146,12 +146,13 @@ const SETTINGS = Type.Object({
     default: [],
     description: `plugins to turn off, by kube-scheduler's names: ${PLUGIN_NAMES.join(', ')} (kebab-case accepted)`,
   }),
-  // Off by default: while pods keep being bound it still adds ~0.4-1 ms to the filter verb's p50 on the 5,000-node
-  // cluster (bench/pending-report.ts, "binds"), though running pods' status and label updates no longer cost it anything.
+  // Off by default: measured in alternating order the filter verb's p50 is within noise of without it, but while pods
+  // keep being bound it takes a tenth of a core in ~1 ms slices, so about one verb in ten waits behind one (the wait's
+  // p90 up 0.4-1.1 ms at 10,000 pending pods), besides its heap (bench/pending-report.ts, "binds").
   pendingReport: Type.Boolean({
     default: false,
     description:
-      'keep the pending report (GET /api/v1/pending, topology_extender_pending_* metrics) current in the background (off: that route answers 503; while pods keep being bound, filter p50 within 0–0.8 ms of without on a 5,000-node cluster (bench/RESULTS.md))',
+      'keep the pending report (GET /api/v1/pending, topology_extender_pending_* metrics) current in the background (off: that route answers 503; while pods keep being bound on a 5,000-node cluster, filter p50 within noise of without, but about one verb in ten waits up to ~1 ms behind a slice of it (bench/RESULTS.md))',
   }),
   // Off by default: the line of a kube-scheduler that runs its own volume plugins (the filter-only registration) is
   // upstream's alone, which explain writes; the chart turns it on with delegateVolumeBinding.
