@@ -1,6 +1,8 @@
 // Storage headroom per storage class and zone, read straight from the API objects the store holds: PVs free and
 // bound (count, bytes, a size histogram of the free ones), CSIStorageCapacity left, and the claims still waiting.
-// Computed on request (the route, a scrape): a pass over PVs, claims and capacities, with no state to keep current.
+// storageView is the definition: a pass over PVs, claims and capacities, with no state to keep current, for the route
+// split by node and the CLI. The readers that ask often (scrapes, the pending report) read storage-headroom.ts, which
+// keeps the same view current from the store's events.
 import { selectorMatchesSafely } from '../cluster/label-selector.ts';
 import { parseValue } from '../cluster/quantity.ts';
 import type { ClusterStore } from '../cluster/store.ts';
@@ -47,7 +49,7 @@ export interface StorageView {
   claimsWaiting: { storageClass: string; count: number; bytes: number }[];
 }
 
-export const zoneOf = (node: Node | undefined) =>
+const zoneOf = (node: Node | undefined) =>
   node?.metadata.labels?.[LABEL_TOPOLOGY_ZONE] ?? node?.metadata.labels?.[LABEL_FAILURE_DOMAIN_BETA_ZONE] ?? '';
 
 /** Nodes by hostname label (a PV's affinity names the label, not always the node's name). */
