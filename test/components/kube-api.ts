@@ -83,11 +83,31 @@ export class KubeApi {
 
   /** Creates `o`; a running pod's status (phase, start time: what its kubelet would write) follows through pods/status. */
   async create<T extends KubeObject>(o: T): Promise<T> {
-    const made = await this.client.request<T>('POST', pathOf(o), { body: o });
+    const made = await this.#post(o);
     if (o.kind === 'Pod' && (o.spec as { nodeName?: string } | undefined)?.nodeName && o.status) {
       return this.patch(o, { status: o.status }, 'status');
     }
     return made;
+  }
+
+  /**
+   * POSTs `o`. The API server's Priority admission looks PriorityClasses up in its informer only (runtimeclass
+   * admission falls back to a live read; priority/admission.go does not), so a pod created right after its class may
+   * be refused until that informer catches up: retried while the class the refusal names does exist.
+   */
+  async #post<T extends KubeObject>(o: T): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.client.request<T>('POST', pathOf(o), { body: o });
+      } catch (err) {
+        const unseen =
+          err instanceof KubeApiError &&
+          err.code === 403 &&
+          /no PriorityClass with name (\S+) was found/.exec(err.message);
+        if (!unseen || attempt >= 50 || !(await this.get('PriorityClass', unseen[1]))) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
   }
 
   async createAll(objects: KubeObject[]): Promise<void> {
