@@ -15,6 +15,9 @@ export interface KindStatus {
   /** Why the last list failed (`403 Forbidden`, a network error), until a list succeeds. */
   error?: string;
   watchRestarts: number;
+  /** Watch events applied (ADDED, MODIFIED, DELETED) and their size in characters of JSON: what decoding costs. */
+  watchEvents?: number;
+  watchEventChars?: number;
 }
 
 export interface Source {

@@ -189,6 +189,18 @@ export function createMetrics(deps: {
   }
   perKind(
     'counter',
+    'topology_extender_watch_events_total',
+    'Watch events applied (added, modified, deleted), by kind',
+    (s) => s.watchEvents ?? 0,
+  );
+  perKind(
+    'counter',
+    'topology_extender_watch_event_characters_total',
+    'Characters of JSON decoded for the watch events applied, by kind: what the watches cost to decode',
+    (s) => s.watchEventChars ?? 0,
+  );
+  perKind(
+    'counter',
     'topology_extender_watch_relists_total',
     'Full relists after the initial list (410 Gone, watch errors), by kind',
     (s) => s.relists,

@@ -89,7 +89,12 @@ describe('metrics', () => {
 
   it('exposes the watch totals that only grow as counters named _total, per kind', async () => {
     const res = await t.request.get('/metrics');
-    for (const name of ['topology_extender_watch_relists_total', 'topology_extender_watch_restarts_total']) {
+    for (const name of [
+      'topology_extender_watch_relists_total',
+      'topology_extender_watch_restarts_total',
+      'topology_extender_watch_events_total',
+      'topology_extender_watch_event_characters_total',
+    ]) {
       assert.match(res.text, new RegExp(`# TYPE ${name} counter`));
       assert.match(res.text, new RegExp(`${name}\\{kind="Node"\\} 0`));
     }

@@ -80,6 +80,8 @@ export class Reflector {
   /** An analysis-only kind whose unavailability was logged: said once per outage, and its end too. */
   #unavailableLogged = false;
   #watchRestarts = 0;
+  #watchEvents = 0;
+  #watchEventChars = 0;
   #lists = 0;
   #loop: Promise<void> | undefined;
   #firstList: { promise: Promise<void>; resolve: () => void };
@@ -128,6 +130,8 @@ export class Reflector {
       stale: this.#failures >= STALE_AFTER_FAILURES,
       relists: this.#relists,
       watchRestarts: this.#watchRestarts,
+      watchEvents: this.#watchEvents,
+      watchEventChars: this.#watchEventChars,
       ...(this.#listError === undefined ? {} : { error: this.#listError }),
     };
   }
@@ -278,7 +282,7 @@ export class Reflector {
     }, period);
     watchdog.unref();
 
-    const onEvent = (type: string, obj: WatchObject) => {
+    const onEvent = (type: string, obj: WatchObject, chars: number) => {
       if (current.reason) return; // events racing our own abort are dropped; the next watch replays them
       this.#lastHeard = Date.now();
       this.#failures = 0;
@@ -287,6 +291,8 @@ export class Reflector {
         case 'ADDED':
         case 'MODIFIED':
         case 'DELETED':
+          this.#watchEvents++;
+          this.#watchEventChars += chars;
           try {
             if (type === 'DELETED') store.delete(kind, obj as unknown as KindMap[typeof kind]);
             else store.upsert(kind, obj as unknown as KindMap[typeof kind]);
@@ -327,7 +333,7 @@ export class Reflector {
     const timeoutSeconds = this.#o.watchTimeoutSeconds?.() ?? Math.floor(300 + Math.random() * 300);
     watch(this.#o.client, collectionPath(resource), {
       query: { allowWatchBookmarks: true, resourceVersion: this.#rv, timeoutSeconds },
-      onEvent: (event) => onEvent(event.type, event.object as WatchObject),
+      onEvent: (event, chars) => onEvent(event.type, event.object as WatchObject, chars),
       onDone,
       // Past our own watchdog, where it still covers a connect that hangs (our watchdog only sees open streams).
       inactivityMs: Math.max(staleAfterMs * 2, 1_000),

@@ -20,7 +20,8 @@ export interface WatchEvent {
 
 export interface WatchOptions {
   query: RequestOptions['query'];
-  onEvent: (event: WatchEvent) => void;
+  /** Each event, with the length of its JSON line. */
+  onEvent: (event: WatchEvent, chars: number) => void;
   /** Called once when the stream ends: null when the server closed it, else why (a TimeoutError when inactive). */
   onDone: (err: Error | null) => void;
   /** Ends a stream (or a request not yet answered) after this long without a byte. */
@@ -78,7 +79,7 @@ export async function watch(client: KubeClient, path: string, o: WatchOptions): 
         } catch (err) {
           return finish(new Error(`watch event is not JSON: ${(err as Error).message}`));
         }
-        o.onEvent(event);
+        o.onEvent(event, line.length);
         if (done) return;
       }
       partial += chunk.slice(start);

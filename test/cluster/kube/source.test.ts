@@ -161,6 +161,25 @@ describe('KubeSource', () => {
       await waitFor('node-b deleted', () => !h.store.get('Node', 'node-b'));
     });
 
+    test('each applied watch event is counted per kind with the size of its JSON; bookmarks are not', async () => {
+      const of = (kind: string) => h.source.status().find((s) => s.kind === kind)!;
+      const pods = of('Pod');
+      const nodes = of('Node');
+      const web2 = { ...h.server.get('Pod', 'web-2', 'default')!, status: { phase: 'Running' } };
+      h.server.update(web2);
+      await waitFor('web-2 running', () => h.store.get('Pod', 'default/web-2')?.status?.phase === 'Running');
+      h.server.remove('Pod', 'web-1', 'default');
+      await waitFor('web-1 deleted', () => !h.store.get('Pod', 'default/web-1'));
+      assert.equal(of('Pod').watchEvents! - pods.watchEvents!, 2);
+      // Each line is {"type":…,"object":…}: longer than the object alone.
+      assert.ok(of('Pod').watchEventChars! - pods.watchEventChars! > JSON.stringify(web2).length);
+      // Bookmarks flow all along (every 50 ms here) and count for nothing.
+      const heard = () => Date.now() - of('Node').silentForMs!;
+      const since = Date.now();
+      await waitFor('a node bookmark', () => heard() > since);
+      assert.equal(of('Node').watchEvents, nodes.watchEvents);
+    });
+
     test('bookmarks keep the watch heard and move its resourceVersion on', async () => {
       const before = h.source.status().find((s) => s.kind === 'Node')!;
       assert.ok(before.silentForMs !== undefined);
