@@ -352,7 +352,7 @@ for (const r of results) {
           ? 'as alone'
           : '—';
     };
-    md += `| ${CLAIMS_LABEL[claims]} | ${aloneCell} | ${cell('do-nothing')} | ${cell('filter-only')} | **${fmt(delRate)} pods/s**${range(del)} | ${floor0 ? (delRate / floor0).toFixed(2) : '—'}× | ${aloneRate ? `${(delRate / aloneRate).toFixed(claims === 0 ? 2 : 0)}×` : '—'} |\n`;
+    md += `| ${CLAIMS_LABEL[claims]} | ${aloneCell} | ${cell('do-nothing')} | ${cell('filter-only')} | **${fmt(delRate)} pods/s**${range(del)} | ${floor0 ? `${(delRate / floor0).toFixed(2)}×` : '—'} | ${aloneRate ? `${(delRate / aloneRate).toFixed(claims === 0 ? 2 : 0)}×` : '—'} |\n`;
   }
   md += "\n**Where each pod's time goes** (means over the phases; ours are server-side latencies):\n\n";
   md +=
@@ -381,59 +381,61 @@ for (const r of results) {
     }
   }
 }
-// The targets of issues 21 and 24, on the largest cluster measured.
+// Issue 32's targets, on the largest cluster measured. A ratio whose baseline was not run (no do-nothing column)
+// is not measured: it shows as such, never as met.
 const largest = results[results.length - 1];
 if (largest) {
   const ps = largest.phases;
   const floor0 = rate(select(ps, 'do-nothing', 0));
-  const delegated = (claims: number) => rate(select(ps, 'delegated', claims));
-  const mean3 = (f: (p: Phase) => number) => {
-    const rows = select(ps, 'delegated', 3);
+  const mean = (claims: number, f: (p: Phase) => number) => {
+    const rows = select(ps, 'delegated', claims);
     return rows.length ? rows.reduce((s, p) => s + f(p), 0) / rows.length : Number.NaN;
   };
-  const row = (target: string, value: number, ok: boolean, unit: string) =>
-    `| ${target} | ${unit === '×' ? `${value.toFixed(2)}×` : `${value.toFixed(2)} ${unit}`} | ${ok ? 'met' : '**not met**'} |\n`;
-  md += `\n### Targets at ${largest.nodes.toLocaleString('en')} nodes\n\n| target | measured | |\n|---|---:|---|\n`;
+  const row = (target: string, value: number, limit: number, unit: '×' | 'ms') => {
+    const measured = Number.isFinite(value) && value > 0;
+    const text = !measured ? '—' : unit === '×' ? `${value.toFixed(2)}×` : `${value.toFixed(2)} ms`;
+    const verdict = !measured
+      ? 'not measured'
+      : (unit === '×' ? value >= limit : value <= limit)
+        ? 'met'
+        : '**not met**';
+    return `| ${target} | ${text} | ${verdict} |\n`;
+  };
+  md += `\n### Targets at ${largest.nodes.toLocaleString('en')} nodes (issue 32)\n\n| target | measured | |\n|---|---:|---|\n`;
+  for (const [claims, limit] of [
+    [0, 0.95],
+    [1, 0.7],
+    [3, 0.5],
+  ] as const) {
+    md += row(
+      `${CLAIMS_LABEL[claims]}, delegated: ≥ ${limit} of claim-less pods through the do-nothing extender`,
+      floor0 > 0 ? rate(select(ps, 'delegated', claims)) / floor0 : Number.NaN,
+      limit,
+      '×',
+    );
+  }
+  for (const [claims, limit] of [
+    [0, 3],
+    [1, 5],
+    [3, 9],
+  ] as const) {
+    md += row(
+      `${CLAIMS_LABEL[claims]}: our CPU per pod ≤ ${limit} ms`,
+      mean(claims, (p) => p.cpuMsPerPod),
+      limit,
+      'ms',
+    );
+  }
   md += row(
-    'claim-less pods, delegated: ≥ 0.9 of the do-nothing extender (#21, #24)',
-    delegated(0) / floor0,
-    delegated(0) / floor0 >= 0.9,
-    '×',
-  );
-  md += row(
-    '1-claim pods, delegated: ≥ 0.5 of claim-less through the do-nothing extender (#24)',
-    delegated(1) / floor0,
-    delegated(1) / floor0 >= 0.5,
-    '×',
-  );
-  md += row(
-    '3-claim pods, delegated: ≥ 0.5 of claim-less through the do-nothing extender (#24)',
-    delegated(3) / floor0,
-    delegated(3) / floor0 >= 0.5,
-    '×',
-  );
-  md += row(
-    'claim pods, delegated: ≥ 0.9 of the do-nothing extender (#21; 1-claim pods against claim-less)',
-    delegated(1) / floor0,
-    delegated(1) / floor0 >= 0.9,
-    '×',
-  );
-  md += row(
-    '3-claim pod: our filter ≤ 1 ms (server side)',
-    mean3((p) => p.verbMs.filter),
-    mean3((p) => p.verbMs.filter) <= 1,
+    '2 local + 1 CSI claim: our filter ≤ 2 ms (server side)',
+    mean(3, (p) => p.verbMs.filter),
+    2,
     'ms',
   );
   md += row(
-    '3-claim pod: our prioritize ≤ 1 ms (server side)',
-    mean3((p) => p.verbMs.prioritize),
-    mean3((p) => p.verbMs.prioritize) <= 1,
-    'ms',
-  );
-  md += row(
-    '3-claim pod: our CPU per pod ≤ 5 ms',
-    mean3((p) => p.cpuMsPerPod),
-    mean3((p) => p.cpuMsPerPod) <= 5,
+    '2 local + 1 CSI claim: our prioritize ≤ 2 ms (server side)',
+    mean(3, (p) => p.verbMs.prioritize),
+    2,
     'ms',
   );
 }
