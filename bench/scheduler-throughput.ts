@@ -21,7 +21,7 @@
 //        [--profile DIR]   (a CPU profile of our extender, written when it exits)
 import { type ChildProcess, execSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { get } from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -93,7 +93,20 @@ interface Phase extends PhaseResult {
   bindPointMs: number;
   /** Ours (server side): mean latency per verb (ms) and CPU per pod (ms). */
   verbMs: Record<string, number>;
+  /** The extender's CPU per pod (ms): ours, or the do-nothing floor's (the extender protocol's own price). */
   cpuMsPerPod: number;
+  /** kube-scheduler's CPU per pod (ms): what the configuration costs it. */
+  schedulerCpuMsPerPod: number;
+  /** Of the extender's CPU, the share spent in the kernel (system time): socket and pipe writes, mostly. */
+  systemShare: number;
+}
+
+/** A child process's CPU time (user + system) in seconds, from /proc (clock ticks of 10 ms). */
+async function processCpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces), from field 3 on: utime and stime are fields 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 async function freePort(): Promise<number> {
@@ -230,10 +243,13 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
     const ks = schedulers.get(id)!;
     const ours = id === 'filter-only' || id === 'delegated';
     const before = [await scrape(ks.metrics, true), ours ? await scrape(`${extender.url}/metrics`, false) : undefined];
+    const floorCpuBefore = id === 'do-nothing' ? await processCpuSeconds(floor.pid!) : 0;
+    let floorCpuAfter = 0;
     // Scraped at the last Binding: the burst's figures, not the PV controller's tail after it.
     const after: (Map<string, number> | undefined)[] = [];
     const r = await cluster.phase(`bench-${id}`, claims, count, timeoutMs, async () => {
       after.push(await scrape(ks.metrics, true), ours ? await scrape(`${extender.url}/metrics`, false) : undefined);
+      if (id === 'do-nothing') floorCpuAfter = await processCpuSeconds(floor.pid!);
     });
     const delta = (i: number, name: string, labels?: Record<string, string>) =>
       total(after[i]!, name, labels) - total(before[i]!, name, labels);
@@ -252,7 +268,19 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
       attemptMs: mean(0, 'scheduler_scheduling_attempt_duration_seconds'),
       bindPointMs: mean(0, 'scheduler_framework_extension_point_duration_seconds', { extension_point: 'Bind' }),
       verbMs,
-      cpuMsPerPod: ours ? (delta(1, 'topology_extender_process_cpu_seconds_total') * 1000) / r.count : 0,
+      cpuMsPerPod:
+        ((ours
+          ? delta(1, 'topology_extender_process_cpu_seconds_total')
+          : id === 'do-nothing'
+            ? floorCpuAfter - floorCpuBefore
+            : 0) *
+          1000) /
+        r.count,
+      schedulerCpuMsPerPod: (delta(0, 'process_cpu_seconds_total') * 1000) / r.count,
+      systemShare: ours
+        ? delta(1, 'topology_extender_process_cpu_system_seconds_total') /
+          Math.max(1e-9, delta(1, 'topology_extender_process_cpu_seconds_total'))
+        : Number.NaN,
     };
     log(
       `${nodes} nodes: ${id} ${claims} claims: ${p.bound}/${p.count} bound in ${p.seconds.toFixed(2)} s = ${(p.bound / p.seconds).toFixed(1)} pods/s` +
@@ -356,7 +384,7 @@ for (const r of results) {
   }
   md += "\n**Where each pod's time goes** (means over the phases; ours are server-side latencies):\n\n";
   md +=
-    '| configuration | pods | kube-scheduler attempt | its Bind step | our filter | our prioritize | our bind | our CPU per pod | PV controller wait per claim, p50 / p99 | API writes per pod | misplaced / double-booked |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|\n';
+    '| configuration | pods | kube-scheduler attempt | its Bind step | our filter | our prioritize | our bind | extender CPU per pod (ours, or the floor’s) | kube-scheduler CPU per pod | PV controller wait per claim, p50 / p99 | API writes per pod | misplaced / double-booked |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n';
   for (const id of CONFIGS) {
     for (const claims of [0, 1, 3]) {
       const ps =
@@ -377,7 +405,7 @@ for (const r of results) {
       const tail = avg((p) => p.settleSeconds);
       const waitText =
         waits.length > 0 ? `${pct(0.5).toFixed(2)} / ${pct(0.99).toFixed(2)} s (tail ${tail.toFixed(1)} s)` : '—';
-      md += `| ${id} | ${CLAIMS_LABEL[claims]} | ${ms(avg((p) => p.attemptMs))} | ${ms(avg((p) => p.bindPointMs))} | ${ours ? ms(avg((p) => p.verbMs.filter)) : '—'} | ${ours ? ms(avg((p) => p.verbMs.prioritize)) : '—'} | ${id === 'delegated' ? ms(avg((p) => p.verbMs.bind)) : '—'} | ${ours ? ms(avg((p) => p.cpuMsPerPod)) : '—'} | ${waitText} | ${writeText} | ${ps.reduce((s, p) => s + p.misplaced, 0)} / ${Math.max(...ps.map((p) => p.doubleBooked))} |\n`;
+      md += `| ${id} | ${CLAIMS_LABEL[claims]} | ${ms(avg((p) => p.attemptMs))} | ${ms(avg((p) => p.bindPointMs))} | ${ours ? ms(avg((p) => p.verbMs.filter)) : '—'} | ${ours ? ms(avg((p) => p.verbMs.prioritize)) : '—'} | ${id === 'delegated' ? ms(avg((p) => p.verbMs.bind)) : '—'} | ${ours ? `${ms(avg((p) => p.cpuMsPerPod))} (system ${Math.round(100 * avg((p) => p.systemShare))} %)` : id === 'do-nothing' ? ms(avg((p) => p.cpuMsPerPod)) : '—'} | ${ms(avg((p) => p.schedulerCpuMsPerPod))} | ${waitText} | ${writeText} | ${ps.reduce((s, p) => s + p.misplaced, 0)} / ${Math.max(...ps.map((p) => p.doubleBooked))} |\n`;
     }
   }
 }
