@@ -99,6 +99,9 @@ interface Phase extends PhaseResult {
   schedulerCpuMsPerPod: number;
   /** Of the extender's CPU, the share spent in the kernel (system time): socket and pipe writes, mostly. */
   systemShare: number;
+  /** Watch events we applied during the burst, by kind, and their JSON characters (ours only). */
+  watchEvents: Record<string, number>;
+  watchChars: number;
 }
 
 /** A child process's CPU time (user + system) in seconds, from /proc (clock ticks of 10 ms). */
@@ -257,6 +260,15 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
       const n = delta(i, `${base}_count`, labels);
       return n > 0 ? (delta(i, `${base}_sum`, labels) / n) * 1000 : 0;
     };
+    /** A per-kind counter's growth over the burst, by kind (our metrics). */
+    const perKindDelta = (name: string) => {
+      const out: Record<string, number> = {};
+      for (const series of after[1]?.keys() ?? []) {
+        const kind = series.startsWith(`${name}{`) ? /kind="([^"]+)"/.exec(series)?.[1] : undefined;
+        if (kind) out[kind] = (after[1]!.get(series) ?? 0) - (before[1]?.get(series) ?? 0);
+      }
+      return out;
+    };
     const verbMs: Record<string, number> = {};
     if (ours)
       for (const verb of ['filter', 'prioritize', 'bind'])
@@ -277,6 +289,8 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
           1000) /
         r.count,
       schedulerCpuMsPerPod: (delta(0, 'process_cpu_seconds_total') * 1000) / r.count,
+      watchEvents: ours ? perKindDelta('topology_extender_watch_events_total') : {},
+      watchChars: ours ? delta(1, 'topology_extender_watch_event_characters_total') : 0,
       systemShare: ours
         ? delta(1, 'topology_extender_process_cpu_system_seconds_total') /
           Math.max(1e-9, delta(1, 'topology_extender_process_cpu_seconds_total'))
@@ -406,6 +420,27 @@ for (const r of results) {
       const waitText =
         waits.length > 0 ? `${pct(0.5).toFixed(2)} / ${pct(0.99).toFixed(2)} s (tail ${tail.toFixed(1)} s)` : '—';
       md += `| ${id} | ${CLAIMS_LABEL[claims]} | ${ms(avg((p) => p.attemptMs))} | ${ms(avg((p) => p.bindPointMs))} | ${ours ? ms(avg((p) => p.verbMs.filter)) : '—'} | ${ours ? ms(avg((p) => p.verbMs.prioritize)) : '—'} | ${id === 'delegated' ? ms(avg((p) => p.verbMs.bind)) : '—'} | ${ours ? `${ms(avg((p) => p.cpuMsPerPod))} (system ${Math.round(100 * avg((p) => p.systemShare))} %)` : id === 'do-nothing' ? ms(avg((p) => p.cpuMsPerPod)) : '—'} | ${ms(avg((p) => p.schedulerCpuMsPerPod))} | ${waitText} | ${writeText} | ${ps.reduce((s, p) => s + p.misplaced, 0)} / ${Math.max(...ps.map((p) => p.doubleBooked))} |\n`;
+    }
+  }
+  md += '\n**Watch events we applied per pod** (at the last Binding; kinds in alphabetical order):\n\n';
+  md += '| configuration | pods | events per pod, by kind | JSON per pod |\n|---|---|---|---:|\n';
+  for (const id of ['filter-only', 'delegated'] as const) {
+    for (const claims of [0, 1, 3]) {
+      const ps = select(r.phases, id, claims);
+      if (ps.length === 0) continue;
+      const bound = Math.max(
+        1,
+        ps.reduce((s, p) => s + p.bound, 0),
+      );
+      const events: Record<string, number> = {};
+      for (const p of ps) for (const [k, v] of Object.entries(p.watchEvents)) events[k] = (events[k] ?? 0) + v;
+      const text = Object.entries(events)
+        .filter(([, v]) => v > 0)
+        .sort()
+        .map(([k, v]) => `${k} ${(v / bound).toFixed(1)}`)
+        .join(', ');
+      const kib = ps.reduce((s, p) => s + p.watchChars, 0) / bound / 1024;
+      md += `| ${id} | ${CLAIMS_LABEL[claims]} | ${text || '—'} | ${kib.toFixed(1)} KiB |\n`;
     }
   }
 }
