@@ -18,7 +18,7 @@ import {
   SUCCESS,
   status,
 } from '../framework/interfaces.ts';
-import type { HeldVolumes, PodVolumes, VolumeBinder } from '../volumes/binder.ts';
+import type { BindingInfo, HeldVolumes, PodVolumes, VolumeBinder } from '../volumes/binder.ts';
 import { hasClaims, type PodVolumeClaims } from '../volumes/claims.ts';
 import { type Decision, DecisionCache } from '../volumes/decisions.ts';
 import { explainPodVolumes } from '../volumes/explain.ts';
@@ -268,18 +268,22 @@ export class VolumeBindingPlugin
 
   /** Upstream StorageCapacityScoring over the decided volumes, per storage class. */
   #score(podVolumes: PodVolumes, scorer: CapacityScorer): number {
-    const classResources = new Map<string, StorageResource>();
-    if (podVolumes.staticBindings.length > 0) {
-      // With static bindings only they count (upstream StorageCapacityScoring).
-      for (const b of podVolumes.staticBindings) {
-        addClassResource(
-          classResources,
-          b.pv.spec.storageClassName ?? '',
-          claimMatchInput(b.pvc).request,
-          pvCapacity(b.pv),
-        );
+    const bindings = podVolumes.staticBindings;
+    if (bindings.length > 0) {
+      // With static bindings only they count (upstream StorageCapacityScoring). Their PVs are nearly always of one
+      // class: summed without a map (filter scores every node it passes).
+      const className = bindings[0].pv.spec.storageClassName ?? '';
+      let requested = 0;
+      let capacity = 0;
+      for (const b of bindings) {
+        if ((b.pv.spec.storageClassName ?? '') !== className) return this.#scoreByClass(bindings, scorer);
+        requested += claimMatchInput(b.pvc).request;
+        capacity += pvCapacity(b.pv);
       }
-    } else if (this.binder.capacityAccounting === 'joint') {
+      return scorer.oneClass(requested, capacity);
+    }
+    const classResources = new Map<string, StorageResource>();
+    if (this.binder.capacityAccounting === 'joint') {
       // What filter checked: each capacity object once, with its in-flight provisions as already requested, so a
       // node is scored as full as joint accounting sees it.
       const own = new Set(podVolumes.dynamicProvisions.map((p) => claimKey(p.pvc)));
@@ -307,6 +311,20 @@ export class VolumeBindingPlugin
           capacityBytes(p.nodeCapacity) ?? 0,
         );
       }
+    }
+    return scorer(classResources);
+  }
+
+  /** Static bindings of several classes: the mean of their classes' scores. */
+  #scoreByClass(bindings: readonly BindingInfo[], scorer: CapacityScorer): number {
+    const classResources = new Map<string, StorageResource>();
+    for (const b of bindings) {
+      addClassResource(
+        classResources,
+        b.pv.spec.storageClassName ?? '',
+        claimMatchInput(b.pvc).request,
+        pvCapacity(b.pv),
+      );
     }
     return scorer(classResources);
   }

@@ -51,7 +51,11 @@ export function brokenLinear(shape: readonly ShapePoint[]): (p: number) => numbe
   };
 }
 
-export type CapacityScorer = (classResources: ReadonlyMap<string, StorageResource>) => number;
+export interface CapacityScorer {
+  (classResources: ReadonlyMap<string, StorageResource>): number;
+  /** The same for a single class: what filter computes for each of ~500 nodes, without a map per node. */
+  oneClass(requested: number, capacity: number): number;
+}
 
 /** buildScorerFunction over a shape in 0..10 score units; returns 0..100. */
 export function buildCapacityScorer(shape: readonly ShapePoint[]): CapacityScorer {
@@ -60,10 +64,11 @@ export function buildCapacityScorer(shape: readonly ShapePoint[]): CapacityScore
     capacity === 0 || requested > capacity
       ? f(MAX_UTILIZATION)
       : f(Math.trunc((requested * MAX_UTILIZATION) / capacity));
-  return (classResources) => {
+  const scorer = (classResources: ReadonlyMap<string, StorageResource>) => {
     if (classResources.size === 0) return 0;
     let sum = 0;
     for (const r of classResources.values()) sum += classScore(r.requested, r.capacity);
     return Math.round(sum / classResources.size);
   };
+  return Object.assign(scorer, { oneClass: classScore });
 }

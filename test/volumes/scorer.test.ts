@@ -1,6 +1,7 @@
 // volumebinding/scorer_test.go (TestScore). Shapes are given in the configuration's 0..10 score units.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import { Value } from 'typebox/value';
 import { defaultSettings } from '../../src/config.ts';
 import { buildCapacityScorer, type ShapePoint, type StorageResource, shapeSchema } from '../../src/volumes/scorer.ts';
@@ -77,6 +78,27 @@ describe('TestScore', () => {
     assert.equal(f(new Map([['x', { requested: 1, capacity: 0 }]])), 100);
     assert.equal(f(new Map([['x', { requested: 200, capacity: 100 }]])), 100);
     assert.equal(f(new Map()), 0);
+  });
+
+  it('one class scores as the map of that class alone (the fast path filter takes per node)', () => {
+    const shape = fc
+      .uniqueArray(fc.integer({ min: 0, max: 100 }), { minLength: 1, maxLength: 5 })
+      .chain((us) =>
+        fc.tuple(
+          ...us
+            .sort((a, b) => a - b)
+            .map((utilization) =>
+              fc.record({ utilization: fc.constant(utilization), score: fc.integer({ min: 0, max: 10 }) }),
+            ),
+        ),
+      );
+    fc.assert(
+      fc.property(shape, fc.nat(2 ** 40), fc.nat(2 ** 40), (points, requested, capacity) => {
+        const f = buildCapacityScorer(points);
+        assert.equal(f.oneClass(requested, capacity), f(new Map([['c', { requested, capacity }]])));
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('shapes are validated as upstream validates them', () => {
