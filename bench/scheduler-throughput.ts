@@ -97,6 +97,9 @@ interface Phase extends PhaseResult {
   cpuMsPerPod: number;
   /** kube-scheduler's CPU per pod (ms): what the configuration costs it. */
   schedulerCpuMsPerPod: number;
+  /** kube-apiserver with etcd, and kube-controller-manager: their CPU per pod during the burst (ms). */
+  apiserverCpuMsPerPod: number;
+  controllerManagerCpuMsPerPod: number;
   /** Of the extender's CPU, the share spent in the kernel (system time): socket and pipe writes, mostly. */
   systemShare: number;
   /** Watch events we applied during the burst, by kind, and their JSON characters (ours only). */
@@ -248,11 +251,21 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
     const before = [await scrape(ks.metrics, true), ours ? await scrape(`${extender.url}/metrics`, false) : undefined];
     const floorCpuBefore = id === 'do-nothing' ? await processCpuSeconds(floor.pid!) : 0;
     let floorCpuAfter = 0;
+    const planeCpu = async () => {
+      const cpu = async (name: string) => processCpuSeconds(cluster.plane.pids[name]);
+      return {
+        apiserver: (await cpu('kube-apiserver')) + (await cpu('etcd')),
+        controllerManager: await cpu('kube-controller-manager'),
+      };
+    };
+    const planeBefore = await planeCpu();
+    let planeAfter = planeBefore;
     // Scraped at the last Binding: the burst's figures, not the PV controller's tail after it.
     const after: (Map<string, number> | undefined)[] = [];
     const r = await cluster.phase(`bench-${id}`, claims, count, timeoutMs, async () => {
       after.push(await scrape(ks.metrics, true), ours ? await scrape(`${extender.url}/metrics`, false) : undefined);
       if (id === 'do-nothing') floorCpuAfter = await processCpuSeconds(floor.pid!);
+      planeAfter = await planeCpu();
     });
     const delta = (i: number, name: string, labels?: Record<string, string>) =>
       total(after[i]!, name, labels) - total(before[i]!, name, labels);
@@ -289,6 +302,8 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
           1000) /
         r.count,
       schedulerCpuMsPerPod: (delta(0, 'process_cpu_seconds_total') * 1000) / r.count,
+      apiserverCpuMsPerPod: ((planeAfter.apiserver - planeBefore.apiserver) * 1000) / r.count,
+      controllerManagerCpuMsPerPod: ((planeAfter.controllerManager - planeBefore.controllerManager) * 1000) / r.count,
       watchEvents: ours ? perKindDelta('topology_extender_watch_events_total') : {},
       watchChars: ours ? delta(1, 'topology_extender_watch_event_characters_total') : 0,
       systemShare: ours
@@ -361,7 +376,7 @@ Written by \`./node_modules/.bin/node bench/scheduler-throughput.ts${sectionArgs
 
 - **When**: ${started.toISOString()}; kube-scheduler ${binary.version}; load before: \`${loadBefore}\`; after: \`${loadAfter}\`
 - **Cluster**: the local-storage shape (\`LOCAL_STORAGE_SHAPE\`: ten local PVs per node, 30 % bound, one CSIStorageCapacity per node), on a real control plane (etcd, kube-apiserver and kube-controller-manager ${binary.version}: its PV controller at --kube-api-qps ${args['kcm-qps'] ?? '20 (default)'}; a stand-in CSI external-provisioner); the extender runs as the chart's ServiceAccount; four kube-schedulers (one per column, own schedulerName) share it.
-- **Method**: per phase N pending pods created at once; pods/s from their creation to their last Binding, as the API server saw it. ${rounds} rounds, configurations alternating (forward, then backward); the rate is the pooled one, the range the per-round rates. Claim pods: ${claimPods} with 1 claim, ${Math.ceil(claimPods / 2)} with 3; claim-less: ${plainPods}. Metrics are read at the last Binding (our CPU per pod is the burst's); then the phase waits until the PV controller has bound all its claims (the tail), so that the next phase starts quiet; the writes per pod include the tail's.
+- **Method**: per phase N pending pods created at once; pods/s from their creation to their last Binding, as the API server saw it. ${rounds} rounds, configurations alternating (forward, then backward); the rate is the pooled one, the range the per-round rates. Claim pods: ${claimPods} with 1 claim, ${Math.ceil(claimPods / 2)} with 3; claim-less: ${plainPods}. Metrics are read at the last Binding (our CPU per pod is the burst's, and so are the floor's, kube-scheduler's (its /metrics), kube-apiserver's with etcd's and kube-controller-manager's (/proc)); then the phase waits until the PV controller has bound all its claims (the tail), so that the next phase starts quiet; the writes per pod include the tail's.
 - **Columns**: *alone*: kube-scheduler only, default plugins. *do-nothing*: through \`bench/floor-server.ts\` as filter + prioritize extender (answers at once: the extender protocol's own price). *filter-only*: ours, kube-scheduler binds (its VolumeBinding runs first, so claim pods cost what they cost alone). *delegated*: ours, full delegation (bindVerb, VolumeBinding/VolumeZone/VolumeRestrictions/NodeVolumeLimits off: the chart's default).
 `;
 for (const r of results) {
@@ -398,7 +413,7 @@ for (const r of results) {
   }
   md += "\n**Where each pod's time goes** (means over the phases; ours are server-side latencies):\n\n";
   md +=
-    '| configuration | pods | kube-scheduler attempt | its Bind step | our filter | our prioritize | our bind | extender CPU per pod (ours, or the floor’s) | kube-scheduler CPU per pod | PV controller wait per claim, p50 / p99 | API writes per pod | misplaced / double-booked |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n';
+    '| configuration | pods | kube-scheduler attempt | its Bind step | our filter | our prioritize | our bind | extender CPU per pod (ours, or the floor’s) | kube-scheduler CPU per pod | kube-apiserver + etcd, kube-controller-manager CPU per pod | PV controller wait per claim, p50 / p99 | API writes per pod | misplaced / double-booked |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n';
   for (const id of CONFIGS) {
     for (const claims of [0, 1, 3]) {
       const ps =
@@ -419,7 +434,7 @@ for (const r of results) {
       const tail = avg((p) => p.settleSeconds);
       const waitText =
         waits.length > 0 ? `${pct(0.5).toFixed(2)} / ${pct(0.99).toFixed(2)} s (tail ${tail.toFixed(1)} s)` : '—';
-      md += `| ${id} | ${CLAIMS_LABEL[claims]} | ${ms(avg((p) => p.attemptMs))} | ${ms(avg((p) => p.bindPointMs))} | ${ours ? ms(avg((p) => p.verbMs.filter)) : '—'} | ${ours ? ms(avg((p) => p.verbMs.prioritize)) : '—'} | ${id === 'delegated' ? ms(avg((p) => p.verbMs.bind)) : '—'} | ${ours ? `${ms(avg((p) => p.cpuMsPerPod))} (system ${Math.round(100 * avg((p) => p.systemShare))} %)` : id === 'do-nothing' ? ms(avg((p) => p.cpuMsPerPod)) : '—'} | ${ms(avg((p) => p.schedulerCpuMsPerPod))} | ${waitText} | ${writeText} | ${ps.reduce((s, p) => s + p.misplaced, 0)} / ${Math.max(...ps.map((p) => p.doubleBooked))} |\n`;
+      md += `| ${id} | ${CLAIMS_LABEL[claims]} | ${ms(avg((p) => p.attemptMs))} | ${ms(avg((p) => p.bindPointMs))} | ${ours ? ms(avg((p) => p.verbMs.filter)) : '—'} | ${ours ? ms(avg((p) => p.verbMs.prioritize)) : '—'} | ${id === 'delegated' ? ms(avg((p) => p.verbMs.bind)) : '—'} | ${ours ? `${ms(avg((p) => p.cpuMsPerPod))} (system ${Math.round(100 * avg((p) => p.systemShare))} %)` : id === 'do-nothing' ? ms(avg((p) => p.cpuMsPerPod)) : '—'} | ${ms(avg((p) => p.schedulerCpuMsPerPod))} | ${ms(avg((p) => p.apiserverCpuMsPerPod))}, ${ms(avg((p) => p.controllerManagerCpuMsPerPod))} | ${waitText} | ${writeText} | ${ps.reduce((s, p) => s + p.misplaced, 0)} / ${Math.max(...ps.map((p) => p.doubleBooked))} |\n`;
     }
   }
   md += '\n**Watch events we applied per pod** (at the last Binding; kinds in alphabetical order):\n\n';

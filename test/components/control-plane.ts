@@ -47,6 +47,8 @@ export interface ControlPlane {
    * test needs, then catches up on everything that changed meanwhile.
    */
   pauseControllerManager(paused: boolean): void;
+  /** Each component's process id, by name (etcd, kube-apiserver, kube-controller-manager): a bench reads their CPU. */
+  pids: Record<string, number>;
   /** Milliseconds from start until each component was ready. */
   readyInMs: { etcd: number; kubeApiserver: number; kubeControllerManager: number; total: number };
   /**
@@ -331,6 +333,7 @@ export async function startControlPlane(
       admin,
       adminKubeconfig,
       schedulerKubeconfig,
+      pids: Object.fromEntries(processes.map((p) => [p.name, p.child.pid!])),
       pauseControllerManager: (paused) => killGroup(controllerManager.child, paused ? 'SIGSTOP' : 'SIGCONT'),
       async serviceAccountKubeconfig(namespace, name, server) {
         const answer = await admin.client.request<{ status: { token: string } }>(
