@@ -102,10 +102,14 @@ if (found.skip) {
             if (volume.spec.claimRef) claimedBy.push(pv);
           }
           assert.deepEqual(claimedBy, ['fits'], 'exactly one local PV is bound');
-          const csi = (await cluster.api.get('PersistentVolumeClaim', `${name}-csi`, 'default'))!;
+          // The PV controller marks the claim Bound in a status write of its own, after the writes the pod's binding
+          // waited for (its claim's volumeName): on a loaded machine that write may come after the pod is bound.
+          const csi = await waitFor(`claim ${name}-csi Bound`, async () => {
+            const c = await cluster.api.get('PersistentVolumeClaim', `${name}-csi`, 'default');
+            return (c?.status as { phase?: string } | undefined)?.phase === 'Bound' ? c : undefined;
+          });
           const annotations = csi.metadata.annotations as Record<string, string>;
           assert.equal(annotations['volume.kubernetes.io/selected-node'], 'node-1');
-          assert.equal((csi.status as { phase: string }).phase, 'Bound');
           // The attempt that bound it: an earlier one may have met an extender whose watch had not yet delivered the
           // PVs and claims created just before the pod (kube-scheduler's informer had them).
           const filters = cluster.recorder.callsFor(`default/${name}`, 'filter');
