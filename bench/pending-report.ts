@@ -121,6 +121,8 @@ function churn(deps: ExtenderDeps, perSecond: number, binds: number): () => void
 let nextDue = Number.POSITIVE_INFINITY;
 /** When the last filter call was due (what the verb queue's lastArrival says). */
 let lastDue = Number.NEGATIVE_INFINITY;
+/** When the last filter call answered (what the verb queue's lastAnswer says). */
+let lastAnswer = Number.NEGATIVE_INFINITY;
 
 /** Per filter call (ms): from when it was due to its answer, how long of that it waited to start, and its own run. */
 interface Latencies {
@@ -152,6 +154,7 @@ async function verbLatency(
     const started = performance.now();
     filter({ Pod: pod as never, Nodes: null, NodeNames: candidateNames(nodeNames, 500, n * 500) }, deps);
     const done = performance.now();
+    lastAnswer = done;
     latencies.push(done - due);
     // A timer may fire up to a millisecond before it was due (libuv counts whole milliseconds): no wait then.
     waited.push(Math.max(0, started - due));
@@ -209,10 +212,11 @@ for (const pending of args.pending.split(',').map(Number)) {
 
   const startReport = () => {
     const report = new PendingReport(deps, { schedulerNames: ['default-scheduler'] });
-    // As the app wires it: no slice while a verb is queued, less work while verbs come.
+    // As the app wires it: no slice while a verb is queued nor just after one answered, less work while verbs come.
     report.yieldTo(
       () => performance.now() >= nextDue,
       () => lastDue,
+      () => lastAnswer,
     );
     return report;
   };
