@@ -459,7 +459,8 @@ export class PendingReport {
     const rest = ((worked * (1 - duty)) / duty) * this.#backoff;
     // Waiting for the next sweep: looked at again within a second, as verbs may stop coming meanwhile.
     const wait = Math.min(this.#sweepDue - this.#clock(), VERBS_RECENT_MS);
-    this.#schedule(Math.max(rest, wait, atLeast), atLeast > 0);
+    const pause = Math.max(rest, wait, atLeast);
+    this.#schedule(pause, pause >= 1 || atLeast > 0);
   }
 
   /** An event that changed more than labels: what it makes out of date is counted behind from now. */

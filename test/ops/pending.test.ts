@@ -238,12 +238,35 @@ it('starts no slice while the verbs are busy, and catches up once they are not',
   report.close();
 });
 
-describe('the worker while verbs come', () => {
+describe('the worker between the verbs', () => {
   const turn = () => new Promise((resolve) => setImmediate(resolve));
   /** Event-loop turns until `done` (at most ten: a worker that never looks fails the assertion after). */
   const turnsUntil = async (done: () => boolean) => {
     for (let i = 0; i < 10 && !done(); i++) await turn();
   };
+
+  it('rests after a slice as long as its duty cycle says, on a timer', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const pods = Array.from({ length: 8 }, (_, i) => pod(`waiting-${i}`, { cpu: `${64 + i}` }));
+    const { deps } = cluster([node('n0'), ...pods]);
+    // A clock that moves a millisecond each time it is read: a 2 ms slice is a step or two, then a rest of as long.
+    let tick = 0;
+    const report = new PendingReport(deps, { schedulerNames: ['default-scheduler'], clock: () => tick++, sliceMs: 2 });
+    report.start();
+    for (let i = 0; i < 3; i++) await turn();
+    const read = tick;
+    assert.ok(read > 0, 'a slice ran');
+    // Resting: it reads its clock no more (works no more) however the event loop turns, until its timer fires.
+    for (let i = 0; i < 50; i++) await turn();
+    assert.equal(tick, read, 'no work before the rest is over');
+    const done = report.idle();
+    for (let i = 0; i < 1000 && report.snapshot().items.length < pods.length; i++) {
+      t.mock.timers.tick(5);
+      await turn();
+    }
+    await done;
+    report.close();
+  });
 
   it('starts no slice within the quiet window after a verb answered', async (t) => {
     t.mock.timers.enable({ apis: ['setTimeout'] });
