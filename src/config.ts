@@ -146,13 +146,13 @@ const SETTINGS = Type.Object({
     default: [],
     description: `plugins to turn off, by kube-scheduler's names: ${PLUGIN_NAMES.join(', ')} (kebab-case accepted)`,
   }),
-  // Off by default: measured in alternating order the filter verb's p50 is within noise of without it, but while pods
-  // keep being bound it takes a tenth of a core in ~1 ms slices, so about one verb in ten waits behind one (the wait's
-  // p90 up 0.4-1.1 ms at 10,000 pending pods), besides its heap (bench/pending-report.ts, "binds").
+  // Off by default: measured in alternating order the filter verb's p50, the wait's p90 and p99 are within noise of
+  // without it (its slices give way to a verb every 0.25 ms), but while pods keep being bound it takes a tenth of a core
+  // and its heap (bench/pending-report.ts, "binds").
   pendingReport: Type.Boolean({
     default: false,
     description:
-      'keep the pending report (GET /api/v1/pending, topology_extender_pending_* metrics) current in the background (off: that route answers 503; while pods keep being bound on a 5,000-node cluster, filter p50 within noise of without, but about one verb in ten waits up to ~1 ms behind a slice of it (bench/RESULTS.md))',
+      'keep the pending report (GET /api/v1/pending, topology_extender_pending_* metrics) current in the background (off: that route answers 503; while pods keep being bound on a 5,000-node cluster, filter p50 and p99 within noise of without, a verb waiting at most ~0.25 ms behind it, at a tenth of a core (bench/RESULTS.md))',
   }),
   // Off by default: the line of a kube-scheduler that runs its own volume plugins (the filter-only registration) is
   // upstream's alone, which explain writes; the chart turns it on with delegateVolumeBinding.

@@ -102,11 +102,13 @@ export async function buildApp(deps: AppDeps) {
     onStart: (verb) => deps.metrics.verbStarted.inc({ verb }),
     onDepth: (depth) => deps.metrics.verbQueueDepth.set(depth),
   });
-  // The pending report works between verbs only: never while one is queued, and less while they come (the queue's
-  // clock is performance.now(), the report's too).
+  // The pending report works between verbs only: never while one is queued nor right after one answered (the next
+  // verb of kube-scheduler's cycle comes then), and less while they come (the queue's clock is performance.now(), the
+  // report's too).
   deps.pending.yieldTo(
     () => queue.depth() > 0,
     () => queue.lastArrival(),
+    () => queue.lastAnswer(),
   );
   const admission = new Admission(
     deps.admission,

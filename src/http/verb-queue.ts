@@ -92,6 +92,8 @@ export class VerbQueue {
   readonly #costs = new VerbCosts();
   /** When the last verb arrived (the queue's clock). */
   #lastArrival = Number.NEGATIVE_INFINITY;
+  /** When the last verb's synchronous part ended (the queue's clock). */
+  #lastAnswer = Number.NEGATIVE_INFINITY;
   readonly #options: VerbQueueOptions;
   readonly #now: () => number;
 
@@ -107,6 +109,14 @@ export class VerbQueue {
   /** When the last verb arrived (the queue's clock; -Infinity before the first). */
   lastArrival(): number {
     return this.#lastArrival;
+  }
+
+  /**
+   * When the last verb's synchronous part ended, its answer on its way (the queue's clock; -Infinity before the
+   * first): kube-scheduler calls the next verb of its cycle (prioritize after filter, bind after that) right after.
+   */
+  lastAnswer(): number {
+    return this.#lastAnswer;
   }
 
   /** Requests waiting to start. */
@@ -147,8 +157,10 @@ export class VerbQueue {
         this.#options.onStart?.(job.verb);
         const began = this.#now();
         job.resolve(job.work());
-        this.#costs.record(job.verb, this.#now() - began);
+        this.#lastAnswer = this.#now();
+        this.#costs.record(job.verb, this.#lastAnswer - began);
       } catch (err) {
+        this.#lastAnswer = this.#now();
         job.reject(err);
       }
     }

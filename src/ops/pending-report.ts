@@ -2,10 +2,14 @@
 // their explanations are recomputed, a slice of a few milliseconds at a time, whenever anything a verdict reads has
 // changed since. Between slices the event loop serves the verbs, and the worker rests in proportion to the time it
 // worked, so a cluster that changes all the time costs at most a share of a core: dutyCycle while no verb came for a
-// second, a fifth of it in shorter slices while verbs come (a verb that arrives during a slice waits for its end, and
-// the report is worth less than the verbs' latency); it starts no slice while verbs are queued, and rests longer while
-// its slices start late (the process short of CPU). Readers (the route, a scrape) only read what is there: nothing
-// waits for the report.
+// second, a fifth of it in shorter slices while verbs come (the report is worth less than the verbs' latency); it
+// starts no slice while verbs are queued, and rests longer while its slices start late (the process short of CPU).
+// While verbs come, a verb that arrives during a slice would wait for its end (about one in ten behind a 1 ms slice):
+// so a slice then runs in pieces of a quarter of a millisecond with a turn of the event loop between two, in which a
+// request that arrived is read and queued, which ends the slice; and no slice starts or goes on within
+// quietMsAfterVerb of a verb's answer, as kube-scheduler calls the next verb of its cycle right then (prioritize after
+// filter, bind after that): the slices go between its scheduling cycles. Readers (the route, a scrape) only read what
+// is there: nothing waits for the report.
 //
 // A change of the pods on some nodes (a pod bound, deleted, resized, nominated) makes every explanation out of date,
 // but most only on those nodes: an explanation is kept per node (pending-nodes.ts), and refreshing it judges those
@@ -70,6 +74,16 @@ export interface PendingReportOptions {
   sliceMs?: number;
   /** The same while verbs come (see VERBS_RECENT_MS). */
   sliceMsWithVerbs?: number;
+  /**
+   * While verbs come, a slice runs in pieces of at most this long, with a turn of the event loop between two (a verb
+   * read meanwhile ends the slice): a verb that arrives during a slice waits for the end of a piece, not of the slice.
+   */
+  pieceMsWithVerbs?: number;
+  /**
+   * While verbs come, no slice starts (or goes on) within this long after a verb answered: kube-scheduler calls the
+   * next verb of its cycle (prioritize after filter, bind after prioritize) right then; the slices go between cycles.
+   */
+  quietMsAfterVerb?: number;
   /** Largest share of one core the worker takes while the cluster keeps changing (0 < dutyCycle <= 1). */
   dutyCycle?: number;
   /** The same while verbs come. */
@@ -149,6 +163,8 @@ export class PendingReport {
   readonly #names: ReadonlySet<string>;
   readonly #sliceMs: number;
   readonly #sliceMsWithVerbs: number;
+  readonly #pieceMsWithVerbs: number;
+  readonly #quietMsAfterVerb: number;
   readonly #dutyCycle: number;
   readonly #dutyCycleWithVerbs: number;
   readonly #sweepEveryMsWithVerbs: number;
@@ -195,6 +211,9 @@ export class PendingReport {
   #backoff = 1;
   #busy: () => boolean = () => false;
   #lastVerbAt: () => number = () => Number.NEGATIVE_INFINITY;
+  #lastAnswerAt: () => number = () => Number.NEGATIVE_INFINITY;
+  /** A slice under way while verbs come, run a piece at a time: when it must end, and the work done so far (ms). */
+  #slice?: { deadline: number; worked: number };
   #closed = false;
   #unsubscribe: (() => void)[] = [];
   #idle: (() => void)[] = [];
@@ -213,6 +232,8 @@ export class PendingReport {
     this.#names = new Set(options.schedulerNames);
     this.#sliceMs = options.sliceMs ?? 2;
     this.#sliceMsWithVerbs = options.sliceMsWithVerbs ?? 1;
+    this.#pieceMsWithVerbs = options.pieceMsWithVerbs ?? 0.25;
+    this.#quietMsAfterVerb = options.quietMsAfterVerb ?? 2;
     this.#dutyCycle = options.dutyCycle ?? 0.5;
     this.#dutyCycleWithVerbs = options.dutyCycleWithVerbs ?? 0.1;
     this.#sweepEveryMsWithVerbs = options.sweepEveryMsWithVerbs ?? 5000;
@@ -327,16 +348,19 @@ export class PendingReport {
 
   /**
    * While `busy` says so (verbs are queued), the worker starts no slice: the verbs go first. `lastVerbAt`: when the
-   * last verb arrived (performance.now() ms), so that the worker works less while verbs come.
+   * last verb arrived (performance.now() ms), so that the worker works less while verbs come; `lastAnswerAt`: when the
+   * last verb answered, so that no slice starts within quietMsAfterVerb of it.
    */
-  yieldTo(busy: () => boolean, lastVerbAt?: () => number): void {
+  yieldTo(busy: () => boolean, lastVerbAt?: () => number, lastAnswerAt?: () => number): void {
     this.#busy = busy;
     if (lastVerbAt) this.#lastVerbAt = lastVerbAt;
+    if (lastAnswerAt) this.#lastAnswerAt = lastAnswerAt;
   }
 
   /** Explains every pending pod now, synchronously (the CLI, which serves no verbs). */
   runToEnd(): void {
     this.#cancel();
+    this.#slice = undefined;
     this.#verbs = false;
     this.#work(Number.POSITIVE_INFINITY);
   }
@@ -378,35 +402,65 @@ export class PendingReport {
     return r.generation === this.#generation || (!r.readsOtherPods && r.generation >= this.#lastFull);
   }
 
-  #schedule(pauseMs = 0): void {
+  /** The next turn of the worker in `pauseMs` (a timer; from 1 ms, or when `timer` says so), else on the next turn. */
+  #schedule(pauseMs = 0, timer = pauseMs >= 1): void {
     if (this.#timer || this.#closed) return;
     const due = this.#clock() + pauseMs;
     const run = () => {
       this.#timer = undefined;
-      const started = this.#clock();
-      // Late: something else had the CPU (verbs, a GC, other processes on the node). The report is worth less than the
-      // verbs' latency: it rests longer until its slices start on time again.
+      this.#turn(due);
+    };
+    this.#timer = timer ? setTimeout(run, Math.max(1, pauseMs)) : setImmediate(run);
+  }
+
+  /** A turn of the worker, due at `due`: a slice, or a piece of one while verbs come, unless the verbs go first. */
+  #turn(due: number): void {
+    const started = this.#clock();
+    const slice = this.#slice;
+    this.#slice = undefined;
+    // Late: something else had the CPU (verbs, a GC, other processes on the node). The report is worth less than the
+    // verbs' latency: it rests longer until its slices start on time again. (A piece follows the one before at once.)
+    if (!slice)
       this.#backoff =
         started - due > LATE_MS ? Math.min(this.#backoff * 2, MAX_BACKOFF) : Math.max(1, this.#backoff / 2);
-      if (this.#busy()) return this.#schedule(BUSY_PAUSE_MS);
-      const verbs = started - this.#lastVerbAt() < VERBS_RECENT_MS;
-      this.#verbs = verbs;
-      this.#sweepDue = 0;
-      this.#work(started + (verbs ? Math.min(this.#sliceMs, this.#sliceMsWithVerbs) : this.#sliceMs));
-      const worked = this.#clock() - started;
-      this.workMs += worked;
-      const duty = verbs ? Math.min(this.#dutyCycle, this.#dutyCycleWithVerbs) : this.#dutyCycle;
-      if (this.#isCurrent()) {
-        this.firstCompleteMs ??= this.#clock() - this.#startedAt;
-        this.#release();
-      } else {
-        const rest = ((worked * (1 - duty)) / duty) * this.#backoff;
-        // Waiting for the next sweep: looked at again within a second, as verbs may stop coming meanwhile.
-        const wait = Math.min(this.#sweepDue - this.#clock(), VERBS_RECENT_MS);
-        this.#schedule(Math.max(rest, wait));
-      }
-    };
-    this.#timer = pauseMs >= 1 ? setTimeout(run, pauseMs) : setImmediate(run);
+    const answered = this.#lastAnswerAt();
+    const verbs = started - Math.max(this.#lastVerbAt(), answered) < VERBS_RECENT_MS;
+    this.#verbs = verbs;
+    // A verb is queued, or answered just now (the next verb of its cycle is on its way): a slice under way ends here.
+    const quietUntil = verbs ? answered + this.#quietMsAfterVerb : started;
+    if (this.#busy() || started < quietUntil) {
+      const pause = this.#busy() ? BUSY_PAUSE_MS : quietUntil - started;
+      if (slice) this.#rest(slice.worked, verbs, pause);
+      else this.#schedule(pause, true);
+      return;
+    }
+    this.#sweepDue = 0;
+    const deadline =
+      slice?.deadline ?? started + (verbs ? Math.min(this.#sliceMs, this.#sliceMsWithVerbs) : this.#sliceMs);
+    const more = this.#work(verbs ? Math.min(deadline, started + this.#pieceMsWithVerbs) : deadline);
+    const now = this.#clock();
+    this.workMs += now - started;
+    const worked = (slice?.worked ?? 0) + now - started;
+    // The slice goes on after a turn of the event loop, in which a verb that arrived is read (and then goes first).
+    if (more && verbs && now < deadline) {
+      this.#slice = { deadline, worked };
+      this.#schedule(0, false);
+    } else this.#rest(worked, verbs);
+  }
+
+  /** After a slice that worked `worked` ms: done, or the next slice once the duty cycle allows (and `atLeast`). */
+  #rest(worked: number, verbs: boolean, atLeast = 0): void {
+    if (this.#isCurrent()) {
+      this.firstCompleteMs ??= this.#clock() - this.#startedAt;
+      this.#release();
+      return;
+    }
+    const duty = verbs ? Math.min(this.#dutyCycle, this.#dutyCycleWithVerbs) : this.#dutyCycle;
+    const rest = ((worked * (1 - duty)) / duty) * this.#backoff;
+    // Waiting for the next sweep: looked at again within a second, as verbs may stop coming meanwhile.
+    const wait = Math.min(this.#sweepDue - this.#clock(), VERBS_RECENT_MS);
+    const pause = Math.max(rest, wait, atLeast);
+    this.#schedule(pause, pause >= 1 || atLeast > 0);
   }
 
   /** An event that changed more than labels: what it makes out of date is counted behind from now. */
@@ -484,12 +538,12 @@ export class PendingReport {
     for (const resolve of waiters) resolve();
   }
 
-  /** Works until `deadline` (performance.now() ms) or until every entry is current. */
-  #work(deadline: number): void {
+  /** Works until `deadline` (performance.now() ms) or until nothing is left to do now (then false). */
+  #work(deadline: number): boolean {
     while (this.#clock() < deadline) {
       if (!this.#running) {
         const next = this.#startNext();
-        if (next === 'none') return;
+        if (next === 'none') return false;
         // An equivalent pod's explanation copied: the clock is read again before the next (thousands may follow).
         if (next === 'shared') continue;
       }
@@ -547,6 +601,7 @@ export class PendingReport {
       if (running.key) this.#classes.set(running.key, x);
       else e.own = x;
     }
+    return true;
   }
 
   /** Picks the next pod to explain (never explained first, then the sweep's stale ones); false when all are current. */

@@ -62,6 +62,23 @@ describe('VerbQueue', () => {
     assert.equal(computed, 1);
   });
 
+  it('says when the last verb answered (its synchronous part ended), a failed one too', async () => {
+    let now = 0;
+    const queue = new VerbQueue({ deadlineMs: 5000, now: () => now });
+    assert.equal(queue.lastAnswer(), Number.NEGATIVE_INFINITY);
+    await queue.run(request('filter'), () => {
+      now = 7;
+    });
+    assert.equal(queue.lastAnswer(), 7);
+    await assert.rejects(
+      queue.run(request('prioritize'), () => {
+        now = 9;
+        throw new Error('boom');
+      }),
+    );
+    assert.equal(queue.lastAnswer(), 9);
+  });
+
   it('starts the next verb while an async one (bind) is still waiting', async () => {
     const queue = new VerbQueue({ deadlineMs: 5000, now: () => 0 });
     let release = () => {};

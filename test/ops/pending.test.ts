@@ -238,6 +238,122 @@ it('starts no slice while the verbs are busy, and catches up once they are not',
   report.close();
 });
 
+describe('the worker between the verbs', () => {
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+  /** Event-loop turns until `done` (at most ten: a worker that never looks fails the assertion after). */
+  const turnsUntil = async (done: () => boolean) => {
+    for (let i = 0; i < 10 && !done(); i++) await turn();
+  };
+
+  it('rests after a slice as long as its duty cycle says, on a timer', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const pods = Array.from({ length: 8 }, (_, i) => pod(`waiting-${i}`, { cpu: `${64 + i}` }));
+    const { deps } = cluster([node('n0'), ...pods]);
+    // A clock that moves a millisecond each time it is read: a 2 ms slice is a step or two, then a rest of as long.
+    let tick = 0;
+    const report = new PendingReport(deps, { schedulerNames: ['default-scheduler'], clock: () => tick++, sliceMs: 2 });
+    report.start();
+    for (let i = 0; i < 3; i++) await turn();
+    const read = tick;
+    assert.ok(read > 0, 'a slice ran');
+    // Resting: it reads its clock no more (works no more) however the event loop turns, until its timer fires.
+    for (let i = 0; i < 50; i++) await turn();
+    assert.equal(tick, read, 'no work before the rest is over');
+    const done = report.idle();
+    for (let i = 0; i < 1000 && report.snapshot().items.length < pods.length; i++) {
+      t.mock.timers.tick(5);
+      await turn();
+    }
+    await done;
+    report.close();
+  });
+
+  it('starts no slice within the quiet window after a verb answered', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const { deps } = cluster([node('n0'), pod('waiting', { cpu: '64' })]);
+    // The report's clock, stepped by hand with the mocked timers.
+    let now = 100;
+    let answeredAt = 99.5;
+    let asked = 0;
+    const report = new PendingReport(deps, {
+      schedulerNames: ['default-scheduler'],
+      clock: () => now,
+      quietMsAfterVerb: 2,
+    });
+    report.yieldTo(
+      () => false,
+      () => answeredAt - 1,
+      () => {
+        asked++;
+        return answeredAt;
+      },
+    );
+    report.start();
+    await turnsUntil(() => asked >= 1);
+    assert.equal(report.snapshot().waiting, 1, 'nothing explained 0.5 ms after a verb answered');
+    assert.equal(asked, 1, 'the worker looked when the last verb answered');
+    // Another verb (prioritize) answers before the window ends: the window starts again from its answer.
+    now = 101;
+    answeredAt = 101;
+    t.mock.timers.tick(2);
+    await turnsUntil(() => asked >= 2);
+    assert.equal(report.snapshot().waiting, 1, 'nothing explained right after the second answer');
+    // The window over, no verb since: the slice runs.
+    now = 103.1;
+    t.mock.timers.tick(2);
+    await report.idle();
+    assert.deepEqual(
+      report.snapshot().items.map((p) => p.reason),
+      ['Insufficient cpu'],
+    );
+    report.close();
+  });
+
+  it('ends a slice after a piece when a verb arrived meanwhile, and goes on once it is served', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const pods = Array.from({ length: 8 }, (_, i) => pod(`waiting-${i}`, { cpu: `${64 + i}` }));
+    const { deps } = cluster([node('n0'), ...pods]);
+    // A clock that moves a millisecond each time it is read: a piece of 2 ms is a step or two.
+    let tick = 0;
+    let busy = false;
+    let asked = 0;
+    const report = new PendingReport(deps, {
+      schedulerNames: ['default-scheduler'],
+      clock: () => tick++,
+      sliceMs: 1000,
+      sliceMsWithVerbs: 1000,
+      pieceMsWithVerbs: 2,
+      dutyCycle: 1,
+      dutyCycleWithVerbs: 1,
+      quietMsAfterVerb: 0,
+    });
+    report.yieldTo(
+      () => {
+        asked++;
+        return busy;
+      },
+      () => tick,
+    );
+    report.start();
+    // The worker's first turn runs before this one; a verb is queued right after it.
+    await turn();
+    busy = true;
+    const afterPiece = report.snapshot().items.length;
+    assert.ok(afterPiece < pods.length, `a piece explained ${afterPiece} of ${pods.length} pods, not the whole slice`);
+    // The worker looks again (its next piece), and again after its pause: nothing while the verb is queued.
+    const seen = asked;
+    for (let i = 0; i < 10 && asked < seen + 2; i++, t.mock.timers.tick(2)) await turn();
+    assert.ok(asked >= seen + 2, 'the worker looked again');
+    assert.equal(report.snapshot().items.length, afterPiece, 'nothing more explained while the verb is queued');
+    busy = false;
+    const done = report.idle();
+    t.mock.timers.tick(2);
+    await done;
+    assert.equal(report.snapshot().items.length, pods.length);
+    report.close();
+  });
+});
+
 describe('the report in a running extender', () => {
   it('follows the store without being asked: a bound pod leaves, a bound PV moves the room, the metrics agree', async () => {
     const objects: AnyObject[] = [
