@@ -480,27 +480,26 @@ if (largest) {
     return `| ${target} | ${text} | ${verdict} |\n`;
   };
   md += `\n### Targets at ${largest.nodes.toLocaleString('en')} nodes (issue 32)\n\n| target | measured | |\n|---|---:|---|\n`;
-  for (const [claims, limit] of [
-    [0, 0.95],
-    [1, 0.7],
-    [3, 0.5],
-  ] as const) {
+  // Per pod flavour: its rate's least ratio to the floor's claim-less rate, and its most CPU per pod.
+  const TARGETS = [
+    { claims: 0, ratio: 0.95, cpuMs: 3 },
+    { claims: 1, ratio: 0.7, cpuMs: 5 },
+    { claims: 3, ratio: 0.5, cpuMs: 9 },
+  ];
+  for (const { claims, ratio } of TARGETS) {
+    const measured = floor0 > 0 ? rate(select(ps, 'delegated', claims)) / floor0 : Number.NaN;
     md += row(
-      `${CLAIMS_LABEL[claims]}, delegated: ≥ ${limit} of claim-less pods through the do-nothing extender`,
-      floor0 > 0 ? rate(select(ps, 'delegated', claims)) / floor0 : Number.NaN,
-      limit,
+      `${CLAIMS_LABEL[claims]}, delegated: ≥ ${ratio} of claim-less pods through the do-nothing extender`,
+      measured,
+      ratio,
       '×',
     );
   }
-  for (const [claims, limit] of [
-    [0, 3],
-    [1, 5],
-    [3, 9],
-  ] as const) {
+  for (const { claims, cpuMs } of TARGETS) {
     md += row(
-      `${CLAIMS_LABEL[claims]}: our CPU per pod ≤ ${limit} ms`,
+      `${CLAIMS_LABEL[claims]}: our CPU per pod ≤ ${cpuMs} ms`,
       mean(claims, (p) => p.cpuMsPerPod),
-      limit,
+      cpuMs,
       'ms',
     );
   }
