@@ -2,8 +2,8 @@
 // Where a V8 CPU profile (node --cpu-prof, e.g. bench/scheduler-throughput.ts --profile DIR) spent its time: self time
 // by area of the extender (verbs, bind, watch decoding, store and cache, logging, HTTP, GC, idle) and the top
 // functions, as markdown for bench/RESULTS.md. `--from-ms N` skips the profile's first N ms (the initial list of a
-// big cluster), so that what remains is the bursts.
-// Run: ./node_modules/.bin/node bench/profile-summary.ts FILE.cpuprofile [--from-ms N] [--top 15]
+// big cluster) and `--to-ms M` what follows M ms, so that what remains is one burst.
+// Run: ./node_modules/.bin/node bench/profile-summary.ts FILE.cpuprofile [--from-ms N] [--to-ms M] [--top 15]
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 
@@ -26,10 +26,10 @@ interface CpuProfile {
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { 'from-ms': { type: 'string', default: '0' }, top: { type: 'string', default: '15' } },
+  options: { 'from-ms': { type: 'string', default: '0' }, 'to-ms': { type: 'string', default: 'Infinity' }, top: { type: 'string', default: '15' } },
 });
 if (positionals.length !== 1) {
-  console.error('usage: profile-summary.ts FILE.cpuprofile [--from-ms N] [--top 15]');
+  console.error('usage: profile-summary.ts FILE.cpuprofile [--from-ms N] [--to-ms M] [--top 15]');
   process.exit(2);
 }
 const profile = JSON.parse(await readFile(positionals[0], 'utf8')) as CpuProfile;
@@ -62,13 +62,14 @@ function areaOf(frame: CallFrame): string {
 }
 
 const from = Number(values['from-ms']) * 1000;
+const to = Number(values['to-ms']) * 1000;
 let at = 0;
 let total = 0;
 const selfByArea = new Map<string, number>();
 const selfByFunction = new Map<string, number>();
 for (let i = 0; i < profile.samples.length; i++) {
   at += profile.timeDeltas[i];
-  if (at < from) continue;
+  if (at < from || at > to) continue;
   const delta = profile.timeDeltas[i + 1] ?? 0;
   const frame = byId.get(profile.samples[i])!.callFrame;
   total += delta;
@@ -81,7 +82,7 @@ for (let i = 0; i < profile.samples.length; i++) {
 const busy = total - (selfByArea.get('(idle)') ?? 0);
 const pct = (us: number, of: number) => `${((100 * us) / of).toFixed(1)} %`;
 const ms = (us: number) => `${(us / 1000).toFixed(0)} ms`;
-let md = `Profile \`${positionals[0].replace(/^.*\//, '')}\` from ${Number(values['from-ms']) / 1000} s: ${ms(total)} sampled, ${ms(busy)} busy.\n\n`;
+let md = `Profile \`${positionals[0].replace(/^.*\//, '')}\` from ${Number(values['from-ms']) / 1000} s${Number.isFinite(to) ? ` to ${to / 1e6} s` : ''}: ${ms(total)} sampled, ${ms(busy)} busy.\n\n`;
 md += '| area | self time | of busy |\n|---|---:|---:|\n';
 for (const [area, us] of [...selfByArea].sort((a, b) => b[1] - a[1])) {
   if (area === '(idle)') continue;

@@ -99,7 +99,11 @@ export async function buildApp(deps: AppDeps) {
     accepted: () => accepted,
     deadlineMs: deps.verbDeadlineSeconds * 1000,
     onDrop: (verb, reason) => deps.metrics.verbDropped.inc({ verb, reason }),
-    onStart: (verb) => deps.metrics.verbStarted.inc({ verb }),
+    onStart: (verb, waitedMs) => {
+      deps.metrics.verbStarted.inc({ verb });
+      deps.metrics.verbQueueWait.observe({ verb }, waitedMs / 1000);
+    },
+    onComputed: (verb, ms) => deps.metrics.verbCompute.observe({ verb }, ms / 1000),
     onDepth: (depth) => deps.metrics.verbQueueDepth.set(depth),
   });
   // The pending report works between verbs only: never while one is queued nor right after one answered (the next

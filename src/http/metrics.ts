@@ -20,6 +20,10 @@ export interface Metrics {
   verbDropped: Counter<'verb' | 'reason'>;
   /** Verbs whose computation started: what the verb queue let through. */
   verbStarted: Counter<'verb'>;
+  /** How long a started verb waited in the verb queue (its duration is this, its compute, parse and answer). */
+  verbQueueWait: Histogram<'verb'>;
+  /** A verb's synchronous part: the time it held the event loop. */
+  verbCompute: Histogram<'verb'>;
   verbQueueDepth: Gauge;
   /** Requests answered 503 by admission (src/http/admission.ts), by the limit they met. */
   admissionRejected: Counter<'reason'>;
@@ -88,6 +92,23 @@ export function createMetrics(deps: {
       'Requests answered 503 with Retry-After before their body was read, by the limit they met (connections: ' +
       'maxConnections, body_bytes: maxBodyBytesHeld, queued_verbs: maxQueuedVerbs, queued_work: maxQueuedWorkSeconds)',
     labelNames: ['reason'],
+    registers: [registry],
+  });
+  // Where a verb's time goes besides its compute: the queue (verbs one at a time, the event loop turning between
+  // them, watch events and bind replies read meanwhile). Finer buckets than the duration's: these are sub-millisecond.
+  const fineBuckets = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+  const verbQueueWait = new Histogram({
+    name: 'topology_extender_verb_queue_wait_seconds',
+    help: 'Time a verb waited in the verb queue before it started, by verb',
+    labelNames: ['verb'],
+    buckets: fineBuckets,
+    registers: [registry],
+  });
+  const verbCompute = new Histogram({
+    name: 'topology_extender_verb_compute_seconds',
+    help: "A verb's synchronous computation (the time it held the event loop; a bind's API writes come after), by verb",
+    labelNames: ['verb'],
+    buckets: fineBuckets,
     registers: [registry],
   });
   const verbQueueDepth = new Gauge({
@@ -238,6 +259,8 @@ export function createMetrics(deps: {
     verbResults,
     verbDropped,
     verbStarted,
+    verbQueueWait,
+    verbCompute,
     verbQueueDepth,
     admissionRejected,
     preemptNodes,

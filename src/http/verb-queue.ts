@@ -74,7 +74,10 @@ export interface VerbQueueOptions {
   deadlineMs: number;
   now?: () => number;
   onDrop?: (verb: string, reason: DropReason) => void;
-  onStart?: (verb: string) => void;
+  /** A verb starts after waiting `waitedMs` since it arrived. */
+  onStart?: (verb: string, waitedMs: number) => void;
+  /** A verb's synchronous part ended after `ms` (what it held the event loop for). */
+  onComputed?: (verb: string, ms: number) => void;
   onDepth?: (depth: number) => void;
   /** Connections the server has accepted so far (a counter the queue watches grow). */
   accepted?: () => number;
@@ -154,11 +157,12 @@ export class VerbQueue {
       const job = this.#take();
       if (!job) continue; // every job dropped, or the next one not settled yet
       try {
-        this.#options.onStart?.(job.verb);
         const began = this.#now();
+        this.#options.onStart?.(job.verb, began - job.arrivedAt);
         job.resolve(job.work());
         this.#lastAnswer = this.#now();
         this.#costs.record(job.verb, this.#lastAnswer - began);
+        this.#options.onComputed?.(job.verb, this.#lastAnswer - began);
       } catch (err) {
         this.#lastAnswer = this.#now();
         job.reject(err);

@@ -79,6 +79,27 @@ describe('VerbQueue', () => {
     assert.equal(queue.lastAnswer(), 9);
   });
 
+  it('tells how long each started verb waited and how long its synchronous part held the loop', async () => {
+    let now = 0;
+    const seen: string[] = [];
+    const queue = new VerbQueue({
+      deadlineMs: 5000,
+      now: () => now,
+      onStart: (verb, waitedMs) => seen.push(`${verb} waited ${waitedMs}`),
+      onComputed: (verb, ms) => seen.push(`${verb} computed ${ms}`),
+    });
+    now = 3; // the verbs arrived at 0 and 1
+    const first = queue.run(request('filter', false, 0), () => {
+      now += 2;
+    });
+    const second = queue.run(request('prioritize', false, 1), async () => {
+      now += 1;
+      await new Promise((resolve) => setTimeout(resolve, 5)); // what it awaits is not its compute
+    });
+    await Promise.all([first, second]);
+    assert.deepEqual(seen, ['filter waited 3', 'filter computed 2', 'prioritize waited 4', 'prioritize computed 1']);
+  });
+
   it('starts the next verb while an async one (bind) is still waiting', async () => {
     const queue = new VerbQueue({ deadlineMs: 5000, now: () => 0 });
     let release = () => {};
@@ -259,5 +280,15 @@ describe('abandoned requests over real sockets', () => {
 
   it('exposes the queue depth', async () => {
     assert.match((await t.request.get('/metrics')).text, /topology_extender_verb_queue_depth 0/);
+  });
+
+  it("exposes each started verb's wait in the queue and its compute, as histograms by verb", async () => {
+    const count = (name: string) =>
+      metric(new RegExp(`topology_extender_verb_${name}_seconds_count\\{verb="prioritize"\\} (\\d+)`));
+    const [waitBefore, computeBefore] = [await count('queue_wait'), await count('compute')];
+    const body = { Pod: pod('p', { uid: 'p' }), Nodes: null, NodeNames: ['node-a', 'node-b'] };
+    assert.equal((await t.request.post('/scheduler/prioritize').send(body)).status, 200);
+    assert.equal((await count('queue_wait')) - waitBefore, 1);
+    assert.equal((await count('compute')) - computeBefore, 1);
   });
 });
