@@ -26,7 +26,11 @@ interface CpuProfile {
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { 'from-ms': { type: 'string', default: '0' }, 'to-ms': { type: 'string', default: 'Infinity' }, top: { type: 'string', default: '15' } },
+  options: {
+    'from-ms': { type: 'string', default: '0' },
+    'to-ms': { type: 'string', default: 'Infinity' },
+    top: { type: 'string', default: '15' },
+  },
 });
 if (positionals.length !== 1) {
   console.error('usage: profile-summary.ts FILE.cpuprofile [--from-ms N] [--to-ms M] [--top 15]');

@@ -96,6 +96,8 @@ interface Phase extends PhaseResult {
   /** Of that, the mean wait in our verb queue and the mean synchronous compute (ms), per verb. */
   verbWaitMs: Record<string, number>;
   verbComputeMs: Record<string, number>;
+  /** Of the compute, the main thread's CPU (ms): the rest the extender waited for a core. */
+  verbComputeCpuMs: Record<string, number>;
   /** The extender's CPU per pod (ms): ours, or the do-nothing floor's (the extender protocol's own price). */
   cpuMsPerPod: number;
   /** kube-scheduler's CPU per pod (ms): what the configuration costs it. */
@@ -288,11 +290,13 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
     const verbMs: Record<string, number> = {};
     const verbWaitMs: Record<string, number> = {};
     const verbComputeMs: Record<string, number> = {};
+    const verbComputeCpuMs: Record<string, number> = {};
     if (ours)
       for (const verb of ['filter', 'prioritize', 'bind']) {
         verbMs[verb] = mean(1, 'topology_extender_verb_duration_seconds', { verb });
         verbWaitMs[verb] = mean(1, 'topology_extender_verb_queue_wait_seconds', { verb });
         verbComputeMs[verb] = mean(1, 'topology_extender_verb_compute_seconds', { verb });
+        verbComputeCpuMs[verb] = mean(1, 'topology_extender_verb_compute_cpu_seconds', { verb });
       }
     const p: Phase = {
       config: id,
@@ -303,6 +307,7 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
       verbMs,
       verbWaitMs,
       verbComputeMs,
+      verbComputeCpuMs,
       cpuMsPerPod:
         ((ours
           ? delta(1, 'topology_extender_process_cpu_seconds_total')
@@ -421,9 +426,10 @@ for (const r of results) {
     };
     md += `| ${CLAIMS_LABEL[claims]} | ${aloneCell} | ${cell('do-nothing')} | ${cell('filter-only')} | **${fmt(delRate)} pods/s**${range(del)} | ${floor0 ? `${(delRate / floor0).toFixed(2)}×` : '—'} | ${aloneRate ? `${(delRate / aloneRate).toFixed(claims === 0 ? 2 : 0)}×` : '—'} |\n`;
   }
-  md += "\n**Where each pod's time goes** (means over the phases; ours are server-side latencies, and of filter's and prioritize's the mean wait in our verb queue and the mean compute, in ms):\n\n";
   md +=
-    '| configuration | pods | kube-scheduler attempt | its Bind step | our filter (queue wait, compute) | our prioritize (queue wait, compute) | our bind | extender CPU per pod (ours, or the floor’s) | kube-scheduler CPU per pod | kube-apiserver + etcd, kube-controller-manager CPU per pod | PV controller wait per claim, p50 / p99 | API writes per pod | misplaced / double-booked |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n';
+    "\n**Where each pod's time goes** (means over the phases; ours are server-side latencies, and of filter's and prioritize's the mean wait in our verb queue, the mean compute (wall clock) and the main thread's CPU in it, in ms: the compute beyond its CPU is time the extender waited for a core):\n\n";
+  md +=
+    '| configuration | pods | kube-scheduler attempt | its Bind step | our filter (queue wait, compute, its CPU) | our prioritize (queue wait, compute, its CPU) | our bind | extender CPU per pod (ours, or the floor’s) | kube-scheduler CPU per pod | kube-apiserver + etcd, kube-controller-manager CPU per pod | PV controller wait per claim, p50 / p99 | API writes per pod | misplaced / double-booked |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n';
   for (const id of CONFIGS) {
     for (const claims of [0, 1, 3]) {
       const ps =
@@ -444,9 +450,11 @@ for (const r of results) {
       const tail = avg((p) => p.settleSeconds);
       const waitText =
         waits.length > 0 ? `${pct(0.5).toFixed(2)} / ${pct(0.99).toFixed(2)} s (tail ${tail.toFixed(1)} s)` : '—';
-      // A verb's mean latency, and of it the mean queue wait and compute (absent from runs before those metrics).
+      // A verb's mean latency, and of it the mean queue wait, compute and compute CPU (absent before those metrics).
+      const part = (verb: string, field: 'verbWaitMs' | 'verbComputeMs' | 'verbComputeCpuMs') =>
+        avg((p) => p[field]?.[verb] ?? 0).toFixed(2);
       const verbText = (verb: string) =>
-        `${ms(avg((p) => p.verbMs[verb]))} (${avg((p) => p.verbWaitMs[verb] ?? 0).toFixed(2)}, ${avg((p) => p.verbComputeMs[verb] ?? 0).toFixed(2)})`;
+        `${ms(avg((p) => p.verbMs[verb]))} (${part(verb, 'verbWaitMs')}, ${part(verb, 'verbComputeMs')}, ${part(verb, 'verbComputeCpuMs')})`;
       md += `| ${id} | ${CLAIMS_LABEL[claims]} | ${ms(avg((p) => p.attemptMs))} | ${ms(avg((p) => p.bindPointMs))} | ${ours ? verbText('filter') : '—'} | ${ours ? verbText('prioritize') : '—'} | ${id === 'delegated' ? ms(avg((p) => p.verbMs.bind)) : '—'} | ${ours ? `${ms(avg((p) => p.cpuMsPerPod))} (system ${Math.round(100 * avg((p) => p.systemShare))} %)` : id === 'do-nothing' ? ms(avg((p) => p.cpuMsPerPod)) : '—'} | ${ms(avg((p) => p.schedulerCpuMsPerPod))} | ${ms(avg((p) => p.apiserverCpuMsPerPod))}, ${ms(avg((p) => p.controllerManagerCpuMsPerPod))} | ${waitText} | ${writeText} | ${ps.reduce((s, p) => s + p.misplaced, 0)} / ${Math.max(...ps.map((p) => p.doubleBooked))} |\n`;
     }
   }

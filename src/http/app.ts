@@ -103,7 +103,10 @@ export async function buildApp(deps: AppDeps) {
       deps.metrics.verbStarted.inc({ verb });
       deps.metrics.verbQueueWait.observe({ verb }, waitedMs / 1000);
     },
-    onComputed: (verb, ms) => deps.metrics.verbCompute.observe({ verb }, ms / 1000),
+    onComputed: (verb, ms, cpuMs) => {
+      deps.metrics.verbCompute.observe({ verb }, ms / 1000);
+      deps.metrics.verbComputeCpu.observe({ verb }, cpuMs / 1000);
+    },
     onDepth: (depth) => deps.metrics.verbQueueDepth.set(depth),
   });
   // The pending report works between verbs only: never while one is queued nor right after one answered (the next

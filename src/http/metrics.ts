@@ -24,6 +24,8 @@ export interface Metrics {
   verbQueueWait: Histogram<'verb'>;
   /** A verb's synchronous part: the time it held the event loop. */
   verbCompute: Histogram<'verb'>;
+  /** Of that, the main thread's CPU time; the difference is time the process waited for a core. */
+  verbComputeCpu: Histogram<'verb'>;
   verbQueueDepth: Gauge;
   /** Requests answered 503 by admission (src/http/admission.ts), by the limit they met. */
   admissionRejected: Counter<'reason'>;
@@ -107,6 +109,15 @@ export function createMetrics(deps: {
   const verbCompute = new Histogram({
     name: 'topology_extender_verb_compute_seconds',
     help: "A verb's synchronous computation (the time it held the event loop; a bind's API writes come after), by verb",
+    labelNames: ['verb'],
+    buckets: fineBuckets,
+    registers: [registry],
+  });
+  const verbComputeCpu = new Histogram({
+    name: 'topology_extender_verb_compute_cpu_seconds',
+    help:
+      "The main thread's CPU time during a verb's synchronous computation, by verb: well below " +
+      'verb_compute_seconds, the extender waits for a core (CPU limit throttling, a busy node)',
     labelNames: ['verb'],
     buckets: fineBuckets,
     registers: [registry],
@@ -261,6 +272,7 @@ export function createMetrics(deps: {
     verbStarted,
     verbQueueWait,
     verbCompute,
+    verbComputeCpu,
     verbQueueDepth,
     admissionRejected,
     preemptNodes,

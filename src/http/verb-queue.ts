@@ -76,8 +76,11 @@ export interface VerbQueueOptions {
   onDrop?: (verb: string, reason: DropReason) => void;
   /** A verb starts after waiting `waitedMs` since it arrived. */
   onStart?: (verb: string, waitedMs: number) => void;
-  /** A verb's synchronous part ended after `ms` (what it held the event loop for). */
-  onComputed?: (verb: string, ms: number) => void;
+  /**
+   * A verb's synchronous part ended after `ms` (what it held the event loop for), of which the main thread ran
+   * `cpuMs`: the rest it waited for a core (a CPU limit's throttling, a busy node).
+   */
+  onComputed?: (verb: string, ms: number, cpuMs: number) => void;
   onDepth?: (depth: number) => void;
   /** Connections the server has accepted so far (a counter the queue watches grow). */
   accepted?: () => number;
@@ -159,10 +162,14 @@ export class VerbQueue {
       try {
         const began = this.#now();
         this.#options.onStart?.(job.verb, began - job.arrivedAt);
+        const cpuBefore = this.#options.onComputed && process.threadCpuUsage();
         job.resolve(job.work());
         this.#lastAnswer = this.#now();
         this.#costs.record(job.verb, this.#lastAnswer - began);
-        this.#options.onComputed?.(job.verb, this.#lastAnswer - began);
+        if (cpuBefore) {
+          const cpu = process.threadCpuUsage(cpuBefore);
+          this.#options.onComputed?.(job.verb, this.#lastAnswer - began, (cpu.user + cpu.system) / 1000);
+        }
       } catch (err) {
         this.#lastAnswer = this.#now();
         job.reject(err);

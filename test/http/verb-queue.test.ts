@@ -82,15 +82,22 @@ describe('VerbQueue', () => {
   it('tells how long each started verb waited and how long its synchronous part held the loop', async () => {
     let now = 0;
     const seen: string[] = [];
+    const cpu: number[] = [];
     const queue = new VerbQueue({
       deadlineMs: 5000,
       now: () => now,
       onStart: (verb, waitedMs) => seen.push(`${verb} waited ${waitedMs}`),
-      onComputed: (verb, ms) => seen.push(`${verb} computed ${ms}`),
+      onComputed: (verb, ms, cpuMs) => {
+        seen.push(`${verb} computed ${ms}`);
+        // The main thread's CPU, which a verb spinning for real shows (the queue's clock is the fake one).
+        cpu.push(cpuMs);
+      },
     });
     now = 3; // the verbs arrived at 0 and 1
     const first = queue.run(request('filter', false, 0), () => {
       now += 2;
+      const until = performance.now() + 20;
+      while (performance.now() < until); // 20 ms of the main thread's CPU
     });
     const second = queue.run(request('prioritize', false, 1), async () => {
       now += 1;
@@ -98,6 +105,8 @@ describe('VerbQueue', () => {
     });
     await Promise.all([first, second]);
     assert.deepEqual(seen, ['filter waited 3', 'filter computed 2', 'prioritize waited 4', 'prioritize computed 1']);
+    assert.ok(cpu[0] >= 15, `the spinning verb's CPU is counted (${cpu[0]} ms)`);
+    assert.ok(cpu[1] < cpu[0], `what the second verb awaits is not its CPU (${cpu[1]} ms)`);
   });
 
   it('starts the next verb while an async one (bind) is still waiting', async () => {
@@ -282,13 +291,18 @@ describe('abandoned requests over real sockets', () => {
     assert.match((await t.request.get('/metrics')).text, /topology_extender_verb_queue_depth 0/);
   });
 
-  it("exposes each started verb's wait in the queue and its compute, as histograms by verb", async () => {
+  it("exposes each started verb's wait in the queue, its compute and that compute's CPU, as histograms by verb", async () => {
     const count = (name: string) =>
       metric(new RegExp(`topology_extender_verb_${name}_seconds_count\\{verb="prioritize"\\} (\\d+)`));
-    const [waitBefore, computeBefore] = [await count('queue_wait'), await count('compute')];
+    const before = {
+      wait: await count('queue_wait'),
+      compute: await count('compute'),
+      cpu: await count('compute_cpu'),
+    };
     const body = { Pod: pod('p', { uid: 'p' }), Nodes: null, NodeNames: ['node-a', 'node-b'] };
     assert.equal((await t.request.post('/scheduler/prioritize').send(body)).status, 200);
-    assert.equal((await count('queue_wait')) - waitBefore, 1);
-    assert.equal((await count('compute')) - computeBefore, 1);
+    assert.equal((await count('queue_wait')) - before.wait, 1);
+    assert.equal((await count('compute')) - before.compute, 1);
+    assert.equal((await count('compute_cpu')) - before.cpu, 1);
   });
 });
