@@ -76,55 +76,6 @@ const DISPATCHER_MAX_AGE_MS = 10 * 60_000;
  */
 const AUTH_MAX_AGE_MS = 1_000;
 
-/**
- * Requests (watches aside) go over HTTP/1.1, at most this many at once, so on at most this many kept connections.
- * Against kube-apiserver with 64 merge PATCHes in flight, one HTTP/2 connection answered each in 13-15 ms and 16
- * HTTP/1.1 connections in 5.6-6.6 ms, at a quarter less client CPU per call (bench/api-client.ts): a burst of binds
- * writes several objects per pod. Unbounded, HTTP/1.1 opened a connection (a TLS handshake) per concurrent call.
- * Watches stay on HTTP/2, all on one connection.
- */
-export const MAX_REQUESTS_IN_FLIGHT = 16;
-/** undici's Agent reads `allowH2` per request (a pool of its own per origin); the request's types do not list it. */
-const HTTP1: object = { allowH2: false };
-
-/** At most `limit` holders at once; the others wait in arrival order, each until its signal aborts. */
-class InFlightLimit {
-  readonly #limit: number;
-  #held = 0;
-  readonly #waiting: (() => void)[] = [];
-
-  constructor(limit: number) {
-    this.#limit = limit;
-  }
-
-  async acquire(signal: AbortSignal): Promise<void> {
-    if (this.#held < this.#limit) {
-      this.#held++;
-      return;
-    }
-    signal.throwIfAborted();
-    await new Promise<void>((resolve, reject) => {
-      const turn = () => {
-        signal.removeEventListener('abort', abort);
-        resolve();
-      };
-      const abort = () => {
-        this.#waiting.splice(this.#waiting.indexOf(turn), 1);
-        reject(signal.reason);
-      };
-      signal.addEventListener('abort', abort, { once: true });
-      this.#waiting.push(turn);
-    });
-  }
-
-  /** Hands the slot to the next waiter, if any. */
-  release(): void {
-    const next = this.#waiting.shift();
-    if (next) next();
-    else this.#held--;
-  }
-}
-
 /** What applySecurityAuthentication decides for a request: its headers, and the pool that carries its TLS settings. */
 interface Authentication {
   headers: Record<string, string>;
@@ -141,7 +92,6 @@ export class KubeClient {
   #authenticating: Promise<Authentication> | undefined;
   /** For a kubeconfig that needs no TLS settings of its own (plain HTTP to a loopback proxy). */
   #plainPool: Agent | undefined;
-  readonly #inFlight = new InFlightLimit(MAX_REQUESTS_IN_FLIGHT);
   readonly server: string;
 
   constructor(kc: KubeConfig, options: KubeClientOptions = {}) {
@@ -213,24 +163,21 @@ export class KubeClient {
     const signal = opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline;
     let text: string;
     let code: number;
-    let held = false;
     try {
-      await this.#inFlight.acquire(signal);
-      held = true;
       const auth = await this.#authentication();
       const headers =
         opts.body === undefined
           ? auth.headers
           : { ...auth.headers, 'content-type': opts.contentType ?? 'application/json' };
-      // undici's request, not fetch: the same pool and headers without WHATWG streams around every answer; over
-      // HTTP/1.1, MAX_REQUESTS_IN_FLIGHT at a time.
+      // undici's request, not fetch: the same pool and headers without WHATWG streams around every answer. HTTP/2 as
+      // undici negotiates it: HTTP/1.1 costs less CPU per call at 8 in flight (bench/api-client.ts) but opens a
+      // connection (a TLS handshake) per concurrent call, and a burst of binds made claim-less pods 0.42-0.54x.
       const response = await request(url, {
         method: verb,
         headers,
         body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
         signal,
         dispatcher: auth.dispatcher,
-        ...HTTP1,
       });
       code = response.statusCode;
       text = await response.body.text();
@@ -243,8 +190,6 @@ export class KubeClient {
       const e = err as Error & { cause?: Error };
       const detail = e.cause?.message ? `${e.message} (${e.cause.message})` : e.message;
       throw new KubeApiError(0, 'NetworkError', `${verb} ${path}: ${detail}`);
-    } finally {
-      if (held) this.#inFlight.release();
     }
     if (code >= 200 && code < 300) {
       try {
