@@ -1,9 +1,10 @@
 // bench-helper
 // What one API call costs the extender's client (src/cluster/kube/client.ts) in CPU, against a real kube-apiserver
 // (test/components/control-plane.ts): sequential GETs of a small object and merge PATCHes of it, then the same at
-// 8 in flight, against a floor measured in the same run: undici's own `request` on one kept pool (HTTP/2, as ours)
-// with the headers built once (what no client that authenticates each call can beat). Issue 32 found a third of a delegated burst's
-// CPU in the API client and its sockets; this isolates the client from the rest of the extender.
+// 8 and 64 in flight (a burst of binds), against floors measured in the same run: undici's own `request` with the
+// headers built once (what no client that authenticates each call can beat), over one HTTP/2 connection (as ours) and
+// over HTTP/1.1 on at most HTTP1_CONNECTIONS kept connections (tried for ours, see bench/RESULTS.md `api-client`).
+// Issue 32 found a third of a delegated burst's CPU in the API client and its sockets; this isolates the client.
 // Run: ./node_modules/.bin/node bench/api-client.ts [--requests 2000] [--rounds 2]
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
@@ -17,6 +18,7 @@ const { values } = parseArgs({
   options: { requests: { type: 'string', default: '2000' }, rounds: { type: 'string', default: '2' } },
 });
 const REQUESTS = Number(values.requests);
+const HTTP1_CONNECTIONS = 16;
 const ROUNDS = Number(values.rounds);
 
 const { components, skip } = await kubeComponents();
@@ -31,15 +33,20 @@ try {
     body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bench' }, data: { n: '0' } },
   });
 
-  // The floor: one pool, the headers computed once.
+  // The floors: the headers computed once, one pool per protocol.
   const probe = new RequestContext(plane.url, HttpMethod.GET);
   await kc.applySecurityAuthentication(probe);
   const auth = probe.getHeaders();
-  const floorPool = new Agent({ connect: { ca: plane.ca, keepAlive: true } });
-  const floor = async (method: 'GET' | 'PATCH', n: number) => {
+  const http1Pool = new Agent({
+    connect: { ca: plane.ca, keepAlive: true },
+    allowH2: false,
+    connections: HTTP1_CONNECTIONS,
+  });
+  const http2Pool = new Agent({ connect: { ca: plane.ca, keepAlive: true } });
+  const floorOn = (dispatcher: Agent) => async (method: 'GET' | 'PATCH', n: number) => {
     const answer = await request(plane.url + path, {
       method,
-      dispatcher: floorPool,
+      dispatcher,
       headers: {
         ...auth,
         accept: 'application/json',
@@ -50,6 +57,8 @@ try {
     JSON.parse(await answer.body.text());
     if (answer.statusCode !== 200) throw new Error(`floor ${method}: ${answer.statusCode}`);
   };
+  const floor1 = floorOn(http1Pool);
+  const floor2 = floorOn(http2Pool);
   const ours = async (method: 'GET' | 'PATCH', n: number) => {
     await client.request(method, path, {
       ...(method === 'PATCH' ? { body: { data: { n: String(n) } }, contentType: 'application/merge-patch+json' } : {}),
@@ -74,13 +83,16 @@ try {
   const rows: string[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     for (const method of ['GET', 'PATCH'] as const) {
-      for (const inFlight of [1, 8]) {
-        await measure(ours, method, inFlight); // warm both before measuring either
-        const f = await measure(floor, method, inFlight);
+      for (const inFlight of [1, 8, 64]) {
+        // Warm each before measuring any.
+        for (const call of [ours, floor2, floor1]) await measure(call, method, inFlight);
+        const f2 = await measure(floor2, method, inFlight);
+        const f1 = await measure(floor1, method, inFlight);
         const o = await measure(ours, method, inFlight);
         const row =
-          `| ${round} | ${method} | ${inFlight} | ${o.cpuUs.toFixed(0)} µs | ${f.cpuUs.toFixed(0)} µs | ` +
-          `${(o.cpuUs / f.cpuUs).toFixed(2)}× | ${o.wallUs.toFixed(0)} µs | ${f.wallUs.toFixed(0)} µs |`;
+          `| ${round} | ${method} | ${inFlight} | ${o.cpuUs.toFixed(0)} µs | ${f2.cpuUs.toFixed(0)} µs | ` +
+          `${(o.cpuUs / f2.cpuUs).toFixed(2)}× | ${f1.cpuUs.toFixed(0)} µs | ${o.wallUs.toFixed(0)} µs | ` +
+          `${f2.wallUs.toFixed(0)} µs | ${f1.wallUs.toFixed(0)} µs |`;
         console.error(row);
         rows.push(row);
       }
@@ -90,14 +102,15 @@ try {
   console.log(
     [
       `${REQUESTS} requests per row against kube-apiserver on loopback (TLS, token); load average at the end ${load}.`,
-      'CPU is this process only (the client), per request; the floor is undici `request` on one pool with fixed headers.',
+      'CPU is this process only (the client), per request; the floors are undici `request` with fixed headers, over',
+      `one HTTP/2 connection (as ours) and over HTTP/1.1 on at most ${HTTP1_CONNECTIONS} connections.`,
       '',
-      '| round | verb | in flight | client CPU | floor CPU | ratio | client wall | floor wall |',
-      '|---:|---|---:|---:|---:|---:|---:|---:|',
+      '| round | verb | in flight | client CPU | floor CPU, HTTP/2 | ratio | floor CPU, HTTP/1.1 | client wall | floor wall, HTTP/2 | floor wall, HTTP/1.1 |',
+      '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|',
       ...rows,
     ].join('\n'),
   );
-  await floorPool.close();
+  await Promise.all([http1Pool.close(), http2Pool.close()]);
 } finally {
   await plane.stop();
 }
