@@ -20,7 +20,7 @@ export interface Metrics {
   verbDropped: Counter<'verb' | 'reason'>;
   /** Verbs whose computation started: what the verb queue let through. */
   verbStarted: Counter<'verb'>;
-  /** How long a started verb waited in the verb queue (its duration is this, its compute, parse and answer). */
+  /** How long a started verb waited from its request's arrival (body read and parsed) to its start in the verb queue. */
   verbQueueWait: Histogram<'verb'>;
   /** A verb's synchronous part: the time it held the event loop. */
   verbCompute: Histogram<'verb'>;
@@ -101,7 +101,7 @@ export function createMetrics(deps: {
   const fineBuckets = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
   const verbQueueWait = new Histogram({
     name: 'topology_extender_verb_queue_wait_seconds',
-    help: 'Time a verb waited in the verb queue before it started, by verb',
+    help: "Time from a verb request's arrival (its body read and parsed included) to its start in the verb queue, by verb",
     labelNames: ['verb'],
     buckets: fineBuckets,
     registers: [registry],

@@ -74,7 +74,7 @@ export interface VerbQueueOptions {
   deadlineMs: number;
   now?: () => number;
   onDrop?: (verb: string, reason: DropReason) => void;
-  /** A verb starts after waiting `waitedMs` since it arrived. */
+  /** A verb starts, `waitedMs` after it arrived (QueuedVerb.arrivedAt). */
   onStart?: (verb: string, waitedMs: number) => void;
   /**
    * A verb's synchronous part ended after `ms` (what it held the event loop for), of which the main thread ran
