@@ -3,7 +3,7 @@
 // (test/components/control-plane.ts): sequential GETs of a small object and merge PATCHes of it, then the same at
 // 8 and 64 in flight (a burst of binds), against floors measured in the same run: undici's own `request` with the
 // headers built once (what no client that authenticates each call can beat), over one HTTP/2 connection (as ours) and
-// over HTTP/1.1 on at most HTTP1_CONNECTIONS kept connections (tried for ours, see bench/RESULTS.md `api-client`).
+// over HTTP/1.1 on at most HTTP1_CONNECTIONS kept connections (tried for ours: bench/RESULTS.md `api-client-http1`).
 // Issue 32 found a third of a delegated burst's CPU in the API client and its sockets; this isolates the client.
 // Run: ./node_modules/.bin/node bench/api-client.ts [--requests 2000] [--rounds 2]
 import { readFile } from 'node:fs/promises';
