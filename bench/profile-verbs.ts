@@ -3,9 +3,11 @@
 // or through app.inject, for profiling: p50/p90/p99 wall time and process CPU per call. Not run by run.ts.
 // Scenarios: filter-0, filter-1, filter-3 (500 names; 0, 1 or 2 local + 1 CSI claims), prioritize-3 (filter's
 // feasible names), preempt-3 (100 candidates x 3 lower-priority victims). --alloc DIR samples allocations (collected
-// ones included) during the timed loop into DIR/alloc.heapprofile.
+// ones included) during the timed loop into DIR/alloc.heapprofile. --pods N cycles through N distinct pending pods (8
+// by default); --events N applies N PV and claim updates to the store before each call, as a burst's binds bring them
+// (their time is not the call's).
 // Run: ./node_modules/.bin/node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile-verbs.ts [--nodes 5000] [--seconds 5]
-//        [--scenario filter-3] [--inject] [--alloc DIR]
+//        [--scenario filter-3] [--inject] [--alloc DIR] [--pods 8] [--events 0]
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector';
 import { tmpdir } from 'node:os';
@@ -35,9 +37,18 @@ const { values } = parseArgs({
     alloc: { type: 'string' },
     // Through app.inject (routing, JSON parse, schema validation, the verb, serialization; no socket).
     inject: { type: 'boolean', default: false },
+    pods: { type: 'string', default: '8' },
+    events: { type: 'string', default: '0' },
   },
 });
-const cluster = generateCluster({ ...LOCAL_STORAGE_SHAPE, nodes: Number(values.nodes), seed: 1 });
+const PODS = Number(values.pods);
+const EVENTS = Number(values.events);
+const cluster = generateCluster({
+  ...LOCAL_STORAGE_SHAPE,
+  nodes: Number(values.nodes),
+  seed: 1,
+  pendingPerKind: Math.max(50, PODS),
+});
 const dir = await mkdtemp(join(tmpdir(), 'te-prof-'));
 const file = join(dir, 'cluster.json');
 await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: cluster.objects }));
@@ -72,12 +83,12 @@ const pods: Record<string, Pod[]> = {
 const list = pods[values.scenario as string];
 const step = Math.floor(cluster.nodeNames.length / 8);
 let bodies = Array.from(
-  { length: 8 },
+  { length: PODS },
   (_, i) =>
     ({
       Pod: list[i % list.length],
       Nodes: null,
-      NodeNames: candidateNames(cluster.nodeNames, 500, i * step),
+      NodeNames: candidateNames(cluster.nodeNames, 500, (i % 8) * step),
     }) as unknown as ExtenderArgs,
 );
 const verb: (args: ExtenderArgs, deps: typeof extender.verbs) => unknown = values.scenario?.startsWith('prioritize')
@@ -123,11 +134,31 @@ const texts = bodies.map((b) => JSON.stringify(b));
 // Collect what loading left behind first: its major GCs would otherwise be charged to the first seconds of calls.
 setFlagsFromString('--expose-gc');
 (runInNewContext('gc') as () => void)();
+// --events: PV and claim updates with a new resourceVersion each, as the watch applies them.
+const volumes = [...extender.store.list('PersistentVolume')];
+const claims = [...extender.store.list('PersistentVolumeClaim')];
+let resourceVersion = 1_000_000_000;
+let eventsCpuUs = 0;
+const applyEvents = () => {
+  const cpuAt = process.cpuUsage();
+  for (let e = 0; e < EVENTS; e++) {
+    const pvTurn = e % 3 === 0;
+    const from = pvTurn ? volumes : claims;
+    // Through JSON, as a watch event reaches the store (objects of the shapes JSON.parse and trimming give).
+    const updated = JSON.parse(JSON.stringify(from[Math.floor(Math.random() * from.length)]));
+    updated.metadata.resourceVersion = String(++resourceVersion);
+    if (pvTurn) extender.store.upsert('PersistentVolume', updated as (typeof volumes)[number]);
+    else extender.store.upsert('PersistentVolumeClaim', updated as (typeof claims)[number]);
+  }
+  const used = process.cpuUsage(cpuAt);
+  eventsCpuUs += used.user + used.system;
+};
 const cpuBefore = process.cpuUsage();
 const samples: number[] = [];
 const end = performance.now() + Number(values.seconds) * 1000;
 let i = 0;
 while (performance.now() < end) {
+  if (EVENTS > 0) applyEvents();
   const t0 = performance.now();
   if (values.inject) {
     const res = await extender.app.inject({
@@ -151,7 +182,8 @@ samples.sort((a, b) => a - b);
 const q = (p: number) => samples[Math.floor(p * samples.length)].toFixed(3);
 console.log(
   `${values.scenario}: ${i} calls, p50 ${q(0.5)} ms, p90 ${q(0.9)} ms, p99 ${q(0.99)} ms, ` +
-    `CPU ${((cpu.user + cpu.system) / 1000 / i).toFixed(3)} ms per call`,
+    `CPU ${((cpu.user + cpu.system - eventsCpuUs) / 1000 / i).toFixed(3)} ms per call` +
+    (EVENTS > 0 ? ` (${PODS} pods, ${EVENTS} PV and claim updates before each call, their CPU left out)` : ''),
 );
 await extender.close();
 process.exit(0);
