@@ -93,11 +93,11 @@ interface Phase extends PhaseResult {
   bindPointMs: number;
   /** Ours (server side): mean latency per verb (ms) and CPU per pod (ms). */
   verbMs: Record<string, number>;
-  /** Of that, the mean wait in our verb queue and the mean synchronous compute (ms), per verb. */
-  verbWaitMs: Record<string, number>;
-  verbComputeMs: Record<string, number>;
-  /** Of the compute, the main thread's CPU (ms): the rest the extender waited for a core. */
-  verbComputeCpuMs: Record<string, number>;
+  /**
+   * Of that, per verb, the mean wait to start in our verb queue, the mean synchronous compute and the main thread's
+   * CPU in it (ms): the compute beyond its CPU the extender waited for a core. Absent from runs before those metrics.
+   */
+  verbSplitMs?: Record<string, { wait: number; compute: number; cpu: number }>;
   /** The extender's CPU per pod (ms): ours, or the do-nothing floor's (the extender protocol's own price). */
   cpuMsPerPod: number;
   /** kube-scheduler's CPU per pod (ms): what the configuration costs it. */
@@ -288,15 +288,15 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
       return out;
     };
     const verbMs: Record<string, number> = {};
-    const verbWaitMs: Record<string, number> = {};
-    const verbComputeMs: Record<string, number> = {};
-    const verbComputeCpuMs: Record<string, number> = {};
+    const verbSplitMs: NonNullable<Phase['verbSplitMs']> = {};
     if (ours)
       for (const verb of ['filter', 'prioritize', 'bind']) {
         verbMs[verb] = mean(1, 'topology_extender_verb_duration_seconds', { verb });
-        verbWaitMs[verb] = mean(1, 'topology_extender_verb_queue_wait_seconds', { verb });
-        verbComputeMs[verb] = mean(1, 'topology_extender_verb_compute_seconds', { verb });
-        verbComputeCpuMs[verb] = mean(1, 'topology_extender_verb_compute_cpu_seconds', { verb });
+        verbSplitMs[verb] = {
+          wait: mean(1, 'topology_extender_verb_queue_wait_seconds', { verb }),
+          compute: mean(1, 'topology_extender_verb_compute_seconds', { verb }),
+          cpu: mean(1, 'topology_extender_verb_compute_cpu_seconds', { verb }),
+        };
       }
     const p: Phase = {
       config: id,
@@ -305,9 +305,7 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
       attemptMs: mean(0, 'scheduler_scheduling_attempt_duration_seconds'),
       bindPointMs: mean(0, 'scheduler_framework_extension_point_duration_seconds', { extension_point: 'Bind' }),
       verbMs,
-      verbWaitMs,
-      verbComputeMs,
-      verbComputeCpuMs,
+      verbSplitMs,
       cpuMsPerPod:
         ((ours
           ? delta(1, 'topology_extender_process_cpu_seconds_total')
@@ -450,11 +448,11 @@ for (const r of results) {
       const tail = avg((p) => p.settleSeconds);
       const waitText =
         waits.length > 0 ? `${pct(0.5).toFixed(2)} / ${pct(0.99).toFixed(2)} s (tail ${tail.toFixed(1)} s)` : '—';
-      // A verb's mean latency, and of it the mean queue wait, compute and compute CPU (absent before those metrics).
-      const part = (verb: string, field: 'verbWaitMs' | 'verbComputeMs' | 'verbComputeCpuMs') =>
-        avg((p) => p[field]?.[verb] ?? 0).toFixed(2);
+      // A verb's mean latency, and of it the mean queue wait, compute and compute CPU.
+      const part = (verb: string, key: 'wait' | 'compute' | 'cpu') =>
+        avg((p) => p.verbSplitMs?.[verb]?.[key] ?? 0).toFixed(2);
       const verbText = (verb: string) =>
-        `${ms(avg((p) => p.verbMs[verb]))} (${part(verb, 'verbWaitMs')}, ${part(verb, 'verbComputeMs')}, ${part(verb, 'verbComputeCpuMs')})`;
+        `${ms(avg((p) => p.verbMs[verb]))} (${part(verb, 'wait')}, ${part(verb, 'compute')}, ${part(verb, 'cpu')})`;
       md += `| ${id} | ${CLAIMS_LABEL[claims]} | ${ms(avg((p) => p.attemptMs))} | ${ms(avg((p) => p.bindPointMs))} | ${ours ? verbText('filter') : '—'} | ${ours ? verbText('prioritize') : '—'} | ${id === 'delegated' ? ms(avg((p) => p.verbMs.bind)) : '—'} | ${ours ? `${ms(avg((p) => p.cpuMsPerPod))} (system ${Math.round(100 * avg((p) => p.systemShare))} %)` : id === 'do-nothing' ? ms(avg((p) => p.cpuMsPerPod)) : '—'} | ${ms(avg((p) => p.schedulerCpuMsPerPod))} | ${ms(avg((p) => p.apiserverCpuMsPerPod))}, ${ms(avg((p) => p.controllerManagerCpuMsPerPod))} | ${waitText} | ${writeText} | ${ps.reduce((s, p) => s + p.misplaced, 0)} / ${Math.max(...ps.map((p) => p.doubleBooked))} |\n`;
     }
   }
