@@ -105,6 +105,8 @@ interface Phase extends PhaseResult {
   /** kube-apiserver with etcd, and kube-controller-manager: their CPU per pod during the burst (ms). */
   apiserverCpuMsPerPod: number;
   controllerManagerCpuMsPerPod: number;
+  /** Of the extender's CPU, the share its main thread spent (the rest: V8's GC and compiler workers). */
+  mainThreadShare?: number;
   /** Of the extender's CPU, the share spent in the kernel (system time): socket and pipe writes, mostly. */
   systemShare: number;
   /** Watch events we applied during the burst, by kind, and their JSON characters (ours only). */
@@ -112,9 +114,21 @@ interface Phase extends PhaseResult {
   watchChars: number;
 }
 
-/** A child process's CPU time (user + system) in seconds, from /proc (clock ticks of 10 ms). */
-async function processCpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+/** Of our CPU, the main thread's share (phases before it was measured have none) and the kernel's. */
+function cpuShares(ps: readonly Phase[]): string {
+  const pct = (f: (p: Phase) => number) => Math.round((100 * ps.reduce((s, p) => s + f(p), 0)) / ps.length);
+  const main = ps.every((p) => p.mainThreadShare !== undefined)
+    ? `main thread ${pct((p) => p.mainThreadShare!)} %, `
+    : '';
+  return `${main}system ${pct((p) => p.systemShare)} %`;
+}
+
+/**
+ * A child process's CPU time (user + system) in seconds, from /proc (clock ticks of 10 ms); with `mainThread`, its
+ * main thread's only (the rest is V8's workers: concurrent GC marking and sweeping, compilation; and libuv's pool).
+ */
+async function processCpuSeconds(pid: number, mainThread = false): Promise<number> {
+  const stat = await readFile(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
   // Fields after the command name (which may hold spaces), from field 3 on: utime and stime are fields 14 and 15.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
@@ -256,6 +270,15 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
     const before = [await scrape(ks.metrics, true), ours ? await scrape(`${extender.url}/metrics`, false) : undefined];
     const floorCpuBefore = id === 'do-nothing' ? await processCpuSeconds(floor.pid!) : 0;
     let floorCpuAfter = 0;
+    const ourThreads = async () =>
+      ours
+        ? {
+            all: await processCpuSeconds(extender.child.pid!),
+            main: await processCpuSeconds(extender.child.pid!, true),
+          }
+        : { all: 0, main: 0 };
+    const threadsBefore = await ourThreads();
+    let threadsAfter = threadsBefore;
     const planeCpu = async () => {
       const cpu = async (name: string) => processCpuSeconds(cluster.plane.pids[name]);
       return {
@@ -270,6 +293,7 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
     const r = await cluster.phase(`bench-${id}`, claims, count, timeoutMs, async () => {
       after.push(await scrape(ks.metrics, true), ours ? await scrape(`${extender.url}/metrics`, false) : undefined);
       if (id === 'do-nothing') floorCpuAfter = await processCpuSeconds(floor.pid!);
+      threadsAfter = await ourThreads();
       planeAfter = await planeCpu();
     });
     const delta = (i: number, name: string, labels?: Record<string, string>) =>
@@ -319,6 +343,9 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
       controllerManagerCpuMsPerPod: ((planeAfter.controllerManager - planeBefore.controllerManager) * 1000) / r.count,
       watchEvents: ours ? perKindDelta('topology_extender_watch_events_total') : {},
       watchChars: ours ? delta(1, 'topology_extender_watch_event_characters_total') : 0,
+      mainThreadShare: ours
+        ? (threadsAfter.main - threadsBefore.main) / Math.max(1e-9, threadsAfter.all - threadsBefore.all)
+        : undefined,
       systemShare: ours
         ? delta(1, 'topology_extender_process_cpu_system_seconds_total') /
           Math.max(1e-9, delta(1, 'topology_extender_process_cpu_seconds_total'))
@@ -427,7 +454,7 @@ for (const r of results) {
   md +=
     "\n**Where each pod's time goes** (means over the phases; ours are server-side latencies, and of filter's and prioritize's the mean wait in our verb queue, the mean compute (wall clock) and the main thread's CPU in it, in ms: the compute beyond its CPU is time the extender waited for a core):\n\n";
   md +=
-    '| configuration | pods | kube-scheduler attempt | its Bind step | our filter (queue wait, compute, its CPU) | our prioritize (queue wait, compute, its CPU) | our bind | extender CPU per pod (ours, or the floor’s) | kube-scheduler CPU per pod | kube-apiserver + etcd, kube-controller-manager CPU per pod | PV controller wait per claim, p50 / p99 | API writes per pod | misplaced / double-booked |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n';
+    '| configuration | pods | kube-scheduler attempt | its Bind step | our filter (queue wait, compute, its CPU) | our prioritize (queue wait, compute, its CPU) | our bind | extender CPU per pod (ours, or the floor’s; of ours, the main thread’s and the kernel’s share) | kube-scheduler CPU per pod | kube-apiserver + etcd, kube-controller-manager CPU per pod | PV controller wait per claim, p50 / p99 | API writes per pod | misplaced / double-booked |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n';
   for (const id of CONFIGS) {
     for (const claims of [0, 1, 3]) {
       const ps =
@@ -453,7 +480,7 @@ for (const r of results) {
         avg((p) => p.verbSplitMs?.[verb]?.[key] ?? 0).toFixed(2);
       const verbText = (verb: string) =>
         `${ms(avg((p) => p.verbMs[verb]))} (${part(verb, 'wait')}, ${part(verb, 'compute')}, ${part(verb, 'cpu')})`;
-      md += `| ${id} | ${CLAIMS_LABEL[claims]} | ${ms(avg((p) => p.attemptMs))} | ${ms(avg((p) => p.bindPointMs))} | ${ours ? verbText('filter') : '—'} | ${ours ? verbText('prioritize') : '—'} | ${id === 'delegated' ? ms(avg((p) => p.verbMs.bind)) : '—'} | ${ours ? `${ms(avg((p) => p.cpuMsPerPod))} (system ${Math.round(100 * avg((p) => p.systemShare))} %)` : id === 'do-nothing' ? ms(avg((p) => p.cpuMsPerPod)) : '—'} | ${ms(avg((p) => p.schedulerCpuMsPerPod))} | ${ms(avg((p) => p.apiserverCpuMsPerPod))}, ${ms(avg((p) => p.controllerManagerCpuMsPerPod))} | ${waitText} | ${writeText} | ${ps.reduce((s, p) => s + p.misplaced, 0)} / ${Math.max(...ps.map((p) => p.doubleBooked))} |\n`;
+      md += `| ${id} | ${CLAIMS_LABEL[claims]} | ${ms(avg((p) => p.attemptMs))} | ${ms(avg((p) => p.bindPointMs))} | ${ours ? verbText('filter') : '—'} | ${ours ? verbText('prioritize') : '—'} | ${id === 'delegated' ? ms(avg((p) => p.verbMs.bind)) : '—'} | ${ours ? `${ms(avg((p) => p.cpuMsPerPod))} (${cpuShares(ps)})` : id === 'do-nothing' ? ms(avg((p) => p.cpuMsPerPod)) : '—'} | ${ms(avg((p) => p.schedulerCpuMsPerPod))} | ${ms(avg((p) => p.apiserverCpuMsPerPod))}, ${ms(avg((p) => p.controllerManagerCpuMsPerPod))} | ${waitText} | ${writeText} | ${ps.reduce((s, p) => s + p.misplaced, 0)} / ${Math.max(...ps.map((p) => p.doubleBooked))} |\n`;
     }
   }
   md += '\n**Watch events we applied per pod** (at the last Binding; kinds in alphabetical order):\n\n';

@@ -82,10 +82,15 @@ async function load(api: KubeApi, nodes: number): Promise<number> {
   for (const kind of ['PriorityClass', 'StorageClass', 'CSIDriver'])
     await pool(of(kind), 8, (o) => api.create(asCreated(o)));
   await pool([...of('Node'), ...of('CSINode'), ...of('CSIStorageCapacity')], 32, (o) => api.create(asCreated(o)));
-  // Claims first: a bound PV's claimRef names its claim's uid, which the API server assigns. A bound claim carries
-  // the Unused condition kube-controller-manager v1.37's pvc-protection controller keeps (True unless a pod names
-  // it): without it the controller writes every bound claim's status at its client limit (20/s) for minutes after
-  // the load, and those writes and their watch events would land in the phases measured.
+  // Running pods are bound (spec.nodeName); no kubelet reports their phase, which kube-scheduler does not read.
+  // They go before their claims: kube-controller-manager v1.37's pvc-protection controller judges a bound claim's
+  // Unused condition when the claim appears, and a claim it judged before its pod was in its informer got two status
+  // writes (Unused, then used again), at its client limit (20/s): at 5,000 nodes they went on for two minutes after
+  // the load, into the first phases measured, each a watch event to every component.
+  await pool(of('Pod'), 64, (p) => api.create(asCreated({ ...p, status: undefined })));
+  // Then claims: a bound PV's claimRef names its claim's uid, which the API server assigns. A bound claim carries
+  // the Unused condition that controller keeps (True unless a pod names it): without it the controller writes every
+  // bound claim's status for minutes after the load.
   const claimUids = new Map<string, string>();
   const used = new Set(
     of('Pod').flatMap((p) =>
@@ -117,8 +122,6 @@ async function load(api: KubeApi, nodes: number): Promise<number> {
     const made = (await api.create(asCreated({ ...pv, spec }))) as Stored;
     await api.patch(made, { status: { phase: ref ? 'Bound' : 'Available' } }, 'status');
   });
-  // Running pods are bound (spec.nodeName); no kubelet reports their phase, which kube-scheduler does not read.
-  await pool(of('Pod'), 64, (p) => api.create(asCreated({ ...p, status: undefined })));
   return counts.Pod;
 }
 
