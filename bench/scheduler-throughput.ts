@@ -107,6 +107,8 @@ interface Phase extends PhaseResult {
   controllerManagerCpuMsPerPod: number;
   /** Of the extender's CPU, the share its main thread spent (the rest: V8's GC and compiler workers). */
   mainThreadShare?: number;
+  /** Our main thread's GC pauses per pod (ms), by kind (major, minor, incremental; from /metrics). */
+  gcPauseMsPerPod?: Record<string, number>;
   /** Of the extender's CPU, the share spent in the kernel (system time): socket and pipe writes, mostly. */
   systemShare: number;
   /** Watch events we applied during the burst, by kind, and their JSON characters (ours only). */
@@ -117,8 +119,10 @@ interface Phase extends PhaseResult {
 /** Of our CPU, the main thread's share (phases before it was measured have none) and the kernel's. */
 function cpuShares(ps: readonly Phase[]): string {
   const pct = (f: (p: Phase) => number) => Math.round((100 * ps.reduce((s, p) => s + f(p), 0)) / ps.length);
-  const main = ps.every((p) => p.mainThreadShare !== undefined)
-    ? `main thread ${pct((p) => p.mainThreadShare!)} %, `
+  const ms = (f: (p: Phase) => number) => (ps.reduce((s, p) => s + f(p), 0) / ps.length).toFixed(2);
+  const gc = (kind: string) => (p: Phase) => p.gcPauseMsPerPod?.[kind] ?? 0;
+  const main = ps.every((p) => p.mainThreadShare !== undefined && p.gcPauseMsPerPod)
+    ? `main thread ${pct((p) => p.mainThreadShare!)} % with GC pauses of ${ms(gc('major'))} ms major, ${ms(gc('minor'))} ms minor, ${ms(gc('incremental'))} ms incremental, `
     : '';
   return `${main}system ${pct((p) => p.systemShare)} %`;
 }
@@ -343,6 +347,14 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
       controllerManagerCpuMsPerPod: ((planeAfter.controllerManager - planeBefore.controllerManager) * 1000) / r.count,
       watchEvents: ours ? perKindDelta('topology_extender_watch_events_total') : {},
       watchChars: ours ? delta(1, 'topology_extender_watch_event_characters_total') : 0,
+      gcPauseMsPerPod: ours
+        ? Object.fromEntries(
+            ['major', 'minor', 'incremental'].map((kind) => [
+              kind,
+              (delta(1, 'topology_extender_nodejs_gc_duration_seconds_sum', { kind }) * 1000) / r.count,
+            ]),
+          )
+        : undefined,
       mainThreadShare: ours
         ? (threadsAfter.main - threadsBefore.main) / Math.max(1e-9, threadsAfter.all - threadsBefore.all)
         : undefined,
@@ -454,7 +466,7 @@ for (const r of results) {
   md +=
     "\n**Where each pod's time goes** (means over the phases; ours are server-side latencies, and of filter's and prioritize's the mean wait in our verb queue, the mean compute (wall clock) and the main thread's CPU in it, in ms: the compute beyond its CPU is time the extender waited for a core):\n\n";
   md +=
-    '| configuration | pods | kube-scheduler attempt | its Bind step | our filter (queue wait, compute, its CPU) | our prioritize (queue wait, compute, its CPU) | our bind | extender CPU per pod (ours, or the floor’s; of ours, the main thread’s and the kernel’s share) | kube-scheduler CPU per pod | kube-apiserver + etcd, kube-controller-manager CPU per pod | PV controller wait per claim, p50 / p99 | API writes per pod | misplaced / double-booked |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n';
+    '| configuration | pods | kube-scheduler attempt | its Bind step | our filter (queue wait, compute, its CPU) | our prioritize (queue wait, compute, its CPU) | our bind | extender CPU per pod (ours, or the floor’s; of ours, the main thread’s share with its GC pauses per pod, and the kernel’s share) | kube-scheduler CPU per pod | kube-apiserver + etcd, kube-controller-manager CPU per pod | PV controller wait per claim, p50 / p99 | API writes per pod | misplaced / double-booked |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n';
   for (const id of CONFIGS) {
     for (const claims of [0, 1, 3]) {
       const ps =
