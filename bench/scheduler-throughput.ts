@@ -12,13 +12,14 @@
 //   filter-only  ours, filter/prioritize/preempt (kube-scheduler binds; its VolumeBinding still runs)
 //   delegated    ours, full delegation: bindVerb, every in-tree volume plugin off (the chart's default)
 // Pods per phase are created at once and timed from creation to the last Binding a watch sees. Where the time goes
-// comes from kube-scheduler's /metrics (scheduling attempt, Bind extension point), ours (verb latency, CPU) and
-// kube-apiserver's audit log of writes. Writes its section of bench/RESULTS.md.
+// comes from kube-scheduler's /metrics (scheduling attempt, Bind extension point), ours (verb latency, CPU, GC pauses),
+// /proc (each process's CPU, our main thread's apart) and kube-apiserver's audit log of writes. Writes its section of bench/RESULTS.md.
 //
 // Run: ./node_modules/.bin/node bench/scheduler-throughput.ts [--nodes 500,5000] [--rounds 2] [--pods 300]
 //        [--kcm-qps N]
 //        [--claim-pods 150] [--alone-claim-pods 1] [--out bench/RESULTS.md] [--configs delegated,...]
 //        [--profile DIR]   (a CPU profile of our extender, written when it exits)
+//        [--extender-node-options '--trace-gc']
 import { type ChildProcess, execSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -51,6 +52,8 @@ const { values: args } = parseArgs({
     configs: { type: 'string', default: 'alone,do-nothing,filter-only,delegated' },
     /** Write a CPU profile of our extender into this directory. */
     profile: { type: 'string' },
+    /** Node flags for our extender, space-separated (e.g. `--trace-gc`): what it prints outside its log is logged here. */
+    'extender-node-options': { type: 'string', default: '' },
     /** kube-controller-manager's --kube-api-qps (burst 1.5×); unset: its default, 20. */
     'kcm-qps': { type: 'string' },
     /** The section of RESULTS.md to write (another name keeps an earlier run for comparison) and its title. */
@@ -224,8 +227,15 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
   const extender = await startExtender(
     cluster.extenderKubeconfig,
     ['--bind-timeout-seconds', '600'],
-    args.profile ? ['--cpu-prof', `--cpu-prof-dir=${args.profile}`] : [],
+    [
+      ...(args.profile ? ['--cpu-prof', `--cpu-prof-dir=${args.profile}`] : []),
+      ...args['extender-node-options'].split(' ').filter(Boolean),
+    ],
   );
+  // Lines that are not its JSON log (a --trace-gc line), stamped with the time they arrive.
+  createInterface(extender.child.stdout!).on('line', (line) => {
+    if (!line.startsWith('{')) log(`extender: ${line}`);
+  });
   const floor = spawn(process.execPath, [join(ROOT, 'bench/floor-server.ts')], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
