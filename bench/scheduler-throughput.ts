@@ -19,7 +19,7 @@
 //        [--kcm-qps N]
 //        [--claim-pods 150] [--alone-claim-pods 1] [--out bench/RESULTS.md] [--configs delegated,...]
 //        [--profile DIR]   (a CPU profile of our extender, written when it exits)
-//        [--extender-node-options '--trace-gc']
+//        [--extender-node-options=--trace-gc]   (with '=': the value starts with a dash)
 import { type ChildProcess, execSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
