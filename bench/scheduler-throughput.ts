@@ -12,8 +12,9 @@
 //   filter-only  ours, filter/prioritize/preempt (kube-scheduler binds; its VolumeBinding still runs)
 //   delegated    ours, full delegation: bindVerb, every in-tree volume plugin off (the chart's default)
 // Pods per phase are created at once and timed from creation to the last Binding a watch sees. Where the time goes
-// comes from kube-scheduler's /metrics (scheduling attempt, Bind extension point), ours (verb latency, CPU, GC pauses),
-// /proc (each process's CPU, our main thread's apart) and kube-apiserver's audit log of writes. Writes its section of bench/RESULTS.md.
+// comes from kube-scheduler's /metrics (scheduling attempt, Bind extension point), ours (verb latency, CPU, GC
+// pauses), /proc (each process's CPU, our main thread's apart) and kube-apiserver's audit log of writes. Writes its
+// section of bench/RESULTS.md.
 //
 // Run: ./node_modules/.bin/node bench/scheduler-throughput.ts [--nodes 500,5000] [--rounds 2] [--pods 300]
 //        [--kcm-qps N]
@@ -232,7 +233,8 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
       ...args['extender-node-options'].split(' ').filter(Boolean),
     ],
   );
-  // Lines that are not its JSON log (a --trace-gc line), stamped with the time they arrive.
+  // Lines that are not its JSON log (a --trace-gc line), stamped with the time they arrive: V8 writes its trace
+  // through C stdio, buffered on a pipe, so the trace's own milliseconds since start tell when a GC ran.
   createInterface(extender.child.stdout!).on('line', (line) => {
     if (!line.startsWith('{')) log(`extender: ${line}`);
   });

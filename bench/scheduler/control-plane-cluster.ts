@@ -86,7 +86,7 @@ async function load(api: KubeApi, nodes: number): Promise<number> {
   // They go before their claims: kube-controller-manager v1.37's pvc-protection controller judges a bound claim's
   // Unused condition when the claim appears, and a claim it judged before its pod was in its informer got two status
   // writes (Unused, then used again), at its client limit (20/s): at 5,000 nodes they went on for two minutes after
-  // the load, into the first phases measured, each a watch event to every component.
+  // the load, each a watch event to every component.
   await pool(of('Pod'), 64, (p) => api.create(asCreated({ ...p, status: undefined })));
   // Then claims: a bound PV's claimRef names its claim's uid, which the API server assigns. A bound claim carries
   // the Unused condition that controller keeps (True unless a pod names it): without it the controller writes every
