@@ -121,10 +121,16 @@ export async function createExtender(parts: ExtenderParts) {
     },
     /** Stops taking requests, lets binds undo their assumptions, then stops the source. */
     async close(): Promise<void> {
-      // A stage that holds up shutdown is named: past --shutdown-grace-seconds the process is killed mid-way.
+      // A stage that holds up shutdown is named while it runs, not only once it ends: past --shutdown-grace-seconds
+      // the process is killed mid-way, and the log must say where.
       const stage = async (what: string, step: () => unknown) => {
         const started = performance.now();
-        await step();
+        const slow = setTimeout(() => logger.warn(`shutting down: still ${what} after 1 s`), 1_000);
+        try {
+          await step();
+        } finally {
+          clearTimeout(slow);
+        }
         const ms = Math.round(performance.now() - started);
         if (ms >= 1_000) logger.warn({ ms }, `shutting down: ${what} took ${ms} ms`);
       };
