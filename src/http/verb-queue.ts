@@ -162,13 +162,14 @@ export class VerbQueue {
       try {
         const began = this.#now();
         this.#options.onStart?.(job.verb, began - job.arrivedAt);
-        const cpuBefore = this.#options.onComputed && process.threadCpuUsage();
+        const { onComputed } = this.#options;
+        const cpuBefore = onComputed ? process.threadCpuUsage() : undefined;
         job.resolve(job.work());
         this.#lastAnswer = this.#now();
         this.#costs.record(job.verb, this.#lastAnswer - began);
-        if (cpuBefore) {
+        if (onComputed) {
           const cpu = process.threadCpuUsage(cpuBefore);
-          this.#options.onComputed?.(job.verb, this.#lastAnswer - began, (cpu.user + cpu.system) / 1000);
+          onComputed(job.verb, this.#lastAnswer - began, (cpu.user + cpu.system) / 1000);
         }
       } catch (err) {
         this.#lastAnswer = this.#now();

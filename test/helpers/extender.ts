@@ -2,7 +2,7 @@
 // real cluster-state source and writer, the real cache, plugins, verbs and Fastify app; requests go through supertest.
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import supertest from 'supertest';
 import { ClusterStateSource } from '../../src/cluster/state-file/source.ts';
 import { VolumeController } from '../../src/cluster/state-file/volume-controller.ts';
@@ -31,6 +31,8 @@ export interface TestExtenderOptions {
   volumeController?: boolean;
   /** Start the source (list the cluster) before returning. Default true; false leaves `extender.start()` to the test. */
   start?: boolean;
+  /** Where the extender logs. Default: silent (or TEST_LOG_LEVEL's level on standard output). */
+  logger?: Logger;
 }
 
 export async function createTestExtender(
@@ -53,7 +55,7 @@ export async function createTestExtender(
     ),
     source,
     writer,
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     onStore: options.volumeController === false ? undefined : (store) => new VolumeController(store, source).start(),
   });
   if (options.start !== false) await extender.start();
