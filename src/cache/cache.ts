@@ -23,14 +23,6 @@ export interface CacheOptions {
   now?: () => number;
 }
 
-interface PodState {
-  pod: Pod;
-  nodeName: string;
-  assumed: boolean;
-  bindingFinished: boolean;
-  finishedAt?: number;
-}
-
 /** A NodeInfo in a most-recently-changed-first list, so a snapshot visits only what changed (upstream headNode). */
 interface NodeEntry {
   info: MutableNodeInfo;
@@ -46,7 +38,10 @@ export class NodeInfoCache implements SchedulerCache {
   readonly #ttl: number;
   readonly #log: Log;
   readonly #now: () => number;
-  readonly #states = new Map<string, PodState>();
+  /** Pods by UID: the same CachedPodInfo their node holds (one object per pod, 150,000 of them at 5,000 nodes). */
+  readonly #states = new Map<string, CachedPodInfo>();
+  /** When our bind of an assumed pod finished, by UID: few at a time, so kept apart from #states. */
+  readonly #finishedAt = new Map<string, number>();
   readonly #nodes = new Map<string, NodeEntry>();
   /** The same NodeInfos by name without the list links: every verb looks up each candidate here (one load less). */
   readonly #infos = new Map<string, MutableNodeInfo>();
@@ -73,10 +68,7 @@ export class NodeInfoCache implements SchedulerCache {
 
   finishBinding(pod: Pod): void {
     const state = this.#states.get(pod.metadata.uid);
-    if (state?.assumed) {
-      state.bindingFinished = true;
-      state.finishedAt = this.#now();
-    }
+    if (state?.assumed) this.#finishedAt.set(pod.metadata.uid, this.#now());
   }
 
   /** Undo of assumePod. A pod no longer cached is a no-op (upstream: nothing left to undo). */
@@ -165,14 +157,15 @@ export class NodeInfoCache implements SchedulerCache {
     const out: AssumedPod[] = [];
     for (const [uid, s] of this.#states) {
       if (!s.assumed) continue;
+      const finishedAt = this.#finishedAt.get(uid);
       const a: AssumedPod = {
         uid,
         namespace: namespaceOf(s.pod),
         name: s.pod.metadata.name,
         nodeName: s.nodeName,
-        bindingFinished: s.bindingFinished,
+        bindingFinished: finishedAt !== undefined,
       };
-      if (s.finishedAt !== undefined) a.finishedAt = s.finishedAt;
+      if (finishedAt !== undefined) a.finishedAt = finishedAt;
       out.push(a);
     }
     return out;
@@ -293,12 +286,13 @@ export class NodeInfoCache implements SchedulerCache {
     const entry = this.#entry(nodeName);
     entry.info.addPodInfo(info);
     this.#touch(entry);
-    this.#states.set(pod.metadata.uid, { pod, nodeName, assumed, bindingFinished: false });
+    this.#states.set(pod.metadata.uid, info);
   }
 
-  #removeState(state: PodState): void {
+  #removeState(state: CachedPodInfo): void {
     const uid = state.pod.metadata.uid;
     this.#states.delete(uid);
+    this.#finishedAt.delete(uid);
     const entry = this.#nodes.get(state.nodeName);
     if (!entry?.info.removePod(uid)) {
       this.#log.error(

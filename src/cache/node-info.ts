@@ -1,8 +1,15 @@
 // NodeInfo: everything the scheduler knows about one node, aggregated from the pods on it
 // (upstream pkg/scheduler/framework/types.go). The read-only view below is what plugins see.
 import type { Node, Pod } from '../cluster/types.ts';
-import { type PodUsage, podUsage } from './pod-usage.ts';
-import { addResource, cloneResource, emptyResource, resourceFromList } from './resources.ts';
+import { orNone, type PodUsage, podClaimKeys, podHostPorts, podInlineCSIVolumes } from './pod-usage.ts';
+import {
+  addResource,
+  cloneResource,
+  emptyResource,
+  type PodResource,
+  resourceFromList,
+  sharedPodResource,
+} from './resources.ts';
 
 /** Resource amounts in base units: milli-CPU, bytes, counts; extended resources by name. */
 export interface Resource {
@@ -61,16 +68,30 @@ export function nextGeneration(): number {
   return ++lastGeneration;
 }
 
-/** A pod on a node, with its usage computed once (upstream PodInfo with its cached PodResource). */
-export class CachedPodInfo implements PodInfo {
+/**
+ * A pod on a node, with its usage computed once (upstream PodInfo with its cached PodResource). The cache holds one per
+ * running pod, so the usage lives in its own fields rather than in objects of its own.
+ */
+export class CachedPodInfo implements PodInfo, PodUsage {
   readonly pod: Pod;
   readonly assumed: boolean;
-  readonly usage: PodUsage;
+  readonly resource: PodResource;
+  readonly hostPorts: readonly string[];
+  readonly claims: readonly string[];
+  readonly csiVolumes: readonly (readonly [string, string])[];
 
-  constructor(pod: Pod, assumed: boolean, usage: PodUsage = podUsage(pod)) {
+  constructor(pod: Pod, assumed: boolean) {
     this.pod = pod;
     this.assumed = assumed;
-    this.usage = usage;
+    this.resource = sharedPodResource(pod);
+    this.hostPorts = orNone(podHostPorts(pod));
+    this.claims = orNone(podClaimKeys(pod));
+    this.csiVolumes = orNone(podInlineCSIVolumes(pod));
+  }
+
+  /** Where the pod is: a cached pod always has one. */
+  get nodeName(): string {
+    return this.pod.spec.nodeName!;
   }
 }
 
@@ -208,7 +229,7 @@ export class MutableNodeInfo implements NodeInfo {
   }
 
   #apply(info: CachedPodInfo, sign: 1 | -1): void {
-    const { resource, hostPorts, claims, csiVolumes } = info.usage;
+    const { resource, hostPorts, claims, csiVolumes } = info;
     addResource(this.#requested, resource.requests, sign);
     addResource(
       this.#nonZeroRequested,

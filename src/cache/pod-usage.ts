@@ -1,7 +1,7 @@
 // Everything a pod occupies on its node, computed once when the pod enters the cache so that removing it later
 // subtracts exactly what was added, whatever the object the removal event carries.
 import { namespaceOf, objectKey, type Pod } from '../cluster/types.ts';
-import { type PodResource, podResource } from './resources.ts';
+import type { PodResource } from './resources.ts';
 
 export interface PodUsage {
   readonly resource: PodResource;
@@ -59,15 +59,6 @@ export function podInlineCSIVolumes(pod: Pod): [string, string][] {
 /** Most pods use no host ports, claims or inline CSI volumes: one shared empty list saves memory at 150,000 pods. */
 const NONE: readonly never[] = Object.freeze([]);
 
-function orNone<T>(list: T[]): readonly T[] {
+export function orNone<T>(list: T[]): readonly T[] {
   return list.length === 0 ? NONE : list;
-}
-
-export function podUsage(pod: Pod): PodUsage {
-  return {
-    resource: podResource(pod),
-    hostPorts: orNone(podHostPorts(pod)),
-    claims: orNone(podClaimKeys(pod)),
-    csiVolumes: orNone(podInlineCSIVolumes(pod)),
-  };
 }

@@ -148,6 +148,24 @@ export function podResource(pod: Pod): PodResource {
   };
 }
 
+/**
+ * podResource, shared by the pods whose requests one container list decides (no init containers, no overhead).
+ * Trimming gives a workload's pods one list (src/cluster/trim.ts), so 150,000 running pods hold a few thousand of
+ * these, not one each. Frozen: a shared answer must not be changed by one of its pods.
+ */
+export function sharedPodResource(pod: Pod): PodResource {
+  const { containers, initContainers, overhead } = pod.spec;
+  if (!containers || initContainers?.length || overhead) return podResource(pod);
+  let r = byContainers.get(containers);
+  if (!r) {
+    r = podResource(pod);
+    Object.freeze(Object.freeze(r.requests).scalar);
+    byContainers.set(containers, Object.freeze(r));
+  }
+  return r;
+}
+const byContainers = new WeakMap<readonly Container[], PodResource>();
+
 /** Node allocatable (or capacity) as a Resource, like upstream NewResource. */
 export function resourceFromList(list: ResourceList | undefined): Resource {
   return amountsToResource(toAmounts(list));

@@ -6,6 +6,7 @@ import {
   isScalarResourceName,
   podResource,
   resourceFromList,
+  sharedPodResource,
 } from '../../src/cache/resources.ts';
 import { makePod } from '../helpers/objects.ts';
 
@@ -118,6 +119,38 @@ describe('pod requests', () => {
 
   it('treat a quantity the API would reject as zero instead of failing', () => {
     assert.equal(podResource(makePod('p', { requests: { cpu: 'lots' } })).requests.milliCPU, 0);
+  });
+});
+
+describe('pod requests shared across a workload', () => {
+  it('are one frozen answer for the pods of one container list, equal to what podResource computes', () => {
+    const containers = [
+      { name: 'a', resources: { requests: { cpu: '250m', memory: '64Mi', 'example.com/gpu': '1' } } },
+    ];
+    const a = makePod('a', { containers });
+    const b = makePod('b', { containers });
+    const shared = sharedPodResource(a);
+    assert.equal(sharedPodResource(b), shared);
+    assert.deepEqual(shared, podResource(a));
+    assert.throws(() => {
+      (shared.requests as { milliCPU: number }).milliCPU = 0;
+    }, TypeError);
+    assert.throws(() => {
+      shared.requests.scalar['example.com/gpu'] = 0;
+    }, TypeError);
+  });
+
+  it("are a pod's own when init containers or overhead also decide them", () => {
+    const containers = [{ name: 'a', resources: { requests: { cpu: '100m' } } }];
+    const plain = sharedPodResource(makePod('plain', { containers }));
+    const init = makePod('init', {
+      containers,
+      initContainers: [{ name: 'i', resources: { requests: { cpu: '2' } } }],
+    });
+    const overhead = makePod('overhead', { containers, overhead: { cpu: '1' } });
+    assert.equal(sharedPodResource(init).requests.milliCPU, 2000);
+    assert.equal(sharedPodResource(overhead).requests.milliCPU, 1100);
+    assert.equal(plain.requests.milliCPU, 100);
   });
 });
 
