@@ -353,6 +353,7 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
         offered,
         entries: offered ? affinityIndexEntries(pv) : undefined,
         claim: ref?.name ? `${ref.namespace ?? ''}/${ref.name}` : undefined,
+        free: undefined, // set by #index: named here so that it lives in the object, not in an array beside it
       };
     }
     if (
