@@ -10,7 +10,7 @@
 // then the backlog check (abandoned heavy filters, then a fresh one), the server's time to ready and RSS at ready,
 // the filter-scaling ratios (bench/volumes/filter-scaling.ts), and ingest from a fake API server holding the same
 // cluster: the extender's time to ready and RSS, pod events/s through its watch, and the heap per cached pod
-// (bench/live/time-to-ready.ts and bench/live/memory.ts).
+// (bench/live/time-to-ready.ts and bench/live/memory.ts); last the ready extender's heap (bench/live/extender-heap.ts).
 // Timings are never asserted: the machine is shared (its load average is in the report); compare ratios.
 //
 // Run: ./node_modules/.bin/node bench/results.ts [--nodes 5000] [--seconds 2] [--rounds 2] [--rate 1000]
@@ -30,6 +30,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Node, Pod } from '../src/cluster/types.ts';
+import { measureExtenderHeap } from './live/extender-heap.ts';
 import { HEAP_PER_POD_TARGET, measurePodHeap } from './live/memory.ts';
 import { measureTimeToReady, startFakeApiServer } from './live/time-to-ready.ts';
 import { onSchedule } from './open-loop.ts';
@@ -609,6 +610,11 @@ log(
   `heap per cached pod (${podHeap.pods} full API pods, store + cache): ${Math.round(podHeap.totalBytesPerPod)} B ` +
     `(store ${Math.round(podHeap.storeBytesPerPod)} B)`,
 );
+const extenderHeap = await measureExtenderHeap(NODES);
+const extenderHeapMiB = Math.round(extenderHeap.heapBytes / 2 ** 20);
+log(
+  `the ready extender's heap (cluster-state, in process, after a /metrics scrape and full GCs): ${extenderHeapMiB} MiB`,
+);
 
 // --------------------------------------------------------------------------------------------------- report
 const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
@@ -754,6 +760,7 @@ measured the fake server, not the reader (the floor's figures are then the fake 
 
 - **Client in process** (\`bench/live/time-to-ready.ts\`: KubeSource, store and scheduler cache, no HTTP server): every kind listed in **${client.seconds.toFixed(1)} s** (${client.pods} pods, ${client.cachedPods} in the cache); the heap grew ${Math.round(client.heapGrowthBytes / 2 ** 20)} MiB after a full GC, ${Math.round(client.heapGrowthBytes / client.pods).toLocaleString('en')} B per pod with every other object of the cluster (${counts.PersistentVolume} PVs, capacities, claims) counted in.
 - **Heap per cached pod** (\`bench/live/memory.ts\`): ${podHeap.pods.toLocaleString('en')} full pods as the API returns them (${(podHeap.jsonBytesPerPod / 1024).toFixed(1)} KiB of JSON each: managedFields, env, probes, status) through the store (trimmed) and the scheduler cache: **${Math.round(podHeap.totalBytesPerPod).toLocaleString('en')} B per pod** (store ${Math.round(podHeap.storeBytesPerPod).toLocaleString('en')} B), target ≤ 2,048 B.
+- **The ready extender's heap** (\`bench/live/extender-heap.ts\`): the same ${extenderHeap.nodes.toLocaleString('en')}-node shape (${extenderHeap.runningPods.toLocaleString('en')} running pods, ${extenderHeap.persistentVolumes.toLocaleString('en')} PVs) served from a cluster-state file by the whole extender in process, after one \`/metrics\` scrape and full GCs: **${extenderHeapMiB} MiB**. Every major GC marks this heap. It includes the cluster-state source's own copy of the objects, which a kube-mode extender does not keep.
 `;
 // The sections other benchmarks write into the file (bench/analysis.ts, bench/scheduler-throughput.ts, ...) are kept.
 const kept = [...sections(await readFile(args.out, 'utf8').catch(() => '')).values()];
