@@ -4,7 +4,7 @@
 import type { ClusterStore } from '../cluster/store.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from '../cluster/types.ts';
 import { FreePVRows, ROW_UNDECIDED, type RowContent } from './free-pv-rows.ts';
-import { affinityIndexEntries, matchNodeSelectorTerms } from './node-affinity.ts';
+import { affinityIndexEntries, type IndexEntries, matchNodeSelectorTerms } from './node-affinity.ts';
 import {
   type ClaimMatchInput,
   claimKey,
@@ -185,7 +185,7 @@ interface IndexedAs {
   /** Whether the PV sits in the topology buckets (offered to any claim). */
   offered: boolean;
   /** Topology entries; only meaningful (and only computed) when offered. */
-  entries: [string, string][] | undefined;
+  entries: IndexEntries | undefined;
   claim: string | undefined;
   /** The record in the topology buckets, when offered. */
   free?: FreePV;
@@ -483,7 +483,7 @@ function* latestOf(entries: Iterable<AssumeEntry<PersistentVolume>>): Generator<
   for (const e of entries) yield e.latest;
 }
 
-function sameEntries(a: [string, string][] | undefined, b: [string, string][] | undefined): boolean {
+function sameEntries(a: IndexEntries | undefined, b: IndexEntries | undefined): boolean {
   if (a === undefined || b === undefined) return a === b;
   if (a.length !== b.length) return false;
   return a.every(([k, v], i) => b[i][0] === k && b[i][1] === v);

@@ -102,7 +102,7 @@ export function matchTopologySelectorTerms(
  * PVs are candidates for every node. Each term contributes the values of its first valid `In` requirement; a pair two
  * terms share (one term per segment of a multi-segment topology) is one entry, so the PV sits in its bucket once.
  */
-export function affinityIndexEntries(pv: PersistentVolume): [string, string][] | undefined {
+export function affinityIndexEntries(pv: PersistentVolume): IndexEntries | undefined {
   const terms = pv.spec.nodeAffinity?.required?.nodeSelectorTerms;
   if (!terms) return undefined;
   const out: [string, string][] = [];
@@ -121,5 +121,23 @@ export function affinityIndexEntries(pv: PersistentVolume): [string, string][] |
       out.push([inReq.key, value]);
     }
   }
-  return out;
+  return out.length === 1 ? singleEntry(out[0][0], out[0][1]) : out;
+}
+
+export type IndexEntries = readonly (readonly [string, string])[];
+
+/**
+ * Nearly every local PV names one hostname: its PV cache record keeps the entry list, so the PVs of a node share one
+ * (frozen) list instead of holding two arrays each. Bounded: past the bound a list is the caller's own.
+ */
+const SINGLE_ENTRIES_MAX = 50_000;
+const singleEntries = new Map<string, IndexEntries>();
+function singleEntry(key: string, value: string): IndexEntries {
+  const id = `${key}\0${value}`;
+  let held = singleEntries.get(id);
+  if (!held) {
+    held = Object.freeze([Object.freeze([key, value] as const)]);
+    if (singleEntries.size < SINGLE_ENTRIES_MAX) singleEntries.set(id, held);
+  }
+  return held;
 }
