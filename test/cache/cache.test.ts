@@ -70,6 +70,18 @@ describe('forget', () => {
     assert.equal(cache.isAssumed('uid-p'), false);
   });
 
+  it('takes the finish time of our bind with it: the same pod assumed again is not finished', () => {
+    const cache = cacheWithNodes('n1');
+    const pod = makePod('p', { nodeName: 'n1' });
+    cache.assumePod(pod);
+    cache.finishBinding(pod);
+    cache.forgetPod(pod);
+    cache.assumePod(pod);
+    assert.deepEqual(cache.assumedPods(), [
+      { uid: 'uid-p', namespace: 'default', name: 'p', nodeName: 'n1', bindingFinished: false },
+    ]);
+  });
+
   it('is a no-op for a pod the cache does not hold', () => {
     const cache = cacheWithNodes('n1');
     cache.forgetPod(makePod('p', { nodeName: 'n1' }));
