@@ -436,7 +436,7 @@ const sectionArgs = args.section === 'scheduler-throughput' ? '' : ` --section $
 let md = `<!-- ${args.section}: written by bench/scheduler-throughput.ts -->
 ## ${args.title}
 
-Written by \`./node_modules/.bin/node bench/scheduler-throughput.ts${sectionArgs}${args['kcm-qps'] ? ` --kcm-qps ${args['kcm-qps']}` : ''} --configs ${args.configs} --nodes ${args.nodes} --rounds ${rounds} --pods ${plainPods} --claim-pods ${claimPods} --alone-claim-pods ${aloneClaimPods}\`.
+Written by \`./node_modules/.bin/node bench/scheduler-throughput.ts${sectionArgs}${args['kcm-qps'] ? ` --kcm-qps ${args['kcm-qps']}` : ''} --configs ${args.configs} --nodes ${args.nodes} --rounds ${rounds} --pods ${plainPods} --claim-pods ${claimPods} --alone-claim-pods ${aloneClaimPods}${args['extender-node-options'] ? ` '--extender-node-options=${args['extender-node-options']}'` : ''}\`.
 
 - **When**: ${started.toISOString()}; kube-scheduler ${binary.version}; load before: \`${loadBefore}\`; after: \`${loadAfter}\`
 - **Cluster**: the local-storage shape (\`LOCAL_STORAGE_SHAPE\`: ten local PVs per node, 30 % bound, one CSIStorageCapacity per node), on a real control plane (etcd, kube-apiserver and kube-controller-manager ${binary.version}: its PV controller at --kube-api-qps ${args['kcm-qps'] ?? '20 (default)'}; a stand-in CSI external-provisioner); the extender runs as the chart's ServiceAccount; four kube-schedulers (one per column, own schedulerName) share it.
