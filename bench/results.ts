@@ -34,7 +34,6 @@ import { measureExtenderHeap } from './live/extender-heap.ts';
 import { HEAP_PER_POD_TARGET, measurePodHeap } from './live/memory.ts';
 import { measureTimeToReady, startFakeApiServer } from './live/time-to-ready.ts';
 import { onSchedule } from './open-loop.ts';
-import { sections } from './results-section.ts';
 import { candidateNames, generateCluster, LOCAL_STORAGE_SHAPE } from './synthetic.ts';
 import {
   measureScaling,
@@ -762,8 +761,10 @@ measured the fake server, not the reader (the floor's figures are then the fake 
 - **Heap per cached pod** (\`bench/live/memory.ts\`): ${podHeap.pods.toLocaleString('en')} full pods as the API returns them (${(podHeap.jsonBytesPerPod / 1024).toFixed(1)} KiB of JSON each: managedFields, env, probes, status) through the store (trimmed) and the scheduler cache: **${Math.round(podHeap.totalBytesPerPod).toLocaleString('en')} B per pod** (store ${Math.round(podHeap.storeBytesPerPod).toLocaleString('en')} B), target ≤ 2,048 B.
 - **The ready extender's heap** (\`bench/live/extender-heap.ts\`): the same ${extenderHeap.nodes.toLocaleString('en')}-node shape (${extenderHeap.runningPods.toLocaleString('en')} running pods, ${extenderHeap.persistentVolumes.toLocaleString('en')} PVs) served from a cluster-state file by the whole extender in process, after one \`/metrics\` scrape and full GCs: **${extenderHeapMiB} MiB**. Every major GC marks this heap. It includes the cluster-state source's own copy of the objects, which a kube-mode extender does not keep.
 `;
-// The sections other benchmarks write into the file (bench/analysis.ts, bench/scheduler-throughput.ts, ...) are kept.
-const kept = [...sections(await readFile(args.out, 'utf8').catch(() => '')).values()];
-await writeFile(args.out, [md, ...kept].join('\n'));
+// Only the head is this run's: from the first section on (those other benchmarks write, bench/analysis.ts,
+// bench/scheduler-throughput.ts, ..., the ones written by hand and the readings between them) the file is kept.
+const previous = await readFile(args.out, 'utf8').catch(() => '');
+const firstSection = previous.search(/<!-- [\w-]+: written by /);
+await writeFile(args.out, firstSection < 0 ? md : [md, previous.slice(firstSection)].join('\n'));
 log(`wrote ${args.out}`);
 process.exit(0);
