@@ -7,7 +7,7 @@
 // Run: ./node_modules/.bin/node bench/live/extender-heap.ts [nodes]
 import { createTestExtender } from '../../test/helpers/extender.ts';
 import { generateCluster, LOCAL_STORAGE_SHAPE } from '../synthetic.ts';
-import { collectGarbage } from './memory.ts';
+import { collectGarbage, fullGCMs } from './memory.ts';
 
 export interface ExtenderHeap {
   nodes: number;
@@ -15,6 +15,8 @@ export interface ExtenderHeap {
   persistentVolumes: number;
   /** Heap used after full GCs, minus the same before the cluster was generated (modules already loaded). */
   heapBytes: number;
+  /** One full GC of that heap (median of five), in ms: what a major GC's marking scales with. */
+  fullGCMs: number;
 }
 
 export async function measureExtenderHeap(nodes: number): Promise<ExtenderHeap> {
@@ -27,8 +29,9 @@ export async function measureExtenderHeap(nodes: number): Promise<ExtenderHeap> 
     const scrape = await t.request.get('/metrics');
     if (scrape.status !== 200) throw new Error(`/metrics answered ${scrape.status}`);
     const heapBytes = collectGarbage() - base;
+    const gcMs = fullGCMs();
     if (t.cache.podCount() !== runningPods) throw new Error(`cache holds ${t.cache.podCount()} of ${runningPods} pods`);
-    return { nodes, runningPods, persistentVolumes, heapBytes };
+    return { nodes, runningPods, persistentVolumes, heapBytes, fullGCMs: gcMs };
   } finally {
     await t.close();
   }
@@ -38,6 +41,6 @@ if (import.meta.main) {
   const r = await measureExtenderHeap(Number(process.argv[2] ?? 5000));
   console.log(
     `${r.nodes} nodes, ${r.runningPods} running pods, ${r.persistentVolumes} PVs: the ready extender's heap ` +
-      `${(r.heapBytes / 2 ** 20).toFixed(0)} MiB after full GCs`,
+      `${(r.heapBytes / 2 ** 20).toFixed(0)} MiB after full GCs; one full GC of it ${r.fullGCMs.toFixed(0)} ms`,
   );
 }

@@ -12,14 +12,30 @@ import { syntheticNode, syntheticPod } from './synthetic.ts';
 export const HEAP_PER_POD_TARGET = 2048;
 
 let gc = (globalThis as { gc?: () => void }).gc;
-/** Full GCs, then the heap in use. Without --expose-gc, V8's gc is exposed at run time (a fresh context has it). */
-export function collectGarbage(): number {
+/** V8's gc function. Without --expose-gc, it is exposed at run time (a fresh context has it). */
+function fullGC(): () => void {
   if (!gc) {
     setFlagsFromString('--expose-gc');
     gc = runInNewContext('gc') as () => void;
   }
-  for (let i = 0; i < 3; i++) gc();
+  return gc;
+}
+
+/** Full GCs, then the heap in use. */
+export function collectGarbage(): number {
+  for (let i = 0; i < 3; i++) fullGC()();
   return process.memoryUsage().heapUsed;
+}
+
+/** Milliseconds one full, non-incremental GC takes (the median of `times`): its marking visits the whole live heap. */
+export function fullGCMs(times = 5): number {
+  const ms: number[] = [];
+  for (let i = 0; i < times; i++) {
+    const t = performance.now();
+    fullGC()();
+    ms.push(performance.now() - t);
+  }
+  return ms.sort((a, b) => a - b)[Math.floor(times / 2)];
 }
 
 export interface PodHeap {
