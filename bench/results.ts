@@ -612,7 +612,8 @@ log(
 const extenderHeap = await measureExtenderHeap(NODES);
 const extenderHeapMiB = Math.round(extenderHeap.heapBytes / 2 ** 20);
 log(
-  `the ready extender's heap (cluster-state, in process, after a /metrics scrape and full GCs): ${extenderHeapMiB} MiB`,
+  `the ready extender's heap (cluster-state, in process, after a /metrics scrape and full GCs): ${extenderHeapMiB} MiB; ` +
+    `one full GC of it ${extenderHeap.fullGCMs.toFixed(0)} ms`,
 );
 
 // --------------------------------------------------------------------------------------------------- report
@@ -759,7 +760,7 @@ measured the fake server, not the reader (the floor's figures are then the fake 
 
 - **Client in process** (\`bench/live/time-to-ready.ts\`: KubeSource, store and scheduler cache, no HTTP server): every kind listed in **${client.seconds.toFixed(1)} s** (${client.pods} pods, ${client.cachedPods} in the cache); the heap grew ${Math.round(client.heapGrowthBytes / 2 ** 20)} MiB after a full GC, ${Math.round(client.heapGrowthBytes / client.pods).toLocaleString('en')} B per pod with every other object of the cluster (${counts.PersistentVolume} PVs, capacities, claims) counted in.
 - **Heap per cached pod** (\`bench/live/memory.ts\`): ${podHeap.pods.toLocaleString('en')} full pods as the API returns them (${(podHeap.jsonBytesPerPod / 1024).toFixed(1)} KiB of JSON each: managedFields, env, probes, status) through the store (trimmed) and the scheduler cache: **${Math.round(podHeap.totalBytesPerPod).toLocaleString('en')} B per pod** (store ${Math.round(podHeap.storeBytesPerPod).toLocaleString('en')} B), target ≤ 2,048 B.
-- **The ready extender's heap** (\`bench/live/extender-heap.ts\`): the same ${extenderHeap.nodes.toLocaleString('en')}-node shape (${extenderHeap.runningPods.toLocaleString('en')} running pods, ${extenderHeap.persistentVolumes.toLocaleString('en')} PVs) served from a cluster-state file by the whole extender in process, after one \`/metrics\` scrape and full GCs: **${extenderHeapMiB} MiB**. Every major GC marks this heap. It includes the cluster-state source's own copy of the objects, which a kube-mode extender does not keep.
+- **The ready extender's heap** (\`bench/live/extender-heap.ts\`): the same ${extenderHeap.nodes.toLocaleString('en')}-node shape (${extenderHeap.runningPods.toLocaleString('en')} running pods, ${extenderHeap.persistentVolumes.toLocaleString('en')} PVs) served from a cluster-state file by the whole extender in process, after one \`/metrics\` scrape and full GCs: **${extenderHeapMiB} MiB**; one full (non-incremental) GC of it takes ${extenderHeap.fullGCMs.toFixed(0)} ms. Every major GC marks this heap. It includes the cluster-state source's own copy of the objects, which a kube-mode extender does not keep.
 `;
 // Only the head is this run's: from the first section on (those other benchmarks write, bench/analysis.ts,
 // bench/scheduler-throughput.ts, ..., the ones written by hand and the readings between them) the file is kept.
