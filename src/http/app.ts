@@ -80,6 +80,10 @@ export async function buildApp(deps: AppDeps) {
         useDefaults: false,
         allErrors: false,
         keywords: ['x-examples'],
+        // The optimiser only drops unused names from the generated code, and to do so it builds records keyed by
+        // every name of every validator: thousands of property names that fill V8's root map for objects built from
+        // `{}`, after which every stored object of a new shape gets a map of its own (test/http/v8-shapes.test.ts).
+        code: { optimize: false },
       },
     },
   }).withTypeProvider<TypeBoxTypeProvider>();

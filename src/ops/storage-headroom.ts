@@ -28,9 +28,9 @@ import {
 
 /**
  * What one PV or CSIStorageCapacity adds to its row, remembered so that its next version can take it back. A class,
- * not an object literal, though it has no behaviour: V8 builds every literal of up to four properties from one shared
- * map, whose transitions fill up at start (ajv, compiling the routes' validators, adds thousands of property names),
- * and a literal of a shape new after that is born in dictionary mode: 450 B, not 48 (25 MB at 5,000 nodes).
+ * not an object literal, though it has no behaviour: a class has a map of its own, while a literal's map hangs off
+ * V8's shared root for objects of up to four properties. When ajv filled that root at start (see src/http/app.ts),
+ * every share was born in dictionary mode: 450 B, not 48 (25 MB at 5,000 nodes).
  */
 class Share {
   readonly row: string;
