@@ -85,8 +85,9 @@ export class StorageHeadroom {
   #replaceAll = true;
   /** PVs and capacities (`Kind/key`) placed by the node of a hostname: that node coming, going or relabelled moves them. */
   readonly #byHostname = new Map<string, Set<string>>();
-  readonly #volumes = new Map<string, Share>();
+  /** The one-hostname list the shares of a hostname keep (see #hostnames), while #byHostname has that hostname. */
   readonly #singleHostnames = new Map<string, readonly string[]>();
+  readonly #volumes = new Map<string, Share>();
   readonly #capacities = new Map<string, Share>();
   /** Capacities whose nodeTopology selects by labels other than hostname and zone: any label change may move them. */
   readonly #bySelector = new Set<string>();
@@ -245,7 +246,10 @@ export class StorageHeadroom {
     for (const h of hostnames) {
       const set = this.#byHostname.get(h) ?? new Set<string>();
       if (by === 1) this.#byHostname.set(h, set.add(placed));
-      else if (set.delete(placed) && set.size === 0) this.#byHostname.delete(h);
+      else if (set.delete(placed) && set.size === 0) {
+        this.#byHostname.delete(h);
+        this.#singleHostnames.delete(h); // a node gone for good leaves nothing behind
+      }
     }
   }
 
