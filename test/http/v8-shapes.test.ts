@@ -11,15 +11,16 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 const helper = fileURLToPath(new URL('../helpers/extender.ts', import.meta.url));
+// A shape no code built before: its first property is new to the root's transitions.
+const key = `keyNeverSeen${process.pid}x${Date.now()}`;
 
 const CHILD = `
 const { createTestExtender } = await import(${JSON.stringify(helper)});
 const t = await createTestExtender([]);
-// A shape no code built before: its first property is new to the root's transitions.
 const record = {};
-record['keyNeverSeen${Date.now()}'] = 1;
+record[${JSON.stringify(key)}] = 1;
 const twin = {};
-twin['keyNeverSeen${Date.now()}'] = 2;
+twin[${JSON.stringify(key)}] = 2;
 const sameMap = new Function('a', 'b', 'return %HaveSameMap(a, b)');
 console.log(JSON.stringify({ recordsShareMap: sameMap(record, twin) }));
 await t.close();
