@@ -24,6 +24,7 @@ import {
   Overloaded,
 } from './admission.ts';
 import { answerClientError } from './client-error.ts';
+import { closeConnectionsOnceAnswered } from './drain.ts';
 import { BODY_ERRORS, documentResponses, OVERLOADED, UNAUTHORIZED } from './errors.ts';
 import type { Metrics } from './metrics.ts';
 import { analysisRoutes } from './routes/analysis.ts';
@@ -91,6 +92,10 @@ export async function buildApp(deps: AppDeps) {
     const stopWatching = reloadOnChange(app.server as unknown as TlsServer, deps.tls, deps.logger);
     app.addHook('onClose', async () => stopWatching());
   }
+
+  const drain = closeConnectionsOnceAnswered();
+  app.addHook('preClose', drain.preClose);
+  app.addHook('onSend', drain.onSend);
 
   // Every body we accept is JSON; anything else is refused with 415 instead of failing validation as a string.
   app.removeContentTypeParser('text/plain');
