@@ -159,8 +159,19 @@ export class KubeClient {
   /** Sends one request and returns the parsed JSON body; any non-2xx answer becomes a KubeApiError. */
   async request<T>(verb: HttpVerb, path: string, opts: RequestOptions = {}): Promise<T> {
     const url = this.#url(path, opts.query);
-    const deadline = AbortSignal.timeout(this.#timeoutMs);
-    const signal = opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline;
+    // One controller and a timer cleared with the answer: AbortSignal.timeout keeps every call's signal (and, through
+    // AbortSignal.any, an entry in the caller's long-lived signal) until its timer fires, 30-60 s later, and then
+    // builds a DOMException for a call long answered.
+    const aborter = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      aborter.abort();
+    }, this.#timeoutMs);
+    const cancel = () => aborter.abort(opts.signal?.reason);
+    if (opts.signal?.aborted) cancel();
+    else opts.signal?.addEventListener('abort', cancel);
+    const signal = aborter.signal;
     let text: string;
     let code: number;
     try {
@@ -184,12 +195,15 @@ export class KubeClient {
       if (code === 401) this.#auth = undefined; // a rotated token or certificate: authenticate afresh next time
     } catch (err) {
       if (opts.signal?.aborted) throw err;
-      if (deadline.aborted) {
+      if (timedOut) {
         throw new KubeApiError(0, 'Timeout', `${verb} ${path}: no answer within ${this.#timeoutMs} ms`);
       }
       const e = err as Error & { cause?: Error };
       const detail = e.cause?.message ? `${e.message} (${e.cause.message})` : e.message;
       throw new KubeApiError(0, 'NetworkError', `${verb} ${path}: ${detail}`);
+    } finally {
+      clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', cancel);
     }
     if (code >= 200 && code < 300) {
       try {
