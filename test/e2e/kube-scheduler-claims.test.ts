@@ -18,6 +18,7 @@
 // The reason itself (what an operator acts on) is upstream's, byte for byte.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { isDeepStrictEqual } from 'node:util';
 import { created, waitFor } from '../cluster/kube/helpers.ts';
 import type { KubeObject } from '../components/kube-api.ts';
 import * as build from '../helpers/objects.ts';
@@ -232,7 +233,22 @@ if (found.skip) {
           // Timestamps differ by when each was bound: their presence is compared.
           const timeless = (state: object) =>
             JSON.parse(JSON.stringify(state), (key, value) => (key.endsWith('Time') && value ? '<time>' : value));
-          assert.deepEqual(timeless(endState(ours)), timeless(endState(theirs)));
+          // Controllers still write after Bound, each side at its own moment (from v1.35 the PVC protection
+          // controller sets a used claim's Unused condition to False): compare once both sides agree, or after 10 s.
+          const endStates = async () => {
+            const [o, t] = [await settled('ours'), await settled('theirs')];
+            return o && t ? [timeless(endState(o)), timeless(endState(t))] : undefined;
+          };
+          let states = [timeless(endState(ours)), timeless(endState(theirs))];
+          states = await waitFor(
+            'the end states agree',
+            async () => {
+              const now = await endStates();
+              return now && isDeepStrictEqual(now[0], now[1]) ? now : undefined;
+            },
+            10_000,
+          ).catch(() => states);
+          assert.deepEqual(states[0], states[1]);
 
           const paths = [ours, theirs].flatMap(({ pvc, pv }) => [
             `/api/v1/namespaces/default/persistentvolumeclaims/${pvc.metadata.name}`,
