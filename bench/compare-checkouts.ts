@@ -1,0 +1,131 @@
+// bench-helper
+// Is a verb slower after a change? Two checkouts (`git worktree add DIR <commit>`, with node_modules linked in) serve
+// the same local-storage cluster (bench/synthetic.ts, --nodes) from one cluster-state file, each in its own
+// `src/main.ts serve`; the scenarios run one request at a time on each in turn, the order swapped every round. Per
+// round and checkout: p50 latency and the server process's CPU per request (/proc/<pid>/stat), which a shared
+// machine's load disturbs less than latency. The medians over the rounds close the report.
+// Run: ./node_modules/.bin/node bench/compare-checkouts.ts --a DIR --b DIR [--nodes 5000] [--rounds 4]
+//        [--requests 600] [--scenarios filter-3,filter-1,filter-0,prioritize-3]
+import { spawn } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { request } from 'undici';
+import { candidateNames, generateCluster, LOCAL_STORAGE_SHAPE } from './synthetic.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    a: { type: 'string' },
+    b: { type: 'string' },
+    nodes: { type: 'string', default: '5000' },
+    rounds: { type: 'string', default: '4' },
+    requests: { type: 'string', default: '600' },
+    scenarios: { type: 'string', default: 'filter-3,filter-1,filter-0,prioritize-3' },
+  },
+});
+if (!args.a || !args.b) {
+  console.error(
+    'usage: compare-checkouts.ts --a DIR --b DIR [--nodes N] [--rounds N] [--requests N] [--scenarios ...]',
+  );
+  process.exit(2);
+}
+const dirs = [args.a, args.b];
+const cluster = generateCluster({ ...LOCAL_STORAGE_SHAPE, nodes: Number(args.nodes), pendingPerKind: 50, seed: 1 });
+const file = join(tmpdir(), `ab-${process.pid}.json`);
+writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: cluster.objects }));
+cluster.objects.length = 0;
+// undici's global dispatcher keeps one connection per server alive: one request at a time, as kube-scheduler's filter.
+const call = async (port: number, method: 'GET' | 'POST', path: string, body?: string) => {
+  const answer = await request(`http://127.0.0.1:${port}${path}`, {
+    method,
+    body,
+    headers: body ? { 'content-type': 'application/json' } : {},
+  });
+  return { status: answer.statusCode, body: await answer.body.text() };
+};
+async function start(dir: string) {
+  const child = spawn(process.execPath, ['src/main.ts', 'serve', '--cluster-state', file, '--port', '0'], {
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  process.on('exit', () => child.kill('SIGKILL'));
+  let port = 0;
+  for await (const line of createInterface(child.stdout!)) {
+    const m = /"address":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(line);
+    if (m) {
+      port = Number(m[1]);
+      break;
+    }
+  }
+  child.stdout!.resume();
+  while ((await call(port, 'GET', '/readyz')).status !== 200) await new Promise((r) => setTimeout(r, 100));
+  return { port, pid: child.pid!, child };
+}
+const servers: Awaited<ReturnType<typeof start>>[] = [];
+for (const d of dirs) servers.push(await start(d));
+rmSync(file); // both servers have read it
+const cpuMs = (pid: number) => {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+};
+const names = cluster.nodeNames;
+const step = Math.floor(names.length / 8);
+const bodies = (pods: unknown[]) =>
+  Array.from({ length: 8 }, (_, i) =>
+    JSON.stringify({ Pod: pods[i % pods.length], Nodes: null, NodeNames: candidateNames(names, 500, i * step) }),
+  );
+const p = cluster.pending;
+const f3 = bodies(p.localAndCsi);
+const pr3 = await Promise.all(
+  f3.map(async (b) => {
+    const a = await call(servers[1].port, 'POST', '/scheduler/filter', b);
+    return JSON.stringify({ ...JSON.parse(b), NodeNames: JSON.parse(a.body).NodeNames });
+  }),
+);
+const all: Record<string, { path: string; bodies: string[] }> = {
+  'filter-3': { path: '/scheduler/filter', bodies: f3 },
+  'filter-1': { path: '/scheduler/filter', bodies: bodies(p.localClaim) },
+  'filter-0': { path: '/scheduler/filter', bodies: bodies(p.noClaims) },
+  'prioritize-3': { path: '/scheduler/prioritize', bodies: pr3 },
+};
+const N = Number(args.requests);
+const unknown = args.scenarios!.split(',').filter((name) => !(name in all));
+if (unknown.length > 0) throw new Error(`--scenarios: unknown ${unknown.join(', ')}; known: ${Object.keys(all)}`);
+// Per scenario, per checkout: [p50 ms, CPU ms per request] of each round.
+const results: Record<string, [number, number][][]> = Object.fromEntries(
+  args.scenarios!.split(',').map((name) => [name, [[], []]]),
+);
+for (let r = 0; r < Number(args.rounds); r++) {
+  for (const name of args.scenarios!.split(',')) {
+    const s = all[name];
+    const order = r % 2 === 0 ? [0, 1] : [1, 0];
+    for (const i of order) {
+      const srv = servers[i];
+      for (let k = 0; k < 50; k++) await call(srv.port, 'POST', s.path, s.bodies[k % 8]);
+      const lat: number[] = [];
+      const c0 = cpuMs(srv.pid);
+      for (let k = 0; k < N; k++) {
+        const t = performance.now();
+        const a = await call(srv.port, 'POST', s.path, s.bodies[k % 8]);
+        lat.push(performance.now() - t);
+        if (a.status !== 200) throw new Error(`${name}: ${a.status} ${a.body}`);
+      }
+      const cpu = (cpuMs(srv.pid) - c0) / N;
+      lat.sort((x, y) => x - y);
+      results[name][i].push([lat[N >> 1], cpu]);
+      console.log(
+        `round ${r} ${name} ${i === 0 ? 'A' : 'B'}: p50 ${lat[N >> 1].toFixed(3)} ms, CPU ${cpu.toFixed(3)} ms/req, load ${loadavg()[0].toFixed(2)}`,
+      );
+    }
+  }
+}
+for (const [name, [a, b]] of Object.entries(results)) {
+  const med = (xs: number[]) => xs.sort((x, y) => x - y)[xs.length >> 1];
+  console.log(
+    `${name}, medians: A (--a) p50 ${med(a.map((x) => x[0])).toFixed(3)} cpu ${med(a.map((x) => x[1])).toFixed(3)} | B (--b) p50 ${med(b.map((x) => x[0])).toFixed(3)} cpu ${med(b.map((x) => x[1])).toFixed(3)}`,
+  );
+}
+for (const s of servers) s.child.kill('SIGKILL');
+process.exit(0);
