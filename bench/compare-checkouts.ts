@@ -3,7 +3,8 @@
 // the same local-storage cluster (bench/synthetic.ts, --nodes) from one cluster-state file, each in its own
 // `src/main.ts serve`; the scenarios run one request at a time on each in turn, the order swapped every round. Per
 // round and checkout: p50 latency and the server process's CPU per request (/proc/<pid>/stat), which a shared
-// machine's load disturbs less than latency. The medians over the rounds close the report.
+// machine's load disturbs less than latency (in 10 ms clock ticks: keep --requests high enough that a round takes
+// hundreds of them). prioritize gets what --b's filter let through. The medians over the rounds close the report.
 // Run: ./node_modules/.bin/node bench/compare-checkouts.ts --a DIR --b DIR [--nodes 5000] [--rounds 4]
 //        [--requests 600] [--scenarios filter-3,filter-1,filter-0,prioritize-3]
 import { spawn } from 'node:child_process';
@@ -29,6 +30,13 @@ if (!args.a || !args.b) {
   console.error(
     'usage: compare-checkouts.ts --a DIR --b DIR [--nodes N] [--rounds N] [--requests N] [--scenarios ...]',
   );
+  process.exit(2);
+}
+const SCENARIOS = ['filter-3', 'filter-1', 'filter-0', 'prioritize-3'];
+const scenarios = args.scenarios!.split(',');
+const unknown = scenarios.filter((name) => !SCENARIOS.includes(name));
+if (unknown.length > 0) {
+  console.error(`--scenarios: unknown ${unknown.join(', ')}; known: ${SCENARIOS.join(', ')}`);
   process.exit(2);
 }
 const dirs = [args.a, args.b];
@@ -59,6 +67,7 @@ async function start(dir: string) {
       break;
     }
   }
+  if (port === 0) throw new Error(`${dir}: src/main.ts serve exited before listening`);
   child.stdout!.resume();
   while ((await call(port, 'GET', '/readyz')).status !== 200) await new Promise((r) => setTimeout(r, 100));
   return { port, pid: child.pid!, child };
@@ -78,6 +87,7 @@ const bodies = (pods: unknown[]) =>
   );
 const p = cluster.pending;
 const f3 = bodies(p.localAndCsi);
+// prioritize gets what filter let through, as kube-scheduler sends it.
 const pr3 = await Promise.all(
   f3.map(async (b) => {
     const a = await call(servers[1].port, 'POST', '/scheduler/filter', b);
@@ -91,14 +101,10 @@ const all: Record<string, { path: string; bodies: string[] }> = {
   'prioritize-3': { path: '/scheduler/prioritize', bodies: pr3 },
 };
 const N = Number(args.requests);
-const unknown = args.scenarios!.split(',').filter((name) => !(name in all));
-if (unknown.length > 0) throw new Error(`--scenarios: unknown ${unknown.join(', ')}; known: ${Object.keys(all)}`);
 // Per scenario, per checkout: [p50 ms, CPU ms per request] of each round.
-const results: Record<string, [number, number][][]> = Object.fromEntries(
-  args.scenarios!.split(',').map((name) => [name, [[], []]]),
-);
+const results: Record<string, [number, number][][]> = Object.fromEntries(scenarios.map((name) => [name, [[], []]]));
 for (let r = 0; r < Number(args.rounds); r++) {
-  for (const name of args.scenarios!.split(',')) {
+  for (const name of scenarios) {
     const s = all[name];
     const order = r % 2 === 0 ? [0, 1] : [1, 0];
     for (const i of order) {
