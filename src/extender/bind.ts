@@ -2,8 +2,9 @@
 // binding before it). Order, as upstream's binding cycle: assume the pod in the cache, reserve (assume volumes),
 // preBind (write volumes, wait until bound), create the Binding. Any failure undoes every assumption.
 // Idempotent per pod UID: a retry joins the bind in flight or sees its result; another node is refused.
-// Truthful: a Binding refused with 409 or whose outcome is unknown (lost reply, timeout, 5xx) is read back, and a pod
-// bound to the requested node is success: kube-scheduler must never fail an attempt for a pod that is bound.
+// Truthful: a Binding refused with 409 or whose outcome is unknown (lost reply, timeout, 5xx) is read back, and so is
+// the pod whose volumes another bind of it took first (a 409 in preBind); a pod bound to the requested node is
+// success: kube-scheduler must never fail an attempt for a pod that is bound.
 import { objectKey, type Pod } from '../cluster/types.ts';
 import { WriteError } from '../cluster/writer.ts';
 import { CycleState } from '../framework/cycle-state.ts';
@@ -107,21 +108,41 @@ export class PodBinder {
 
   /**
    * After a Binding refused with 409 or failed with an outcome unknown (lost reply, timeout, 5xx): is the pod bound to
-   * `node` all the same? Read from the store first (the watch may have seen the Binding land), else from the API.
-   * '' when it is; otherwise why not (bound elsewhere, gone, not bound), or undefined for a failure that needs no check.
+   * `node` all the same? '' when it is; otherwise why not (bound elsewhere, gone, not bound), or undefined for a
+   * failure that needs no check.
    */
   async #readBack(pod: Pod, node: string, err: unknown): Promise<string | undefined> {
     if (!(err instanceof WriteError) || !(err.code === 409 || err.uncertain)) return undefined;
+    try {
+      return (await this.#bindingNow(pod, node)) ?? `pod "${objectKey('Pod', pod)}" is not bound`;
+    } catch (readErr) {
+      return `reading pod "${objectKey('Pod', pod)}" back failed: ${(readErr as Error).message}`;
+    }
+  }
+
+  /**
+   * The pod's binding (bindingState) as the store has it, else as the API has it: the watch may not have seen a
+   * Binding that landed. Throws when the API cannot be read.
+   */
+  async #bindingNow(pod: Pod, node: string): Promise<string | undefined> {
     const { store, writer } = this.#deps;
     const key = objectKey('Pod', pod);
-    const uid = pod.metadata.uid;
-    const stored = bindingState(store.get('Pod', key), key, uid, node);
+    const stored = bindingState(store.get('Pod', key), key, pod.metadata.uid, node);
     if (stored !== undefined) return stored;
+    return bindingState(await writer.getPod(pod.metadata.namespace!, pod.metadata.name), key, pod.metadata.uid, node);
+  }
+
+  /**
+   * After preBind lost a claim or PV to another writer (a 409: another bind of the pod, often kube-scheduler's retry
+   * sent to another replica, holds or bound it): has that bind bound the pod? '' when to `node`; why not otherwise;
+   * undefined when it has not, or the API cannot be read (the failure then stands as it is).
+   */
+  async #boundByAnother(pod: Pod, node: string, preBind: Status): Promise<string | undefined> {
+    if (!(preBind.cause instanceof WriteError) || preBind.cause.code !== 409) return undefined;
     try {
-      const live = await writer.getPod(pod.metadata.namespace!, pod.metadata.name);
-      return bindingState(live, key, uid, node) ?? `pod "${key}" is not bound`;
-    } catch (readErr) {
-      return `reading pod "${key}" back failed: ${(readErr as Error).message}`;
+      return await this.#bindingNow(pod, node);
+    } catch {
+      return undefined;
     }
   }
 
@@ -139,7 +160,8 @@ export class PodBinder {
     }
     const state = new CycleState();
     let reserved = false;
-    const fail = (message: string, detail?: unknown): string => {
+    /** Every assumption of this bind undone: its volumes unreserved, the pod forgotten. */
+    const undo = () => {
       try {
         if (reserved) framework.runUnreserve(state, pod, node);
       } catch (err) {
@@ -151,6 +173,9 @@ export class PodBinder {
         // The watch confirmed the pod meanwhile (the Binding landed although its reply failed): nothing to forget.
         log.info({ err }, 'assumed pod already confirmed; not forgetting it');
       }
+    };
+    const fail = (message: string, detail?: unknown): string => {
+      undo();
       log.warn({ err: detail, ms: Math.round(performance.now() - started) }, `bind failed: ${message}`);
       return message;
     };
@@ -163,7 +188,15 @@ export class PodBinder {
       if (!isSuccess(reserve)) return fail(`reserving volumes on node "${node}" failed: ${describe(reserve)}`);
       reserved = true;
       const preBind = await framework.runPreBind(state, pod, node, this.#shutdown.signal);
-      if (!isSuccess(preBind)) return fail(`binding volumes on node "${node}" failed: ${describe(preBind)}`);
+      if (!isSuccess(preBind)) {
+        const why = `binding volumes on node "${node}" failed: ${describe(preBind)}`;
+        // Our watch may not show yet that the other bind bound the pod here: an answer of Error would then be false.
+        const other = await this.#boundByAnother(pod, node, preBind);
+        if (other !== '') return fail(other ? `${why}; ${other}` : why, preBind.cause);
+        undo();
+        log.info({ reason: why }, 'another bind of the pod bound it to the node meanwhile');
+        return '';
+      }
     } catch (err) {
       return fail(`binding pod "${key}" to node "${node}" failed: ${(err as Error).message}`, err);
     }

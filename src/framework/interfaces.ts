@@ -18,6 +18,8 @@ export interface Status {
   readonly reasons: readonly string[];
   /** The plugin that produced a non-success status; filled in by the runner. */
   plugin?: string;
+  /** The error behind an Error status, when one was thrown (upstream's Status.err): lets a caller tell kinds apart. */
+  readonly cause?: unknown;
 }
 
 export const SUCCESS: Status = Object.freeze({ code: 'Success', reasons: [] });

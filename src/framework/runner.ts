@@ -375,7 +375,7 @@ export class Framework {
       try {
         s = await plugin.preBind(state, pod, nodeName, signal);
       } catch (err) {
-        s = { code: 'Error', reasons: [(err as Error).message] };
+        s = { code: 'Error', reasons: [(err as Error).message], cause: err };
       }
       if (!isSuccess(s)) return { ...s, plugin: plugin.name };
     }

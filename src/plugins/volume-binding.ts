@@ -396,7 +396,7 @@ export class VolumeBindingPlugin
       await r.binding;
     } catch (err) {
       // unreserve (which the runner calls next) reverts and releases the reservation.
-      return status('Error', errorMessage(err));
+      return { ...status('Error', errorMessage(err)), cause: err };
     }
     r.bound = true;
     this.#reservations.release(r);

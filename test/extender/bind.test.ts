@@ -366,4 +366,66 @@ describe('a bind whose Binding or claim write may have been applied', () => {
       await h.close();
     }
   });
+
+  /**
+   * Another bind of pod web (kube-scheduler's retry, decided on another replica) held claim data for `pv` and bound
+   * the pod to `node`, while this extender's watch shows none of it.
+   */
+  const boundByAnotherBind = (h: Live, pv: string, node: string) => {
+    h.server.silenceWatches(true);
+    const claim = h.server.get('PersistentVolumeClaim', 'data', 'default')!;
+    const annotations = { ...(claim.metadata.annotations as Record<string, string> | undefined) };
+    h.server.update({
+      ...claim,
+      metadata: {
+        ...claim.metadata,
+        annotations: { ...annotations, [ANN_SELECTED_VOLUME]: `${pv}@${new Date().toISOString()}` },
+      },
+    });
+    const volume = h.server.get('PersistentVolume', pv)!;
+    const claimRef = { kind: 'PersistentVolumeClaim', namespace: 'default', name: 'data', uid: claim.metadata.uid };
+    h.server.update({ ...volume, spec: { ...(volume.spec as object), claimRef } });
+    const p = h.server.get('Pod', 'web', 'default')!;
+    h.server.update({ ...p, spec: { ...(p.spec as object), nodeName: node } });
+  };
+  /** withClaim, and a larger PV on each node that the bind passes over for pv-1 (the smallest that fits). */
+  const withTwoPVs = () => {
+    const larger = (name: string, node: string) => {
+      const volume = pv(name, { node });
+      return { ...volume, spec: { ...(volume.spec as object), capacity: { storage: '20Gi' } } };
+    };
+    return [...withClaim(), larger('pv-2', 'node-a'), larger('pv-3', 'node-b')];
+  };
+
+  test('a preBind that lost the claim to another bind of the pod, which bound it to the same node unseen by the watch: success, from a GET', async () => {
+    const h = await live(withTwoPVs(), { pvController: false });
+    try {
+      boundByAnotherBind(h, 'pv-2', 'node-a');
+      assert.equal(await h.bind('node-a'), '');
+      assert.equal(storeNodeOf(h), undefined, 'the store did not know');
+      assert.deepEqual(h.bindings(), [], 'no Binding of ours');
+      assert.deepEqual(
+        h.server.writes.filter((w) => w.path.includes('/persistentvolumes/')),
+        [],
+        'no PV written: the bind stepped back at the claim',
+      );
+      nothingAssumed(h);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('a preBind that lost the claim to another bind of the pod, which bound it to another node: an error naming it', async () => {
+    const h = await live(withTwoPVs(), { pvController: false });
+    try {
+      boundByAnotherBind(h, 'pv-3', 'node-b');
+      const answer = await h.bind('node-a');
+      assert.match(answer, /claim "default\/data" is held for volume "pv-3" by another bind/);
+      assert.match(answer, /pod "default\/web" is already bound to node "node-b"/);
+      assert.deepEqual(h.bindings(), []);
+      nothingAssumed(h);
+    } finally {
+      await h.close();
+    }
+  });
 });
