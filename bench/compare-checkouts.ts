@@ -8,12 +8,13 @@
 // Run: ./node_modules/.bin/node bench/compare-checkouts.ts --a DIR --b DIR [--nodes 5000] [--rounds 4]
 //        [--requests 600] [--scenarios filter-3,filter-1,filter-0,prioritize-3]
 import { spawn } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
+import { processCpuSeconds } from './proc.ts';
 import { candidateNames, generateCluster, LOCAL_STORAGE_SHAPE } from './synthetic.ts';
 
 const { values: args } = parseArgs({
@@ -75,10 +76,7 @@ async function start(dir: string) {
 const servers: Awaited<ReturnType<typeof start>>[] = [];
 for (const d of dirs) servers.push(await start(d));
 rmSync(file); // both servers have read it
-const cpuMs = (pid: number) => {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
-};
+const cpuMs = async (pid: number) => (await processCpuSeconds(pid)) * 1000;
 const names = cluster.nodeNames;
 const step = Math.floor(names.length / 8);
 const bodies = (pods: unknown[]) =>
@@ -111,14 +109,14 @@ for (let r = 0; r < Number(args.rounds); r++) {
       const srv = servers[i];
       for (let k = 0; k < 50; k++) await call(srv.port, 'POST', s.path, s.bodies[k % 8]);
       const lat: number[] = [];
-      const c0 = cpuMs(srv.pid);
+      const c0 = await cpuMs(srv.pid);
       for (let k = 0; k < N; k++) {
         const t = performance.now();
         const a = await call(srv.port, 'POST', s.path, s.bodies[k % 8]);
         lat.push(performance.now() - t);
         if (a.status !== 200) throw new Error(`${name}: ${a.status} ${a.body}`);
       }
-      const cpu = (cpuMs(srv.pid) - c0) / N;
+      const cpu = ((await cpuMs(srv.pid)) - c0) / N;
       lat.sort((x, y) => x - y);
       results[name][i].push([lat[N >> 1], cpu]);
       console.log(

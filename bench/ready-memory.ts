@@ -20,6 +20,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { kubectlYamlList } from './kubectl-yaml.ts';
+import { processCpuSeconds } from './proc.ts';
 import { writeResultsSection } from './results-section.ts';
 import { generateCluster, LOCAL_STORAGE_SHAPE } from './synthetic.ts';
 
@@ -62,10 +63,9 @@ let counts = '';
 /** VmRSS and the CPU seconds (user + system) the process has used, from /proc. */
 async function processFigures(pid: number): Promise<{ rssMiB: number; cpuSeconds: number }> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const stat = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
   return {
     rssMiB: Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024),
-    cpuSeconds: (Number(stat[11]) + Number(stat[12])) / 100, // utime, stime in clock ticks (100 per second)
+    cpuSeconds: await processCpuSeconds(pid),
   };
 }
 

@@ -23,7 +23,7 @@
 //        [--extender-node-options=--trace-gc]   (with '=': the value starts with a dash)
 import { type ChildProcess, execSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { get } from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -38,6 +38,7 @@ import {
   kubeSchedulers,
   startKubeScheduler,
 } from '../test/e2e/kube-scheduler.ts';
+import { processCpuSeconds } from './proc.ts';
 import { writeResultsSection } from './results-section.ts';
 import { type PhaseResult, startBenchCluster } from './scheduler/control-plane-cluster.ts';
 
@@ -129,17 +130,6 @@ function cpuShares(ps: readonly Phase[]): string {
     ? `main thread ${pct((p) => p.mainThreadShare!)} % with GC pauses of ${ms(gc('major'))} ms major, ${ms(gc('minor'))} ms minor, ${ms(gc('incremental'))} ms incremental, `
     : '';
   return `${main}system ${pct((p) => p.systemShare)} %`;
-}
-
-/**
- * A child process's CPU time (user + system) in seconds, from /proc (clock ticks of 10 ms); with `mainThread`, its
- * main thread's only (the rest is V8's workers: concurrent GC marking and sweeping, compilation; and libuv's pool).
- */
-async function processCpuSeconds(pid: number, mainThread = false): Promise<number> {
-  const stat = await readFile(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name (which may hold spaces), from field 3 on: utime and stime are fields 14 and 15.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 async function freePort(): Promise<number> {

@@ -235,19 +235,17 @@ if (found.skip) {
             JSON.parse(JSON.stringify(state), (key, value) => (key.endsWith('Time') && value ? '<time>' : value));
           // Controllers still write after Bound, each side at its own moment (from v1.35 the PVC protection
           // controller sets a used claim's Unused condition to False): compare once both sides agree, or after 10 s.
-          const endStates = async () => {
-            const [o, t] = [await settled('ours'), await settled('theirs')];
-            return o && t ? [timeless(endState(o)), timeless(endState(t))] : undefined;
-          };
+          // The latest states read are the ones asserted.
           let states = [timeless(endState(ours)), timeless(endState(theirs))];
-          states = await waitFor(
+          await waitFor(
             'the end states agree',
             async () => {
-              const now = await endStates();
-              return now && isDeepStrictEqual(now[0], now[1]) ? now : undefined;
+              const [o, t] = [await settled('ours'), await settled('theirs')];
+              if (o && t) states = [timeless(endState(o)), timeless(endState(t))];
+              return isDeepStrictEqual(states[0], states[1]) || undefined;
             },
             10_000,
-          ).catch(() => states);
+          ).catch(() => {});
           assert.deepEqual(states[0], states[1]);
 
           const paths = [ours, theirs].flatMap(({ pvc, pv }) => [

@@ -374,7 +374,7 @@ describe('a bind whose Binding or claim write may have been applied', () => {
   const boundByAnotherBind = (h: Live, pv: string, node: string) => {
     h.server.silenceWatches(true);
     const claim = h.server.get('PersistentVolumeClaim', 'data', 'default')!;
-    const annotations = { ...(claim.metadata.annotations as Record<string, string> | undefined) };
+    const annotations = claim.metadata.annotations as Record<string, string> | undefined;
     h.server.update({
       ...claim,
       metadata: {
