@@ -3,8 +3,8 @@
 // preBind (write volumes, wait until bound), create the Binding. Any failure undoes every assumption.
 // Idempotent per pod UID: a retry joins the bind in flight or sees its result; another node is refused.
 // Truthful: a Binding refused with 409 or whose outcome is unknown (lost reply, timeout, 5xx) is read back, and so is
-// the pod whose volumes another bind of it took first (a 409 in preBind); a pod bound to the requested node is
-// success: kube-scheduler must never fail an attempt for a pod that is bound.
+// the pod whose preBind failed (another bind of it may have taken its claims and bound it); a pod bound to the
+// requested node is success: kube-scheduler must never fail an attempt for a pod that is bound.
 import { objectKey, type Pod } from '../cluster/types.ts';
 import { WriteError } from '../cluster/writer.ts';
 import { CycleState } from '../framework/cycle-state.ts';
@@ -133,12 +133,13 @@ export class PodBinder {
   }
 
   /**
-   * After preBind lost a claim or PV to another writer (a 409: another bind of the pod, often kube-scheduler's retry
-   * sent to another replica, holds or bound it): has that bind bound the pod? '' when to `node`; why not otherwise;
-   * undefined when it has not, or the API cannot be read (the failure then stands as it is).
+   * After preBind failed: is the pod bound all the same? Another bind of it (kube-scheduler's retry on another replica)
+   * that took a claim first may have bound it before our watch shows it; preBind gives up on a lost claim only once the
+   * pod is bound or cannot be bound to the node (binder.ts #afterLostClaim). '' when bound to `node`; why not
+   * otherwise; undefined when not bound, or the API cannot be read (the failure then stands as it is).
    */
-  async #boundByAnother(pod: Pod, node: string, preBind: Status): Promise<string | undefined> {
-    if (!(preBind.cause instanceof WriteError) || preBind.cause.code !== 409) return undefined;
+  async #boundByAnother(pod: Pod, node: string): Promise<string | undefined> {
+    if (this.#shutdown.signal.aborted) return undefined;
     try {
       return await this.#bindingNow(pod, node);
     } catch {
@@ -191,7 +192,7 @@ export class PodBinder {
       if (!isSuccess(preBind)) {
         const why = `binding volumes on node "${node}" failed: ${describe(preBind)}`;
         // Our watch may not show yet that the other bind bound the pod here: an answer of Error would then be false.
-        const other = await this.#boundByAnother(pod, node, preBind);
+        const other = await this.#boundByAnother(pod, node);
         if (other !== '') return fail(other ? `${why}; ${other}` : why, preBind.cause);
         undo();
         log.info({ reason: why }, 'another bind of the pod bound it to the node meanwhile');

@@ -27,6 +27,7 @@ import type { CAPACITY_ROW_UNDECIDED } from './capacity-rows.ts';
 import {
   ANN_SELECTED_VOLUME,
   claimHold,
+  HOLD_SECONDS,
   heldForOtherVolume,
   ServedHolds,
   withHold,
@@ -135,8 +136,8 @@ export interface VolumeBinderOptions {
 
 /** An internal failure while deciding: an error status, never a reason. */
 export class BinderError extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
     this.name = 'BinderError';
   }
 }
@@ -364,7 +365,10 @@ export class VolumeBinder implements ProvisioningSources {
         this.#wake(`Node/${e.obj.metadata.name}`);
       }),
       store.on('Pod', (e) => {
-        if (e.type === 'delete') this.#wake(`Pod/${objectKey('Pod', e.obj)}`);
+        // A bind waits for its pod's deletion, and one that lost a claim for another bind's Binding of the pod.
+        if (e.type === 'delete' || (e.type === 'update' && e.obj.spec.nodeName && !e.old.spec.nodeName)) {
+          this.#wake(`Pod/${objectKey('Pod', e.obj)}`);
+        }
       }),
     );
   }
@@ -653,9 +657,27 @@ export class VolumeBinder implements ProvisioningSources {
    * BindPodVolumes: hold the claims, write the assumed PVs, then the annotated PVCs (resourceVersion preconditions),
    * restoring what was not written on the first failure; then wait, driven by store events, until every claim is
    * bound, and read the pod's claims back from the API. When that fails, the PVs it wrote whose claims another writer
-   * bound are unbound again.
+   * bound are unbound again. A claim lost to another writer (409) is not yet a failure: see #afterLostClaim. One
+   * deadline, bindTimeoutSeconds from the start, bounds every wait of the bind.
    */
   async bindPodVolumes(pod: Pod, nodeName: string, podVolumes: PodVolumes, signal?: AbortSignal): Promise<void> {
+    const deadline = performance.now() + this.bindTimeoutSeconds * 1000;
+    try {
+      await this.#bindAndWait(pod, nodeName, podVolumes, deadline, signal);
+    } catch (err) {
+      const cause = err instanceof BinderError ? err.cause : err;
+      if (!(cause instanceof WriteError) || cause.code !== 409) throw err;
+      await this.#afterLostClaim(pod, nodeName, err as Error, deadline, signal);
+    }
+  }
+
+  async #bindAndWait(
+    pod: Pod,
+    nodeName: string,
+    podVolumes: PodVolumes,
+    deadline: number,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
     const written = await this.bindAPIUpdate(podVolumes);
     const { staticBindings, dynamicProvisions } = written;
     // What checkBindings reads: the node (and its CSINode), the pod, each binding's PV and claim, each provisioned
@@ -675,6 +697,7 @@ export class VolumeBinder implements ProvisioningSources {
         await this.#waitUntil(
           () => this.checkBindings(pod, nodeName, staticBindings, dynamicProvisions, true),
           reads,
+          deadline,
           signal,
         );
         await allWritten(
@@ -683,7 +706,12 @@ export class VolumeBinder implements ProvisioningSources {
           }),
         );
       }
-      await this.#waitUntil(() => this.checkBindings(pod, nodeName, staticBindings, dynamicProvisions), reads, signal);
+      await this.#waitUntil(
+        () => this.checkBindings(pod, nodeName, staticBindings, dynamicProvisions),
+        reads,
+        deadline,
+        signal,
+      );
       const halves = staticBindings.filter((b) => b.pvc.spec.volumeName === b.pv.metadata.name);
       const stranded = await this.checkPodVolumesFromAPI(
         pod,
@@ -693,8 +721,108 @@ export class VolumeBinder implements ProvisioningSources {
       if (stranded) throw new Error(stranded);
     } catch (err) {
       await this.#unbindLost(written.staticBindings);
-      throw new BinderError(`binding volumes: ${(err as Error).message}`);
+      throw new BinderError(`binding volumes: ${(err as Error).message}`, err);
     }
+  }
+
+  /**
+   * After this bind lost a claim of the pod to another writer (a 409): most often another bind of the same pod,
+   * kube-scheduler's retry on another replica, which may bind the pod to this node any moment. Its outcome decides,
+   * so the answer waits for facts that no later write can make false, read from the API:
+   * - the pod bound (to any node): rethrown, and bind answers from the pod;
+   * - every claim bound to a PV that fits the node: resolves, and the Binding goes ahead (upstream's rule for bound
+   *   claims; a Binding the other bind made first is read back as success);
+   * - a claim bound, prebound or held for a volume the node cannot use, or unbound and held by no one: no bind of
+   *   the pod can land on the node before that changes, which takes another bind's writes: rethrown with why;
+   * - otherwise a bind may still bind a claim for this node (held for a PV that fits it, being provisioned, prebound
+   *   to one): wait until one of those claims or the pod changes (or a hold expires), then look again.
+   * The deadline and the signal bound the wait; past them the error stands as it was.
+   */
+  async #afterLostClaim(
+    pod: Pod,
+    nodeName: string,
+    lost: Error,
+    deadline: number,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    const podKey = objectKey('Pod', pod);
+    for (;;) {
+      const live = await this.#writer.getPod(namespaceOf(pod), pod.metadata.name);
+      if (!live || live.metadata.uid !== pod.metadata.uid || live.spec.nodeName) throw lost;
+      const claims = await this.#claimsForNode(pod, nodeName);
+      if (claims.state === 'bound') {
+        this.#logger.info({ pod: podKey, node: nodeName }, 'another bind bound the claims for this node meanwhile');
+        return;
+      }
+      if (claims.state === 'refused') throw new BinderError(`${lost.message}; ${claims.why}`, lost);
+      const read = claims.inFlight;
+      const changed = () =>
+        !!this.#store.get('Pod', podKey)?.spec.nodeName ||
+        read.some((c) => {
+          const watched = this.pvcCache.getAPI(claimKey(c));
+          const hold = claimHold(c);
+          return !watched || rvNumber(watched) > rvNumber(c) || (!!hold && this.#now() - hold.at > HOLD_SECONDS * 1000);
+        });
+      try {
+        await this.#waitUntil(
+          changed,
+          [`Pod/${podKey}`, ...read.map((c) => `PersistentVolumeClaim/${claimKey(c)}`)],
+          deadline,
+          signal,
+        );
+      } catch (err) {
+        throw new BinderError(
+          `${lost.message}; ${(err as Error).message} waiting for another bind of the claims`,
+          lost,
+        );
+      }
+    }
+  }
+
+  /**
+   * The pod's claims, read from the API now, against binding the pod to `nodeName` (#afterLostClaim): all bound to
+   * PVs that fit it; one that keeps the pod off it (why); or those another bind may still bind for it.
+   */
+  async #claimsForNode(
+    pod: Pod,
+    nodeName: string,
+  ): Promise<
+    { state: 'bound' } | { state: 'refused'; why: string } | { state: 'in-flight'; inFlight: PersistentVolumeClaim[] }
+  > {
+    const node = this.#store.get('Node', nodeName);
+    if (!node) return { state: 'refused', why: `node "${nodeName}" not found` };
+    const csiNode = this.csiNode(nodeName);
+    const fits = (pv: PersistentVolume | undefined) =>
+      !!pv && pvNodeAffinityMatches(pvForNode(pv, csiNode), node.metadata.labels);
+    const namespace = namespaceOf(pod);
+    const now = this.#now();
+    const inFlight: PersistentVolumeClaim[] = [];
+    for (const { name } of podClaimRefs(pod)) {
+      const key = `${namespace}/${name}`;
+      const pvc = await this.#writer.getPersistentVolumeClaim(namespace, name);
+      if (!pvc) return { state: 'refused', why: `persistentvolumeclaim "${key}" not found` };
+      const refused = (how: string, volume: string) => ({
+        state: 'refused' as const,
+        why: `claim "${key}" is ${how} volume "${volume}", which does not fit node "${nodeName}"`,
+      });
+      const volumeName = pvc.spec.volumeName;
+      if (volumeName) {
+        const pv = await this.#writer.getPersistentVolume(volumeName);
+        if (!pv || !isVolumeBoundToClaim(pv, pvc) || !fits(pv)) return refused('bound to', volumeName);
+        continue;
+      }
+      const held = heldForOtherVolume(pvc, '', now, (n) => this.pvCache.getAPI(n));
+      const prebound = this.pvCache.apiVolumeClaimedBy(key, pvc.metadata.uid);
+      if (held) {
+        if (!fits(this.pvCache.getAPI(held))) return refused('held for', held);
+      } else if (prebound) {
+        if (!fits(prebound)) return refused('prebound to', prebound.metadata.name);
+      } else if (!pvc.metadata.annotations?.[ANN_SELECTED_NODE]) {
+        return { state: 'refused', why: `claim "${key}" is not bound, and no other bind holds it` };
+      }
+      inFlight.push(pvc);
+    }
+    return inFlight.length > 0 ? { state: 'in-flight', inFlight } : { state: 'bound' };
   }
 
   /**
@@ -936,7 +1064,12 @@ export class VolumeBinder implements ProvisioningSources {
    * key costs a second, never a hang. Waking only the binds that read a change keeps a burst linear: waking every
    * bind in flight on every PV and claim event was 8 % of a delegated burst's CPU.
    */
-  #waitUntil(check: () => boolean, reads: readonly string[], signal?: AbortSignal): Promise<void> {
+  #waitUntil(
+    check: () => boolean,
+    reads: readonly string[],
+    deadline: number,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
     return new Promise((resolve, reject) => {
       let settled = false;
       let timer: NodeJS.Timeout | undefined;
@@ -978,7 +1111,10 @@ export class VolumeBinder implements ProvisioningSources {
       }
       this.#polled.add(onChange);
       signal?.addEventListener('abort', onAbort, { once: true });
-      timer = setTimeout(() => finish(new Error('context deadline exceeded')), this.bindTimeoutSeconds * 1000);
+      timer = setTimeout(
+        () => finish(new Error('context deadline exceeded')),
+        Math.max(0, deadline - performance.now()),
+      );
     });
   }
 
@@ -1016,7 +1152,8 @@ export class VolumeBinder implements ProvisioningSources {
       if (rvNumber(b.pv) > rvNumber(pv)) return false;
       // Another writer's PV won the claim (not upstream's check: upstream assumes it is the only writer).
       if (pvc.spec.volumeName && pvc.spec.volumeName !== name) {
-        throw new Error(`claim "${claimKey(pvc)}" was bound to volume "${pvc.spec.volumeName}", not "${name}"`);
+        const why = `claim "${claimKey(pvc)}" was bound to volume "${pvc.spec.volumeName}", not "${name}"`;
+        throw new WriteError(409, 'Conflict', why);
       }
       if (!pvNodeAffinityMatches(pvForNode(pv, csiNode), labels)) {
         throw new Error(`pv "${name}" node affinity doesn't match node "${nodeName}": ${NO_MATCHING_TERMS}`);

@@ -367,12 +367,8 @@ describe('a bind whose Binding or claim write may have been applied', () => {
     }
   });
 
-  /**
-   * Another bind of pod web (kube-scheduler's retry, decided on another replica) held claim data for `pv` and bound
-   * the pod to `node`, while this extender's watch shows none of it.
-   */
-  const boundByAnotherBind = (h: Live, pv: string, node: string) => {
-    h.server.silenceWatches(true);
+  /** Another bind of pod web (kube-scheduler's retry, decided on another replica) holds claim data for `pv`. */
+  const heldByAnotherBind = (h: Live, pv: string) => {
     const claim = h.server.get('PersistentVolumeClaim', 'data', 'default')!;
     const annotations = claim.metadata.annotations as Record<string, string> | undefined;
     h.server.update({
@@ -382,11 +378,34 @@ describe('a bind whose Binding or claim write may have been applied', () => {
         annotations: { ...annotations, [ANN_SELECTED_VOLUME]: `${pv}@${new Date().toISOString()}` },
       },
     });
+  };
+  /** That bind's next writes: `pv` prebound to claim data, then (`claimHalf`) the claim bound to it, hold dropped. */
+  const writtenByAnotherBind = (h: Live, pv: string, { claimHalf = true } = {}) => {
+    const claim = h.server.get('PersistentVolumeClaim', 'data', 'default')!;
     const volume = h.server.get('PersistentVolume', pv)!;
     const claimRef = { kind: 'PersistentVolumeClaim', namespace: 'default', name: 'data', uid: claim.metadata.uid };
     h.server.update({ ...volume, spec: { ...(volume.spec as object), claimRef } });
+    if (!claimHalf) return;
+    const { [ANN_SELECTED_VOLUME]: _held, ...annotations } = (claim.metadata.annotations ?? {}) as Record<
+      string,
+      string
+    >;
+    h.server.update({
+      ...claim,
+      metadata: { ...claim.metadata, annotations: { ...annotations, 'pv.kubernetes.io/bound-by-controller': 'yes' } },
+      spec: { ...(claim.spec as object), volumeName: pv },
+    });
+  };
+  const podBoundByAnotherBind = (h: Live, node: string) => {
     const p = h.server.get('Pod', 'web', 'default')!;
     h.server.update({ ...p, spec: { ...(p.spec as object), nodeName: node } });
+  };
+  /** Another bind held claim data for `pv` and bound the pod to `node`, while this extender's watch shows none of it. */
+  const boundByAnotherBind = (h: Live, pv: string, node: string) => {
+    h.server.silenceWatches(true);
+    heldByAnotherBind(h, pv);
+    writtenByAnotherBind(h, pv, { claimHalf: false });
+    podBoundByAnotherBind(h, node);
   };
   /** withClaim, and a larger PV on each node that the bind passes over for pv-1 (the smallest that fits). */
   const withTwoPVs = () => {
@@ -423,6 +442,86 @@ describe('a bind whose Binding or claim write may have been applied', () => {
       assert.match(answer, /claim "default\/data" is held for volume "pv-3" by another bind/);
       assert.match(answer, /pod "default\/web" is already bound to node "node-b"/);
       assert.deepEqual(h.bindings(), []);
+      nothingAssumed(h);
+    } finally {
+      await h.close();
+    }
+  });
+
+  // kube-scheduler's retried bind, on another replica, for the same node: this bind lost the claim to it and must not
+  // answer before that bind's outcome is known. An Error read while the other bind is between its claim and its
+  // Binding would be false a moment later (npm test caught it under load, seeds 21099 and 99655).
+  /** A bind of web to node-a after another bind held claim data for pv-2 (node-a), once it read the claim back. */
+  const bindAfterAnotherHeld = async (h: Live) => {
+    heldByAnotherBind(h, 'pv-2');
+    const answer = h.bind('node-a');
+    await waitFor('the bind read the claim back', () =>
+      h.server.requests.some((r) => r.method === 'GET' && r.path.endsWith('/persistentvolumeclaims/data')),
+    );
+    return { answer };
+  };
+
+  test('a preBind that lost the claim to another bind of the pod for the same node waits for it: its Binding is success', async () => {
+    const h = await live(withTwoPVs(), { pvController: false });
+    try {
+      const { answer } = await bindAfterAnotherHeld(h);
+      writtenByAnotherBind(h, 'pv-2');
+      podBoundByAnotherBind(h, 'node-a');
+      assert.equal(await answer, '');
+      assert.equal(nodeOf(h), 'node-a');
+      nothingAssumed(h);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('a preBind that lost the claim to another bind that bound the claims for the node but never the pod: this bind creates the Binding', async () => {
+    const h = await live(withTwoPVs(), { pvController: false });
+    try {
+      const { answer } = await bindAfterAnotherHeld(h);
+      writtenByAnotherBind(h, 'pv-2');
+      assert.equal(await answer, '');
+      assert.deepEqual(
+        h.bindings().map((w) => w.status),
+        [201],
+      );
+      assert.equal(nodeOf(h), 'node-a');
+      assert.deepEqual(
+        h.server.writes.filter((w) => w.path.includes('/persistentvolumes/')).map((w) => w.path),
+        [],
+        'no PV of ours written: pv-2 is the claim',
+      );
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('a preBind that lost the claim to another bind that then released it: an error, once no bind holds the claim', async () => {
+    const h = await live(withTwoPVs(), { pvController: false });
+    try {
+      const { answer } = await bindAfterAnotherHeld(h);
+      const claim = h.server.get('PersistentVolumeClaim', 'data', 'default')!;
+      const annotations = claim.metadata.annotations as Record<string, string>;
+      h.server.update({
+        ...claim,
+        metadata: { ...claim.metadata, annotations: { ...annotations, [ANN_SELECTED_VOLUME]: '' } },
+      });
+      assert.match(await answer, /claim "default\/data" is not bound, and no other bind holds it/);
+      assert.equal(nodeOf(h), undefined);
+      assert.deepEqual(h.bindings(), []);
+      nothingAssumed(h);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('a preBind that lost the claim to another bind for a PV on another node: an error at once, the pod unbound', async () => {
+    const h = await live(withTwoPVs(), { pvController: false });
+    try {
+      heldByAnotherBind(h, 'pv-3');
+      const answer = await h.bind('node-a');
+      assert.match(answer, /claim "default\/data" is held for volume "pv-3", which does not fit node "node-a"/);
+      assert.equal(nodeOf(h), undefined);
       nothingAssumed(h);
     } finally {
       await h.close();
