@@ -130,7 +130,7 @@ export interface VolumeBinderOptions {
   /** Default joint (the setting's default). */
   capacityAccounting?: CapacityAccountingMode;
   logger?: Log;
-  /** The clock of claim holds; default Date.now. */
+  /** The clock of claim holds and bind deadlines; default Date.now. */
   now?: () => number;
 }
 
@@ -661,7 +661,7 @@ export class VolumeBinder implements ProvisioningSources {
    * deadline, bindTimeoutSeconds from the start, bounds every wait of the bind.
    */
   async bindPodVolumes(pod: Pod, nodeName: string, podVolumes: PodVolumes, signal?: AbortSignal): Promise<void> {
-    const deadline = performance.now() + this.bindTimeoutSeconds * 1000;
+    const deadline = this.#now() + this.bindTimeoutSeconds * 1000;
     try {
       await this.#bindAndWait(pod, nodeName, podVolumes, deadline, signal);
     } catch (err) {
@@ -1111,10 +1111,7 @@ export class VolumeBinder implements ProvisioningSources {
       }
       this.#polled.add(onChange);
       signal?.addEventListener('abort', onAbort, { once: true });
-      timer = setTimeout(
-        () => finish(new Error('context deadline exceeded')),
-        Math.max(0, deadline - performance.now()),
-      );
+      timer = setTimeout(() => finish(new Error('context deadline exceeded')), Math.max(0, deadline - this.#now()));
     });
   }
 

@@ -978,6 +978,36 @@ describe('a waiting bind wakes on the objects it reads, with no timer', () => {
   }
 });
 
+it('a bind that provisions has one deadline: its two waits share bindTimeoutSeconds', async (t) => {
+  t.mock.timers.enable({ apis: ['setInterval', 'setTimeout', 'Date'] });
+  const pod = makePod('test-pod', { nodeName: 'node1' });
+  const { cluster, binder } = env({ pvcs: [provisionedPVC], nodes: [node1], pods: [pod] });
+  binder.bindTimeoutSeconds = 10;
+  const claim = withSelectedNode(provisionedPVC, 'node1');
+  binder.pvcCache.assume(claim);
+  // The claim's half is written, but its watch event never arrives: the second wait (for it) never ends by itself.
+  const bindClaim = cluster.writer.bindClaimToVolume.bind(cluster.writer);
+  cluster.writer.bindClaimToVolume = async (...args) => withRV(await bindClaim(...args), '999999');
+  let outcome: string | undefined;
+  const done = binder.bindPodVolumes(pod, 'node1', { staticBindings: [], dynamicProvisions: [{ pvc: claim }] }).then(
+    () => (outcome = 'bound'),
+    (err: Error) => (outcome = err.message),
+  );
+  const turns = async () => {
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+  };
+  await turns();
+  t.mock.timers.tick(6_000);
+  const pvc = cluster.store.get('PersistentVolumeClaim', 'testns/provisioned-pvc')!;
+  cluster.add(makeTestPV('dynamic-pv', 'node1', '1G', '1', pvc, WAIT_CLASS));
+  await turns();
+  assert.equal(outcome, undefined, 'provisioned after 6 s; now waiting for the claim');
+  t.mock.timers.tick(4_500);
+  await turns();
+  assert.match(outcome ?? '', /context deadline exceeded/, '10.5 s after the bind started');
+  await done;
+});
+
 it('TestFindAssumeVolumes', () => {
   const { binder } = env({ pvs: [pvNode2, pvNode1a, pvNode1c], pvcs: [unboundPVC] });
   const pod = makePod('test-pod', { claims: [unboundPVC], nodeName: 'node1' });
