@@ -10,7 +10,21 @@ import { constants } from 'node:os';
 const main = new URL('../src/main.ts', import.meta.url);
 const major = Number(process.versions.node.split('.')[0]);
 
+// Started through a launcher that does not pass signals on (`npx` runs the command under `sh -c`, which dies on
+// SIGTERM and leaves its child to init), the command would outlive it, still serving. So it stops as if sent SIGTERM
+// once it is orphaned: its parent gone, it is handed to another process. Node has no parent-death signal to wait on.
+const parent = process.ppid;
+const orphaned = (stop) => {
+  if (parent <= 1) return; // run by init itself (a container's entry point): nothing to outlive
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    stop();
+  }, 1000).unref();
+};
+
 if (major >= 24) {
+  orphaned(() => process.kill(process.pid, 'SIGTERM'));
   await import(main.href);
 } else {
   const pinned = new URL('../node_modules/node/bin/node', import.meta.url);
@@ -22,5 +36,6 @@ if (major >= 24) {
   }
   const child = spawn(pinned.pathname, [main.pathname, ...process.argv.slice(2)], { stdio: 'inherit' });
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+  orphaned(() => child.kill('SIGTERM'));
   child.on('exit', (code, signal) => process.exit(signal ? 128 + constants.signals[signal] : (code ?? 1)));
 }

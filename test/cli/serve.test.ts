@@ -355,6 +355,24 @@ describe('the topology-extender command (package.json bin)', () => {
     assert.match(stdout, /"msg":"shutting down"/);
   });
 
+  it('`npx topology-extender serve` leaves no server behind when npx is sent SIGTERM', async () => {
+    // npx runs the command under `sh -c`, which does not pass SIGTERM on: the command must notice it was orphaned.
+    const cli = start('npx', ['topology-extender', 'serve', '--cluster-state', 'examples/cluster.yaml', '--port', '0']);
+    const address = await cli.address;
+    assert.equal(await readyz(address), 200);
+    cli.proc.kill('SIGTERM');
+    await cli.exited;
+    let serving = true;
+    for (let i = 0; i < 400 && serving; i++) {
+      serving = await fetch(`${address}/readyz`).then(
+        () => true,
+        () => false,
+      );
+      if (serving) await new Promise((r) => setTimeout(r, 25));
+    }
+    assert.equal(serving, false, `${address} still answers 10 s after npx ended`);
+  });
+
   it('passes the exit status through: 1 for an invalid setting', async () => {
     const { code, stderr } = await start('bin/topology-extender.js', ['serve', '--log-level', 'chatty'], false, {
       PATH,
