@@ -244,7 +244,7 @@ export class PendingReport {
     this.#claims = new ClaimSituation(deps, new ClaimReferences());
   }
 
-  /** Started and not closed: off with --no-pending-report. */
+  /** Started (serve --pending-report) and not closed. */
   get running(): boolean {
     return this.#unsubscribe.length > 0;
   }
@@ -316,7 +316,7 @@ export class PendingReport {
 
   close(): void {
     this.#closed = true;
-    for (const u of this.#unsubscribe) u();
+    for (const u of this.#unsubscribe.splice(0)) u();
     this.#cancel();
     this.#release();
   }

@@ -238,6 +238,17 @@ it('starts no slice while the verbs are busy, and catches up once they are not',
   report.close();
 });
 
+it('a closed report is not running and hears no more cluster events', async () => {
+  const { deps } = cluster([node('n0'), pod('waiting', { cpu: '64' })]);
+  const report = new PendingReport(deps, { schedulerNames: ['default-scheduler'] }).start();
+  await report.idle();
+  assert.equal(report.running, true);
+  report.close();
+  assert.equal(report.running, false);
+  deps.store.upsert('Pod', pod('later', { cpu: '64' }));
+  assert.equal(report.snapshot().waiting, 0, 'a pod created after close is not taken');
+});
+
 describe('the worker between the verbs', () => {
   const turn = () => new Promise((resolve) => setImmediate(resolve));
   /** Event-loop turns until `done` (at most ten: a worker that never looks fails the assertion after). */
