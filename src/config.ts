@@ -161,6 +161,15 @@ const SETTINGS = Type.Object({
     description:
       "kube-scheduler is registered with full delegation (its volume plugins off, bindVerb set; the chart's delegateVolumeBinding): explain's summary and the pending report's line are then the PodScheduled message that kube-scheduler writes, which counts this extender's verdicts per node after its own filters",
   }),
+  kubeVersion: Type.Optional(
+    Type.String({
+      pattern: '^v?\\d+\\.\\d+(\\.\\d+)?$',
+      normalize: (v: unknown) => (typeof v === 'string' && !v.startsWith('v') ? `v${v}` : v),
+      allowed: 'a version such as v1.36 or v1.36.3',
+      description:
+        "the cluster's Kubernetes version, whose kube-scheduler's wording explain and the pending report follow (default: the API server's /version; with --cluster-state, which has none, the newest supported)",
+    }),
+  ),
   schedulerNames: Type.Array(Type.String({ minLength: 1 }), {
     minItems: 1,
     default: ['default-scheduler'],

@@ -50,7 +50,7 @@ export async function createExtender(parts: ExtenderParts) {
     assumedPodTTLms: settings.assumedPodTtlSeconds * 1000,
     onStore: parts.onStore,
     sourceStatus: () => source.status(),
-    clusterVersion: () => source.serverVersion?.(),
+    clusterVersion: () => settings.kubeVersion ?? source.serverVersion?.(),
     delegatedVolumeBinding: settings.delegatedVolumeBinding,
   });
   const volumeBinder = extender.framework.plugins.find((p) => p instanceof VolumeBindingPlugin)?.binder;

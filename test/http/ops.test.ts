@@ -1,6 +1,7 @@
 // Probes, metrics and the operator views of the cache.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { loadSettings, SettingsError } from '../../src/config.ts';
 import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
 import { node, pod } from '../helpers/objects.ts';
 
@@ -99,5 +100,38 @@ describe('metrics', () => {
       assert.match(res.text, new RegExp(`${name}\\{kind="Node"\\} 0`));
     }
     assert.match(res.text, /# TYPE topology_extender_watch_stale gauge/);
+  });
+});
+
+describe('the cluster version of a cluster-state file', () => {
+  // A dump has no /version: explain follows the newest kube-scheduler unless told the cluster's (v1.35 and v1.36 end
+  // their line with "no new claims to deallocate,").
+  const summaryWith = async (settings: { kubeVersion?: string }) => {
+    const x = await createTestExtender([node('node-a'), pod('big', { cpu: '64', uid: 'big-uid' })], settings);
+    try {
+      const res = await x.request.post('/api/v1/explain').send({ namespace: 'default', name: 'big' });
+      assert.equal(res.status, 200);
+      return { version: res.body.kubeSchedulerVersion, summary: res.body.summary as string };
+    } finally {
+      await x.close();
+    }
+  };
+
+  it("serve's kubeVersion (--kube-version) sets the kube-scheduler wording explain follows", async () => {
+    const told = await summaryWith({ kubeVersion: 'v1.35' });
+    assert.equal(told.version, 'v1.35');
+    assert.match(told.summary, /no new claims to deallocate, preemption:/);
+    const newest = await summaryWith({});
+    assert.equal(newest.version, 'v1.37');
+    assert.doesNotMatch(newest.summary, /no new claims to deallocate/);
+  });
+
+  it('--kube-version 1.36 means v1.36; a value that is no version is refused naming the form', () => {
+    assert.equal(loadSettings(['--kube-version', '1.36'], {}).kubeVersion, 'v1.36');
+    assert.throws(
+      () => loadSettings(['--kube-version', 'latest'], {}),
+      (err: unknown) =>
+        err instanceof SettingsError && /--kube-version="latest".*v1\.36 or v1\.36\.3/.test(err.message),
+    );
   });
 });
