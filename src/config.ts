@@ -161,6 +161,13 @@ const SETTINGS = Type.Object({
     description:
       "kube-scheduler is registered with full delegation (its volume plugins off, bindVerb set; the chart's delegateVolumeBinding): explain's summary and the pending report's line are then the PodScheduled message that kube-scheduler writes, which counts this extender's verdicts per node after its own filters",
   }),
+  // On in every registration: a fully delegated kube-scheduler samples nodes blind to volumes, and with joint
+  // capacity accounting our filter may refuse a filter-only kube-scheduler's whole sample too.
+  nominateNodes: Type.Boolean({
+    default: true,
+    description:
+      "after a filter that passed none of the nodes kube-scheduler asked about (its sample: percentageOfNodesToScore), set the pod's status.nominatedNodeName to the node where it fits, which kube-scheduler tries first in the pod's next attempt (needs patch on pods/status; src/extender/nominate.ts)",
+  }),
   kubeVersion: Type.Optional(
     Type.String({
       pattern: '^v?\\d+\\.\\d+(\\.\\d+)?$',

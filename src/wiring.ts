@@ -8,6 +8,7 @@ import type { ClusterWriter } from './cluster/writer.ts';
 import type { Settings } from './config.ts';
 import { PodBinder } from './extender/bind.ts';
 import { buildExtenderDeps } from './extender/build.ts';
+import { NodeNominator } from './extender/nominate.ts';
 import { admissionLimits } from './http/admission.ts';
 import { buildApp } from './http/app.ts';
 import { buildHealthApp } from './http/health-app.ts';
@@ -65,7 +66,8 @@ export async function createExtender(parts: ExtenderParts) {
     schedulerNames: settings.schedulerNames,
     logger: logger.child({ component: 'pending-report' }),
   });
-  const metrics = createMetrics({ cache, source, store, volumeBinder, pending });
+  const nodeNominator = settings.nominateNodes ? new NodeNominator(extender) : undefined;
+  const metrics = createMetrics({ cache, source, store, volumeBinder, pending, nodeNominator });
   const limits = admissionLimits(settings);
   logger.info(limits, 'admission limits');
   const app = await buildApp({
@@ -83,6 +85,7 @@ export async function createExtender(parts: ExtenderParts) {
     version: VERSION,
     pending,
     schedulerNames: settings.schedulerNames,
+    nodeNominator,
     tls:
       settings.tlsCertFile && settings.tlsKeyFile
         ? { certFile: settings.tlsCertFile, keyFile: settings.tlsKeyFile, clientCaFile: settings.clientCaFile }
@@ -107,6 +110,8 @@ export async function createExtender(parts: ExtenderParts) {
     source,
     /** Why every pending pod is pending, kept current in the background once started. */
     pending,
+    /** With nominateNodes: the node set for pods kube-scheduler's sample of nodes missed (src/extender/nominate.ts). */
+    nodeNominator,
     /** Fills the store from the source; rejects only for a source that cannot start at all (bad cluster-state file). */
     async start(): Promise<void> {
       await source.start(store);
@@ -136,6 +141,7 @@ export async function createExtender(parts: ExtenderParts) {
       };
       stopReconciling();
       pending.close();
+      nodeNominator?.close();
       await stage('finishing the binds in flight', () => binder.close());
       await stage('closing the HTTP server', () => app.close());
       await stage('closing the health server', () => healthApp?.close());

@@ -28,6 +28,7 @@ export type Shape = 'hostname' | 'zonal' | 'capacity';
 
 const noWrites: ClusterWriter = {
   bindPod: async () => {},
+  nominatePod: async () => {},
   updatePersistentVolume: async (pv) => pv,
   updatePersistentVolumeClaim: async (pvc) => pvc,
   unbindPersistentVolume: async (pv) => pv,

@@ -27,6 +27,11 @@ export interface ClusterWriter {
    * earlier attempt) and an uncertain failure are thrown as they are: the caller reads the pod to know the outcome.
    */
   bindPod(pod: { namespace: string; name: string; uid: string }, nodeName: string): Promise<void>;
+  /**
+   * Sets the pod's `status.nominatedNodeName` (a merge patch of `pods/{name}/status`, UID precondition): the node
+   * kube-scheduler tries first in the pod's next attempt (findNodesThatFitPod's evaluateNominatedNode).
+   */
+  nominatePod(pod: { namespace: string; name: string; uid: string }, nodeName: string): Promise<void>;
   /** Replaces a PV; `metadata.resourceVersion` is the precondition (409 Conflict when stale). Returns the stored object. */
   updatePersistentVolume(pv: PersistentVolume): Promise<PersistentVolume>;
   /** Replaces a PVC, with the same resourceVersion precondition. Returns the stored object. */

@@ -36,7 +36,7 @@ export function filter(args: ExtenderArgs, deps: ExtenderDeps): ExtenderFilterRe
   return result;
 }
 
-const fitsNowhere = (r: ExtenderFilterResult) => (r.NodeNames ?? r.Nodes?.items ?? []).length === 0;
+export const fitsNowhere = (r: ExtenderFilterResult) => (r.NodeNames ?? r.Nodes?.items ?? []).length === 0;
 
 /**
  * Our view of a claim can lag kube-scheduler's: each follows the API server on its own watch, and kube-scheduler

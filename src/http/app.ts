@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import type { Source } from '../cluster/source.ts';
 import type { PodBinder } from '../extender/bind.ts';
 import type { ExtenderDeps } from '../extender/deps.ts';
+import type { NodeNominator } from '../extender/nominate.ts';
 import type { PendingReport } from '../ops/pending-report.ts';
 import type { VolumePluginsSettings } from '../plugins/index.ts';
 import {
@@ -58,6 +59,8 @@ export interface AppDeps {
   /** The pending report kept current in the background (GET /api/v1/pending reads it), and whose pods it covers. */
   pending: PendingReport;
   schedulerNames: readonly string[];
+  /** With full delegation: after a filter that passed no node, nominates the node where the pod fits. */
+  nodeNominator?: NodeNominator;
 }
 
 export async function buildApp(deps: AppDeps) {

@@ -7,6 +7,7 @@ import { ANALYSIS_ONLY_KINDS, unavailableKinds } from '../cluster/analysis-kinds
 import type { Source } from '../cluster/source.ts';
 import type { ClusterStore } from '../cluster/store.ts';
 import { KINDS } from '../cluster/types.ts';
+import type { NodeNominator } from '../extender/nominate.ts';
 import type { PendingReport } from '../ops/pending-report.ts';
 import type { VolumeBinder } from '../volumes/binder.ts';
 import { pendingMetrics, storageMetrics } from './report-metrics.ts';
@@ -43,6 +44,8 @@ export function createMetrics(deps: {
   volumeBinder?: VolumeBinder;
   /** The pending report (src/ops/pending-report.ts): its pods by reason and plugin, and their ages. */
   pending?: PendingReport;
+  /** Full delegation's nominations of a node for pods kube-scheduler's sample of nodes missed. */
+  nodeNominator?: NodeNominator;
 }): Metrics {
   const registry = new Registry();
   // The event-loop delay is sampled every 100 ms, not prom-client's 10: each sample is a timer that wakes the idle
@@ -219,6 +222,22 @@ export function createMetrics(deps: {
       collect() {
         this.reset();
         this.inc(binder.jointOnlyRejections);
+      },
+    });
+  }
+  const nominator = deps.nodeNominator;
+  if (nominator) {
+    new Counter({
+      name: 'topology_extender_nominations_total',
+      help:
+        'Searches for a node after a filter that passed none of the nodes kube-scheduler asked about, by result ' +
+        "(nominated: status.nominatedNodeName set; kept: the pod's nomination left as it was; nowhere: no node fits; " +
+        'failed: the search or the write failed)',
+      labelNames: ['result'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [result, n] of Object.entries(nominator.counts)) this.inc({ result }, n);
       },
     });
   }

@@ -26,12 +26,12 @@ import { podFromRequest } from '../extender/pod.ts';
 import type { WirePod } from '../extender/wire.ts';
 import { CycleState } from '../framework/cycle-state.ts';
 import { isSuccess } from '../framework/interfaces.ts';
-import { FrameworkError, MAX_EXTENDER_PRIORITY, MAX_NODE_SCORE } from '../framework/runner.ts';
+import { FrameworkError } from '../framework/runner.ts';
 import { VOLUME_BINDING, type VolumeBindingPlugin, type VolumePluginsSettings } from '../plugins/index.ts';
 import type { PodVolumes } from '../volumes/binder.ts';
 import { hasClaims } from '../volumes/claims.ts';
 import { type ExplainAnswer, explain, resolvePod } from './explain.ts';
-import { defaultProfileFramework } from './profile.ts';
+import { defaultProfileFramework, selectHost } from './profile.ts';
 import { copyOf } from './what-if.ts';
 
 export const MAX_REPLICAS = 1000;
@@ -260,9 +260,6 @@ function decision(binding: VolumeBindingPlugin | undefined, pod: Pod, node: stri
   return binder.findPodVolumes(pod, binder.getPodVolumeClaims(pod), nodeObj).podVolumes;
 }
 
-/** The weight simulate gives the extender's own prioritize score, as a registration with `weight: 1` would. */
-export const EXTENDER_WEIGHT = 1;
-
 export function simulate(deps: ExtenderDeps, settings: VolumePluginsSettings, req: SimulateRequest): SimulateAnswer {
   const { pods, claims, owner } = replicaPods(deps, req);
   if (pods.length > MAX_REPLICAS) throw new BadRequestError(`replicas must be at most ${MAX_REPLICAS}`);
@@ -313,25 +310,7 @@ export function simulate(deps: ExtenderDeps, settings: VolumePluginsSettings, re
       };
       break;
     }
-    // Upstream scores only when more than one node fits; the extender's prioritize is added as kube-scheduler adds
-    // an extender's (score × weight × 100/10). Ties go to the first node in the cache's order.
-    const extender = own.framework.scoreNodes(
-      pod,
-      feasible.map((n) => n.name),
-      lookup,
-    );
-    let best = { name: feasible[0].name, total: 0, extender: extender[0].score };
-    if (feasible.length > 1) {
-      const scores = framework.scoreWithWeights(state, pod, feasible);
-      let bestTotal = Number.NEGATIVE_INFINITY;
-      scores.forEach((s, k) => {
-        const total = s.total + extender[k].score * EXTENDER_WEIGHT * (MAX_NODE_SCORE / MAX_EXTENDER_PRIORITY);
-        if (total > bestTotal) {
-          bestTotal = total;
-          best = { name: s.name, total, extender: extender[k].score };
-        }
-      });
-    }
+    const best = selectHost(framework, own.framework, state, pod, feasible, lookup);
     const volumes = decision(binding, pod, best.name);
     const placement = assume(store, writer, pod, best.name, volumes);
     placement.score = best.extender;

@@ -12,6 +12,7 @@ import type { VolumePluginsSettings } from '../plugins/index.ts';
 /** A writer for a state no one may write to: analysis changes its private store directly. */
 const READ_ONLY: ClusterWriter = {
   bindPod: () => Promise.reject(new Error('analysis never binds')),
+  nominatePod: () => Promise.reject(new Error('analysis never nominates')),
   updatePersistentVolume: () => Promise.reject(new Error('analysis never writes')),
   updatePersistentVolumeClaim: () => Promise.reject(new Error('analysis never writes')),
   unbindPersistentVolume: () => Promise.reject(new Error('analysis never writes')),

@@ -83,6 +83,7 @@ function expectedExtenderGrants(delegated: boolean): string[] {
     out.push(`list ${group}/${r.plural}`, `watch ${group}/${r.plural}`);
   }
   out.push('get /persistentvolumeclaims'); // filter re-reads the claims of a pod that fits nowhere
+  out.push('patch /pods/status'); // KubeWriter.nominatePod: the node such a pod fits, when kube-scheduler's sample missed it
   if (delegated) {
     out.push(
       'get /pods', // confirms binds and assumed pods (KubeWriter.getPod)

@@ -13,7 +13,12 @@ import type { KubeApi, KubeObject } from '../components/kube-api.ts';
 import { renderChart } from '../helpers/chart.ts';
 import * as build from '../helpers/objects.ts';
 import { type ExtenderProcess, startExtender } from './extender-process.ts';
-import { type ExtenderRegistration, type KubeSchedulerProcess, startKubeScheduler } from './kube-scheduler.ts';
+import {
+  type ExtenderRegistration,
+  type KubeSchedulerProcess,
+  type SchedulerConfigOptions,
+  startKubeScheduler,
+} from './kube-scheduler.ts';
 import { startVerbRecorder, type VerbRecorder } from './verb-recorder.ts';
 
 export const ZONE = 'topology.kubernetes.io/zone';
@@ -155,6 +160,7 @@ export interface SchedulerCluster {
     schedulerName: string,
     registration: Omit<ExtenderRegistration, 'url'> | undefined,
     extraArgs?: string[],
+    config?: Pick<SchedulerConfigOptions, 'percentageOfNodesToScore'>,
   ): Promise<KubeSchedulerProcess>;
   /**
    * Restarts the extender process on another port; the recorder keeps kube-scheduler's URL. `extenderArgs` replace the
@@ -360,11 +366,12 @@ export async function startSchedulerCluster(
           return [{ user: e.user.username, method, path, status: e.responseStatus?.code ?? 0 }];
         });
       },
-      async scheduler(binary, schedulerName, registration, extraArgs = []) {
+      async scheduler(binary, schedulerName, registration, extraArgs = [], config = {}) {
         const ks = await startKubeScheduler(
           binary,
           dir,
           {
+            ...config,
             kubeconfig: plane.schedulerKubeconfig,
             schedulerName,
             extender: registration ? { ...registration, url: recorder.url } : undefined,

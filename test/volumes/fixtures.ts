@@ -376,6 +376,15 @@ export class TestWriter implements ClusterWriter {
     this.#cluster.add({ ...current, spec: { ...current.spec, nodeName } });
   }
 
+  async nominatePod(pod: { namespace: string; name: string; uid: string }, nodeName: string): Promise<void> {
+    const current = this.#cluster.store.get('Pod', `${pod.namespace}/${pod.name}`);
+    if (!current || current.metadata.uid !== pod.uid) {
+      throw new WriteError(current ? 409 : 404, current ? 'Conflict' : 'NotFound', `pods "${pod.name}": no such pod`);
+    }
+    this.updates.push(`Pod/${pod.namespace}/${pod.name}`);
+    this.#cluster.add({ ...current, status: { ...current.status, nominatedNodeName: nodeName } });
+  }
+
   async updatePersistentVolume(pv: PersistentVolume): Promise<PersistentVolume> {
     return this.#update('PersistentVolume', pv.metadata.name, pv);
   }

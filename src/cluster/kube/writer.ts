@@ -109,6 +109,19 @@ export class KubeWriter implements ClusterWriter {
     }
   }
 
+  /** Not retried: a nomination is a hint, and the next rejected attempt nominates again. */
+  async nominatePod(pod: { namespace: string; name: string; uid: string }, nodeName: string): Promise<void> {
+    const what = `nominating node "${nodeName}" for pod "${pod.namespace}/${pod.name}"`;
+    const path = `${objectPath(RESOURCES.Pod, pod.name, pod.namespace)}/status`;
+    // A UID in the patch is a precondition: a pod recreated under the same name is refused (409), never nominated.
+    const body = { metadata: { uid: pod.uid }, status: { nominatedNodeName: nodeName } };
+    try {
+      await this.#client.request('PATCH', path, { body, contentType: PatchStrategy.MergePatch });
+    } catch (err) {
+      throw toWriteError(err, what, mayHaveApplied(err));
+    }
+  }
+
   updatePersistentVolume(pv: PersistentVolume): Promise<PersistentVolume> {
     return this.#updateVolume('PersistentVolume', pv);
   }

@@ -47,6 +47,19 @@ export class ClusterStateWriter implements ClusterWriter {
     this.#state.commit('Pod', { ...current, spec: { ...current.spec, nodeName } });
   }
 
+  async nominatePod(pod: { namespace: string; name: string; uid: string }, nodeName: string): Promise<void> {
+    const current = this.#state.get('Pod', `${pod.namespace}/${pod.name}`);
+    if (!current) throw notFound('pods', pod.name);
+    if (current.metadata.uid !== pod.uid) {
+      throw conflict(
+        'pods',
+        pod.name,
+        `Precondition failed: UID in precondition: ${pod.uid}, UID in object meta: ${current.metadata.uid}`,
+      );
+    }
+    this.#state.commit('Pod', { ...current, status: { ...current.status, nominatedNodeName: nodeName } });
+  }
+
   async updatePersistentVolume(pv: PersistentVolume): Promise<PersistentVolume> {
     const current = this.#state.get('PersistentVolume', pv.metadata.name);
     if (!current) throw notFound('persistentvolumes', pv.metadata.name);

@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { BadRequestError } from '../../extender/deps.ts';
-import { confirmClaimsOfRejection, filter } from '../../extender/filter.ts';
+import { confirmClaimsOfRejection, filter, fitsNowhere } from '../../extender/filter.ts';
 import { preempt } from '../../extender/preempt.ts';
 import { prioritize } from '../../extender/prioritize.ts';
 import * as wire from '../../extender/wire.ts';
@@ -121,6 +121,7 @@ export function schedulerRoutes(deps: AppDeps, admission: Admission, queue: Verb
         if (reply.sent) return reply;
         const result = await confirmClaimsOfRejection(request.body, seen, extender);
         if (result.Error) request.verbError = true;
+        else if (fitsNowhere(result)) void deps.nodeNominator?.afterRejection(request.body);
         return result;
       },
     );

@@ -1,0 +1,139 @@
+// Full delegation's blind spot: kube-scheduler runs its own filters only until percentageOfNodesToScore nodes pass
+// (adaptive: 10 % of 5,000; never fewer than 100) and asks the extender about those alone. The one node a bound local
+// claim allows, or the few with a free local PV, are seldom among them; a pod only an extender rejected then waits
+// for a cluster event, up to the unschedulable queue's 5-minute flush. Upstream's VolumeBinding, one of those filters,
+// never meets this.
+//
+// So when filter found no node for a pod with claims, the nominator searches every node as kube-scheduler's default
+// profile with the volume plugins would, and sets the best one as the pod's status.nominatedNodeName. kube-scheduler
+// tries a nominated node before any sample (findNodesThatFitPod → evaluateNominatedNode: its filters, then ours, on
+// that node alone), and the pod's update event requeues it: an extender's rejection makes the pod wait for any event
+// (the "Extender" rejector, kubernetes#122019). Its own PodScheduled write leaves the nomination alone (updatePod
+// patches from the status it read at the attempt's start); kube-scheduler clears it only when it preempts for the pod.
+import type { NodeInfo } from '../cache/node-info.ts';
+import type { ClusterStore } from '../cluster/store.ts';
+import { objectKey, type Pod } from '../cluster/types.ts';
+import { WriteError } from '../cluster/writer.ts';
+import { CycleState } from '../framework/cycle-state.ts';
+import { isSuccess } from '../framework/interfaces.ts';
+import { defaultProfileFramework, selectHost } from '../ops/profile.ts';
+import { hasClaims } from '../volumes/claims.ts';
+import type { ExtenderDeps } from './deps.ts';
+import { podFromRequest } from './pod.ts';
+import type { ExtenderArgs } from './wire.ts';
+
+export type NominationResult = 'nominated' | 'kept' | 'nowhere' | 'failed';
+
+export class NodeNominator {
+  readonly #deps: ExtenderDeps;
+  /** Pods (UID) being searched for: a second rejection meanwhile finds the same node. */
+  readonly #searching = new Set<string>();
+  /**
+   * Pod UID → the node this extender nominated. A pod asked about again with that nomination was refused there
+   * (kube-scheduler tries it first), so the next search leaves it out. Dropped once the pod is bound or gone.
+   */
+  readonly #ours = new Map<string, string>();
+  readonly #unsubscribe: () => void;
+  /** Searches by result, for topology_extender_nominations_total. */
+  readonly counts: Record<NominationResult, number> = { nominated: 0, kept: 0, nowhere: 0, failed: 0 };
+
+  constructor(deps: ExtenderDeps, store: ClusterStore = deps.store) {
+    this.#deps = deps;
+    this.#unsubscribe = store.on('Pod', (e) => {
+      if (e.type === 'delete' || e.obj.spec.nodeName) this.#ours.delete(e.obj.metadata.uid ?? '');
+    });
+  }
+
+  /**
+   * After a filter answer that passed no node: nominates, on a later turn of the event loop (the answer goes first),
+   * the node where the pod fits. Resolves when done; never rejects (a nomination is a hint: failures are logged).
+   */
+  afterRejection(args: ExtenderArgs): Promise<NominationResult | undefined> {
+    const pod = podFromRequest(args.Pod);
+    const uid = pod.metadata.uid;
+    if (!uid || !hasClaims(pod) || this.#searching.has(uid)) return Promise.resolve(undefined);
+    const current = pod.status?.nominatedNodeName;
+    // Another's nomination (kube-scheduler's, after preempting for the pod) stands: the pod waits for its victims.
+    if (current && this.#ours.get(uid) !== current) return Promise.resolve(this.#count('kept'));
+    const asked = new Set(args.NodeNames ?? args.Nodes?.items?.map((n) => n.metadata.name) ?? []);
+    if (current) asked.add(current);
+    this.#searching.add(uid);
+    return new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.#nominate(pod, uid, asked))
+      .finally(() => this.#searching.delete(uid));
+  }
+
+  close(): void {
+    this.#unsubscribe();
+  }
+
+  async #nominate(pod: Pod, uid: string, refused: ReadonlySet<string>): Promise<NominationResult> {
+    const { logger, writer, store } = this.#deps;
+    const key = objectKey('Pod', pod);
+    let node: string | undefined;
+    try {
+      node = this.#search(pod, refused);
+    } catch (err) {
+      logger.error({ err, pod: key }, 'searching a node to nominate failed');
+      return this.#count('failed');
+    }
+    if (!node) {
+      logger.debug({ pod: key }, 'no node fits the pod: nothing to nominate');
+      return this.#count('nowhere');
+    }
+    // The pod as the watch has it now: bound meanwhile, recreated, or nominated by kube-scheduler, it is left alone.
+    const seen = store.get('Pod', key);
+    if (!seen || seen.metadata.uid !== uid || seen.spec.nodeName) return this.#count('kept');
+    const nominated = seen.status?.nominatedNodeName;
+    if (nominated === node) return this.#count('kept');
+    if (nominated && this.#ours.get(uid) !== nominated) return this.#count('kept');
+    try {
+      await writer.nominatePod({ namespace: pod.metadata.namespace ?? 'default', name: pod.metadata.name, uid }, node);
+    } catch (err) {
+      const gone = err instanceof WriteError && (err.code === 404 || err.code === 409);
+      logger[gone ? 'debug' : 'warn']({ err, pod: key, node }, `nominating node "${node}" failed`);
+      return this.#count('failed');
+    }
+    this.#ours.set(uid, node);
+    logger.info(
+      { pod: key, node, asked: refused.size },
+      `nominated node "${node}": none of the ${refused.size} node(s) kube-scheduler asked about fits the pod's volumes`,
+    );
+    return this.#count('nominated');
+  }
+
+  /**
+   * The node kube-scheduler would choose, with every node judged: the volume plugins first (the verbs' framework,
+   * cheap where a bound claim allows one node), then the default profile's filters and scores on those that pass.
+   * Among equals a node no other pod is nominated to wins: two pods sent to one node's last free PV cost a retry.
+   */
+  #search(pod: Pod, refused: ReadonlySet<string>): string | undefined {
+    const { cache, framework, nominator } = this.#deps;
+    const lookup = (name: string) => {
+      const info = cache.nodeInfo(name);
+      return info?.node ? info : undefined;
+    };
+    const names = cache.nodeNames().filter((n) => !refused.has(n));
+    const volumesFit = framework.filterNodes(pod, names, lookup, () => '').feasible;
+    if (volumesFit.length === 0) return undefined;
+    const profile = defaultProfileFramework(this.#deps);
+    const state = new CycleState();
+    if (!isSuccess(profile.runPreFilter(state, pod))) return undefined;
+    const narrowed = profile.preFilterResult(state);
+    const fit: NodeInfo[] = [];
+    for (const name of volumesFit) {
+      const info = lookup(name);
+      if (!info || (narrowed && !narrowed.nodeNames.has(name))) continue;
+      if (isSuccess(profile.runFilterWithNominatedPods(state, pod, info))) fit.push(info);
+    }
+    if (fit.length === 0) return undefined;
+    const free = fit.filter((n) => nominator.nominatedPodsForNode(n.name).every((p) => !hasClaims(p.pod)));
+    const pool = free.length > 0 ? free : fit;
+    return selectHost(profile, framework, state, pod, pool, lookup).name;
+  }
+
+  #count(result: NominationResult): NominationResult {
+    this.counts[result]++;
+    return result;
+  }
+}
