@@ -241,6 +241,18 @@ function trimKind<K extends Kind>(kind: K, raw: KindMap[K]): KindMap[K] {
       if (status.allocatable) node.status.allocatable = status.allocatable;
       if (status.capacity) node.status.capacity = status.capacity;
       if (status.images?.length) node.status.images = status.images;
+      // Ready alone, without its heartbeat: explain names a lost node and since when (src/ops/lost-node.ts).
+      const ready = status.conditions?.find((c) => c.type === 'Ready');
+      if (ready) {
+        const since = ready.lastTransitionTime as unknown;
+        node.status.conditions = [
+          {
+            type: 'Ready',
+            status: ready.status,
+            ...(since ? { lastTransitionTime: since instanceof Date ? since.toISOString() : String(since) } : {}),
+          },
+        ];
+      }
     }
   }
   return out;

@@ -65,7 +65,8 @@ export interface Node {
     allocatable?: ResourceList;
     capacity?: ResourceList;
     images?: { names?: string[]; sizeBytes?: number }[];
-    conditions?: { type: string; status: string }[];
+    /** Trimmed to Ready alone (explain's lost-node note). */
+    conditions?: { type: string; status: string; lastTransitionTime?: string }[];
   };
 }
 

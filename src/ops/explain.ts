@@ -15,6 +15,7 @@ import { isSuccess, type Status } from '../framework/interfaces.ts';
 import type { Framework } from '../framework/runner.ts';
 import { DEFAULT_PROFILE_PLUGINS } from '../plugins/default-profile.ts';
 import { PLUGIN_NAMES } from '../plugins/names.ts';
+import { lostNodeNotes } from './lost-node.ts';
 import { type PreemptionVerdict, postFilter } from './post-filter.ts';
 import { defaultProfileFramework } from './profile.ts';
 
@@ -216,6 +217,7 @@ export function explainNotes(deps: ExtenderDeps, pod: Pod, minor: string): strin
   const notes: string[] = [];
   const note = schedulerNote(pod);
   if (note) notes.push(note);
+  notes.push(...lostNodeNotes(deps.store, pod));
   notes.push(...unavailableKindNotes(deps.sourceStatus?.() ?? []));
   if (!(MATCHED_MINORS as readonly string[]).includes(minor))
     notes.push(
