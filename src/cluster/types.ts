@@ -218,7 +218,13 @@ export interface PersistentVolumeClaim {
   kind?: 'PersistentVolumeClaim';
   metadata: ObjectMeta;
   spec: PersistentVolumeClaimSpec;
-  status?: { phase?: string; capacity?: ResourceList; accessModes?: string[] };
+  status?: {
+    phase?: string;
+    capacity?: ResourceList;
+    accessModes?: string[];
+    /** Not read by any verdict (the PVC protection controller's Unused). */
+    conditions?: { type: string; status: string; reason?: string }[];
+  };
 }
 
 export interface TopologySelectorTerm {

@@ -1,6 +1,7 @@
 // filter: which candidate nodes can take the pod, and why the others cannot. Answers from memory, but for a pod with
 // claims that fits nowhere, whose claims are first checked against the API server (confirmClaimsOfRejection).
-import { objectKey, type Pod } from '../cluster/types.ts';
+import { isDeepStrictEqual } from 'node:util';
+import { objectKey, type PersistentVolumeClaim, type Pod } from '../cluster/types.ts';
 import { type FilterOutcome, FrameworkError } from '../framework/runner.ts';
 import { podClaimRefs } from '../volumes/claims.ts';
 import { candidatesOf, unknownNodeReason } from './candidates.ts';
@@ -46,6 +47,22 @@ export const fitsNowhere = (r: ExtenderFilterResult) => (r.NodeNames ?? r.Nodes?
  * is the API server's current one; otherwise with an Error, which kube-scheduler retries after its backoff. Costs one
  * GET per claim of a rejected claim pod; when the API server cannot be read, the answer stands as it was.
  */
+/**
+ * The same claim but for what no verdict reads: its resourceVersion and its status conditions (the PVC protection
+ * controller's Unused condition changes whenever a pod using the claim comes or goes: a StatefulSet rollout's every
+ * pod). An Error for such a change would cost the pod kube-scheduler's error backoff, for nothing.
+ */
+function sameForScheduling(a: PersistentVolumeClaim | undefined, b: PersistentVolumeClaim | undefined): boolean {
+  if (!a || !b) return a === b;
+  if (a.metadata.resourceVersion === b.metadata.resourceVersion) return true;
+  const strip = (c: PersistentVolumeClaim) => ({
+    ...c,
+    metadata: { ...c.metadata, resourceVersion: undefined },
+    status: c.status && { ...c.status, conditions: undefined },
+  });
+  return isDeepStrictEqual(strip(a), strip(b));
+}
+
 export async function confirmClaimsOfRejection(
   args: ExtenderArgs,
   result: ExtenderFilterResult,
@@ -55,15 +72,17 @@ export async function confirmClaimsOfRejection(
   const pod: Pod = podFromRequest(args.Pod);
   const namespace = pod.metadata.namespace ?? 'default';
   for (const { name } of podClaimRefs(pod)) {
-    const ours = deps.store.get('PersistentVolumeClaim', `${namespace}/${name}`)?.metadata.resourceVersion;
-    let theirs: string | undefined;
+    const seen = deps.store.get('PersistentVolumeClaim', `${namespace}/${name}`);
+    let live: PersistentVolumeClaim | undefined;
     try {
-      theirs = (await deps.writer.getPersistentVolumeClaim(namespace, name))?.metadata.resourceVersion;
+      live = await deps.writer.getPersistentVolumeClaim(namespace, name);
     } catch (err) {
       deps.logger.debug({ err, pod: objectKey('Pod', pod), claim: name }, 'cannot confirm a claim: answering as seen');
       return result;
     }
-    if (ours === theirs) continue;
+    if (sameForScheduling(seen, live)) continue;
+    const ours = seen?.metadata.resourceVersion;
+    const theirs = live?.metadata.resourceVersion;
     const message = `persistentvolumeclaim "${namespace}/${name}" changed since the extender saw it (resourceVersion ${ours ?? 'none'}, now ${theirs ?? 'deleted'}): retry once its watch has caught up`;
     deps.logger.info({ pod: objectKey('Pod', pod), claim: name, ours, theirs }, message);
     return { Nodes: null, NodeNames: null, FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: message };

@@ -81,12 +81,15 @@ export class NodeNominator {
       logger.debug({ pod: key }, 'no node fits the pod: nothing to nominate');
       return this.#count('nowhere');
     }
-    // The pod as the watch has it now: bound meanwhile, recreated, or nominated by kube-scheduler, it is left alone.
+    // The pod as the watch has it now, if it has it yet (kube-scheduler's watch may be ahead of ours): bound
+    // meanwhile, or nominated by kube-scheduler, it is left alone. A pod recreated under its name is refused by the
+    // write's UID precondition.
     const seen = store.get('Pod', key);
-    if (!seen || seen.metadata.uid !== uid || seen.spec.nodeName) return this.#count('kept');
-    const nominated = seen.status?.nominatedNodeName;
-    if (nominated === node) return this.#count('kept');
-    if (nominated && this.#ours.get(uid) !== nominated) return this.#count('kept');
+    if (seen?.metadata.uid === uid) {
+      const nominated = seen.status?.nominatedNodeName;
+      if (seen.spec.nodeName || nominated === node) return this.#count('kept');
+      if (nominated && this.#ours.get(uid) !== nominated) return this.#count('kept');
+    }
     try {
       await writer.nominatePod({ namespace: pod.metadata.namespace ?? 'default', name: pod.metadata.name, uid }, node);
     } catch (err) {

@@ -145,9 +145,10 @@ export class KubeApi {
   async watch<T extends KubeObject = KubeObject>(
     ref: KindRef,
     handle: (type: string, object: T) => void,
+    namespace: string | null = null,
   ): Promise<() => void> {
     const { apiVersion, kind } = split(ref);
-    const path = collection(apiVersion, kind, null);
+    const path = collection(apiVersion, kind, namespace);
     let stopped = false;
     let open: { abort(): void } | undefined;
     const start = async (): Promise<void> => {

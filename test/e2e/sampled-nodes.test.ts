@@ -110,6 +110,27 @@ if (found.skip) {
         assert.deepEqual(bound, nodes, "each pod on its PV's node");
       });
 
+      test('pods deleted and recreated one by one (a StatefulSet rollout) are bound again on their claims’ nodes', async () => {
+        const nodes = nodeIndices(4, 59 + v).map((i) => `node-${i}`);
+        const names = nodes.map((_, i) => `${scheduler}-rollout-${i}`);
+        await cluster.add(...nodes.flatMap((node, i) => boundClaim(`${names[i]}-data`, node)));
+        for (const name of names) {
+          await waitFor(
+            `claim ${name}-data bound`,
+            async () => (await claimOf(`${name}-data`))?.status?.phase === 'Bound',
+          );
+        }
+        const pods = names.map((name) => pendingPod(name, scheduler, { claims: [`${name}-data`] }));
+        await cluster.add(...pods);
+        for (const name of names) await cluster.boundNode(name, BOUND_WITHIN_MS);
+        for (const [i, pod] of pods.entries()) {
+          await cluster.api.delete(pod, 0);
+          await waitFor(`pod ${names[i]} gone`, async () => !(await cluster.api.get('Pod', names[i], 'default')));
+          await cluster.add(pendingPod(names[i], scheduler, { claims: [`${names[i]}-data`] }));
+          assert.equal(await cluster.boundNode(names[i], BOUND_WITHIN_MS), nodes[i]);
+        }
+      });
+
       test('a pod whose only free local PV is on one node of 500 is bound there', async () => {
         for (const [i, index] of nodeIndices(3, 101 + v).entries()) {
           const name = `${scheduler}-scarce-${i}`;
