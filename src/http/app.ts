@@ -25,7 +25,14 @@ import {
 } from './admission.ts';
 import { answerClientError } from './client-error.ts';
 import { closeConnectionsOnceAnswered } from './drain.ts';
-import { BODY_ERRORS, documentResponses, OVERLOADED, UNAUTHORIZED } from './errors.ts';
+import {
+  BODY_ERRORS,
+  bodyTooLargeMessage,
+  documentResponses,
+  OVERLOADED,
+  schemaErrorMessage,
+  UNAUTHORIZED,
+} from './errors.ts';
 import type { Metrics } from './metrics.ts';
 import { analysisRoutes } from './routes/analysis.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -70,6 +77,7 @@ export async function buildApp(deps: AppDeps) {
     keepAliveTimeout: 65_000,
     requestIdHeader: 'x-request-id',
     clientErrorHandler: answerClientError,
+    schemaErrorFormatter: schemaErrorMessage,
     // Per-request lines at 800 pods/s drown the log; failures, rejections and binds are logged where they happen.
     logController: new LogController({ disableRequestLogging: true }),
     ajv: {
@@ -153,7 +161,9 @@ export async function buildApp(deps: AppDeps) {
     const message =
       err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
         ? `Content-Type ${JSON.stringify(request.headers['content-type'] ?? '')} is not supported: send application/json`
-        : err.message;
+        : err.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+          ? bodyTooLargeMessage(deps.bodyLimit)
+          : err.message;
     request.log.info({ err: { code: err.code, message } }, 'request rejected');
     return reply.code(status).send({ statusCode: status, code: err.code, error: STATUS_CODES[status], message });
   });

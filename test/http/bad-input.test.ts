@@ -186,7 +186,7 @@ describe('bad input on the verbs', () => {
       /PodUID/,
     ));
 
-  it('rejects a body over the configured limit with 413', () =>
+  it('rejects a body over the configured limit with 413 naming the limit and the flag that raises it', () =>
     expectRejected(
       () =>
         postRaw(
@@ -194,7 +194,7 @@ describe('bad input on the verbs', () => {
           GOOD.replace('["node-a"]', JSON.stringify(Array.from({ length: 10_000 }, (_, i) => `node-${i}`))),
         ),
       413,
-      /too large|body/i,
+      /^the request body is larger than --body-limit \(65536 bytes, 64Ki\): raise --body-limit \(setting bodyLimit\)/,
     ));
 
   it('answers an unknown path with a 404 naming it', () =>

@@ -469,8 +469,12 @@ describe('the report in a running extender', () => {
     const t = await createTestExtender([], { pendingReport: true });
     try {
       const res = await t.request.get('/api/v1/pending?by=node').expect(400);
-      assert.match(res.body.message, /querystring\/by must be equal to one of the allowed values/);
-      await t.request.get('/api/v1/pending?color=red').expect(400);
+      assert.equal(
+        res.body.message,
+        'querystring/by must be equal to one of the allowed values: reason, workload, zone',
+      );
+      const unknown = await t.request.get('/api/v1/pending?color=red').expect(400);
+      assert.equal(unknown.body.message, 'querystring must NOT have additional properties: color');
       await t.request.get('/api/v1/storage?byNode=yes').expect(400);
       const empty = (await t.request.get('/api/v1/pending?by=workload').expect(200)).body;
       assert.deepEqual([empty.pods, empty.groups], [0, []]);
