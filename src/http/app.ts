@@ -33,6 +33,7 @@ import {
   schemaErrorMessage,
   UNAUTHORIZED,
 } from './errors.ts';
+import { RouteMethods } from './methods.ts';
 import type { Metrics } from './metrics.ts';
 import { analysisRoutes } from './routes/analysis.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -167,9 +168,20 @@ export async function buildApp(deps: AppDeps) {
     request.log.info({ err: { code: err.code, message } }, 'request rejected');
     return reply.code(status).send({ statusCode: status, code: err.code, error: STATUS_CODES[status], message });
   });
-  app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `no route ${request.method} ${request.url}` }),
-  );
+  const methods = new RouteMethods();
+  app.addHook('onRoute', methods.add);
+  app.setNotFoundHandler((request, reply) => {
+    const allow = methods.allowed(request.url);
+    if (!allow)
+      return reply
+        .code(404)
+        .send({ statusCode: 404, error: 'Not Found', message: `no route ${request.method} ${request.url}` });
+    const message = `${request.method} ${request.url.split('?', 1)[0]}: this route takes ${allow.join(' or ')} only`;
+    return reply
+      .code(405)
+      .header('allow', allow.join(', '))
+      .send({ statusCode: 405, error: 'Method Not Allowed', message });
+  });
 
   await app.register(swagger, {
     openapi: {
