@@ -7,6 +7,7 @@ import { pino } from 'pino';
 import { parseAllDocuments } from 'yaml';
 import { KubeSource } from '../cluster/kube/source.ts';
 import { loadKubeConfig } from '../cluster/kubeconfig.ts';
+import { unreadableReason } from '../cluster/state-file/error.ts';
 import { ClusterStateSource } from '../cluster/state-file/source.ts';
 import { VolumeController } from '../cluster/state-file/volume-controller.ts';
 import { ClusterStateWriter } from '../cluster/state-file/writer.ts';
@@ -152,7 +153,7 @@ async function objectFrom(file: string): Promise<{ kind: string; metadata: { nam
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new UsageError(`cannot read ${file}: ${(err as Error).message}`);
+    throw new UsageError(`-f ${file}: cannot read the file: ${unreadableReason(err)}`);
   }
   for (const doc of parseAllDocuments(text)) {
     if (doc.errors.length > 0) throw new UsageError(`${file}: ${doc.errors[0].message}`);
