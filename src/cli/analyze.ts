@@ -191,6 +191,7 @@ async function load(values: Record<string, unknown>): Promise<{ deps: ExtenderDe
       assumedPodTTLms: Number.MAX_SAFE_INTEGER,
       clusterVersion: () => given,
       delegatedVolumeBinding,
+      clusterStateFile: file,
       onStore: values['simulate-volume-controller']
         ? (s) => {
             controller = new VolumeController(s, source);

@@ -90,7 +90,7 @@ export class NotFoundError extends Error {
 }
 
 /** The pod to explain: the one sent, or the store's pod named by namespace/name. */
-export function resolvePod(deps: Pick<ExtenderDeps, 'store'>, req: ExplainRequest): Pod {
+export function resolvePod(deps: Pick<ExtenderDeps, 'store' | 'clusterStateFile'>, req: ExplainRequest): Pod {
   if (req.pod) {
     // A manifest not created yet has no uid; the plugins key decisions by it.
     const meta = req.pod.metadata;
@@ -100,7 +100,10 @@ export function resolvePod(deps: Pick<ExtenderDeps, 'store'>, req: ExplainReques
   if (!req.name) throw new BadRequestError('one of pod (a full Pod object) or name (with namespace) must be set');
   const key = `${req.namespace || DEFAULT_NAMESPACE}/${req.name}`;
   const pod = deps.store.get('Pod', key);
-  if (!pod) throw new NotFoundError(`pod ${key} is not in the extender's cache`);
+  if (!pod) {
+    const where = deps.clusterStateFile ? `the cluster-state file ${deps.clusterStateFile}` : "the extender's cache";
+    throw new NotFoundError(`pod ${key} is not in ${where}`);
+  }
   return pod;
 }
 

@@ -70,7 +70,10 @@ describe('topology-extender explain', () => {
   it('bad input: one message naming it', async () => {
     await assert.rejects(analyze('explain', ['--cluster-state', EXAMPLE]), /give the pod: -f FILE or NAMESPACE\/NAME/);
     await assert.rejects(analyze('explain', ['default/db-0', '--cluster-state', EXAMPLE, '-o', 'wide']), /-o must be/);
-    await assert.rejects(analyze('explain', ['default/nope', '--cluster-state', EXAMPLE]), /pod default\/nope is not/);
+    await assert.rejects(
+      analyze('explain', ['default/nope', '--cluster-state', EXAMPLE]),
+      /: pod default\/nope is not in the cluster-state file examples\/cluster\.yaml$/,
+    );
     for (const command of ['explain', 'simulate'] as const)
       await assert.rejects(
         analyze(command, ['-f', '/nonexistent.yaml', '--cluster-state', EXAMPLE]),

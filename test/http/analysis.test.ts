@@ -45,9 +45,13 @@ describe('POST /api/v1/explain', () => {
     const neither = await t.request.post('/api/v1/explain').send({});
     assert.equal(neither.status, 400);
     assert.match(neither.body.message, /one of pod/);
+    // The extender serves a cluster-state file: there is no watch to lag, the pod is not in the file.
     const missing = await t.request.post('/api/v1/explain').send({ namespace: 'default', name: 'nope' });
     assert.equal(missing.status, 404);
-    assert.match(missing.body.message, /pod default\/nope is not in the extender's cache/);
+    assert.match(missing.body.message, /^pod default\/nope is not in the cluster-state file \/.*\/cluster\.json$/);
+    const simulated = await t.request.post('/api/v1/simulate').send({ namespace: 'default', name: 'nope' });
+    assert.equal(simulated.status, 404);
+    assert.match(simulated.body.message, /^pod default\/nope is not in the cluster-state file /);
     const badLimit = await t.request.post('/api/v1/explain').send({ name: 'db-0', limit: -1 });
     assert.equal(badLimit.status, 400);
     // A pod sent whole has its read fields typed as the verbs type them.

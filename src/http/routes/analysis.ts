@@ -211,7 +211,10 @@ const SimulateAnswer = Type.Object({
   ),
 });
 
-const NOT_FOUND = HttpError(404, 'namespace/name names a pod that is not in the cache');
+const NOT_FOUND = HttpError(
+  404,
+  'namespace/name names a pod that is not in the cache (serving a cluster-state file: not in the file)',
+);
 
 export function analysisRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
