@@ -458,6 +458,9 @@ export async function analyze(command: AnalyzeCommand, argv: string[]): Promise<
   }
   if (command === 'pending' || command === 'storage') return report(command, values, positionals);
   if (!values.filename && positionals.length !== 1) throw new UsageError('give the pod: -f FILE or NAMESPACE/NAME');
+  if (values.filename && positionals.length > 0) {
+    throw new UsageError('give the pod once: -f FILE or NAMESPACE/NAME, not both');
+  }
   const req: ExplainRequest & { statefulSet?: StatefulSetTemplate } = {};
   if (values.filename) {
     const obj = await objectFrom(values.filename);

@@ -92,6 +92,12 @@ export class NotFoundError extends Error {
 /** The pod to explain: the one sent, or the store's pod named by namespace/name. */
 export function resolvePod(deps: Pick<ExtenderDeps, 'store' | 'clusterStateFile'>, req: ExplainRequest): Pod {
   if (req.pod) {
+    if (req.name !== undefined)
+      throw new BadRequestError(
+        'pod and name are both set: give the pod whole (pod) or by name (namespace/name), not both',
+      );
+    if (req.namespace !== undefined)
+      throw new BadRequestError('pod and namespace are both set: a pod given whole is in its metadata.namespace');
     // A manifest not created yet has no uid; the plugins key decisions by it.
     const meta = req.pod.metadata;
     const uid = meta.uid || `explain:${meta.namespace || DEFAULT_NAMESPACE}/${meta.name}`;

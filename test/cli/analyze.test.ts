@@ -83,6 +83,10 @@ describe('topology-extender explain', () => {
       analyze('explain', ['-f', 'examples', '--cluster-state', EXAMPLE]),
       /-f examples: cannot read the file: it is a directory$/,
     );
+    await assert.rejects(
+      analyze('explain', ['default/db-0', '-f', 'examples/cluster.yaml', '--cluster-state', EXAMPLE]),
+      /give the pod once: -f FILE or NAMESPACE\/NAME, not both/,
+    );
     await assert.rejects(analyze('explain', ['x', '--bogus']), /Unknown option '--bogus'/);
   });
 

@@ -16,7 +16,7 @@ const open = { additionalProperties: true } as const;
 /** A Pod as kubectl prints it, its read fields typed as the verbs type them; a uid is not needed (a manifest not created yet has none). */
 const PodObject = Type.Object(Pod.properties, {
   ...open,
-  description: 'The pod as a full object (e.g. `kubectl get pod -o json`, or a manifest)',
+  description: 'The pod as a full object (e.g. `kubectl get pod -o json`, or a manifest); not with namespace or name',
 });
 
 const PodSelection = {
