@@ -67,9 +67,12 @@ export const ANALYZE_COMMANDS: readonly AnalyzeCommand[] = ['explain', 'simulate
 export const COMMAND_USAGE: Record<AnalyzeCommand, string> = {
   explain: `Usage: topology-extender explain (-f POD.yaml | NAMESPACE/NAME) [flags]
 
-Why a pod is Pending, node by node: the verdict and reason of each volume plugin, the PVs looked at on each node
-and why each was refused, the CSIStorageCapacity consulted, ReadWriteOncePod holders and CSI attach slots. The same
-answer as POST /api/v1/explain.
+Why a pod is Pending, node by node: kube-scheduler's default profile is run on every node (NodeResourcesFit,
+NodeAffinity, TaintToleration, PodTopologySpread, InterPodAffinity, the volume plugins and the rest) and each plugin
+that rejects a node is named with its reason and the numbers behind it: requested against allocatable, the
+untolerated taint, the PVs looked at and why each was refused, the CSIStorageCapacity consulted, ReadWriteOncePod
+holders and CSI attach slots. The first line is the message kube-scheduler writes. The same answer as
+POST /api/v1/explain.
 
   -f, --filename FILE  the pod from a YAML/JSON file (the first Pod in it); or NAMESPACE/NAME of a pod in the cluster
   --limit N            list at most N nodes (default 100; the summary line always counts every judged node)
