@@ -53,6 +53,7 @@ export async function createExtender(parts: ExtenderParts) {
     sourceStatus: () => source.status(),
     clusterVersion: () => settings.kubeVersion ?? source.serverVersion?.(),
     delegatedVolumeBinding: settings.delegatedVolumeBinding,
+    clusterStateFile: source.file,
   });
   const volumeBinder = extender.framework.plugins.find((p) => p instanceof VolumeBindingPlugin)?.binder;
   const binder = new PodBinder(extender);

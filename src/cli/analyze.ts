@@ -7,6 +7,7 @@ import { pino } from 'pino';
 import { parseAllDocuments } from 'yaml';
 import { KubeSource } from '../cluster/kube/source.ts';
 import { loadKubeConfig } from '../cluster/kubeconfig.ts';
+import { unreadableReason } from '../cluster/state-file/error.ts';
 import { ClusterStateSource } from '../cluster/state-file/source.ts';
 import { VolumeController } from '../cluster/state-file/volume-controller.ts';
 import { ClusterStateWriter } from '../cluster/state-file/writer.ts';
@@ -66,9 +67,12 @@ export const ANALYZE_COMMANDS: readonly AnalyzeCommand[] = ['explain', 'simulate
 export const COMMAND_USAGE: Record<AnalyzeCommand, string> = {
   explain: `Usage: topology-extender explain (-f POD.yaml | NAMESPACE/NAME) [flags]
 
-Why a pod is Pending, node by node: the verdict and reason of each volume plugin, the PVs looked at on each node
-and why each was refused, the CSIStorageCapacity consulted, ReadWriteOncePod holders and CSI attach slots. The same
-answer as POST /api/v1/explain.
+Why a pod is Pending, node by node: kube-scheduler's default profile is run on every node (NodeResourcesFit,
+NodeAffinity, TaintToleration, PodTopologySpread, InterPodAffinity, the volume plugins and the rest) and each plugin
+that rejects a node is named with its reason and the numbers behind it: requested against allocatable, the
+untolerated taint, the PVs looked at and why each was refused, the CSIStorageCapacity consulted, ReadWriteOncePod
+holders and CSI attach slots. The first line is the message kube-scheduler writes. The same answer as
+POST /api/v1/explain.
 
   -f, --filename FILE  the pod from a YAML/JSON file (the first Pod in it); or NAMESPACE/NAME of a pod in the cluster
   --limit N            list at most N nodes (default 100; the summary line always counts every judged node)
@@ -152,7 +156,7 @@ async function objectFrom(file: string): Promise<{ kind: string; metadata: { nam
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new UsageError(`cannot read ${file}: ${(err as Error).message}`);
+    throw new UsageError(`-f ${file}: cannot read the file: ${unreadableReason(err)}`);
   }
   for (const doc of parseAllDocuments(text)) {
     if (doc.errors.length > 0) throw new UsageError(`${file}: ${doc.errors[0].message}`);
@@ -190,6 +194,7 @@ async function load(values: Record<string, unknown>): Promise<{ deps: ExtenderDe
       assumedPodTTLms: Number.MAX_SAFE_INTEGER,
       clusterVersion: () => given,
       delegatedVolumeBinding,
+      clusterStateFile: file,
       onStore: values['simulate-volume-controller']
         ? (s) => {
             controller = new VolumeController(s, source);
@@ -456,6 +461,9 @@ export async function analyze(command: AnalyzeCommand, argv: string[]): Promise<
   }
   if (command === 'pending' || command === 'storage') return report(command, values, positionals);
   if (!values.filename && positionals.length !== 1) throw new UsageError('give the pod: -f FILE or NAMESPACE/NAME');
+  if (values.filename && positionals.length > 0) {
+    throw new UsageError('give the pod once: -f FILE or NAMESPACE/NAME, not both');
+  }
   const req: ExplainRequest & { statefulSet?: StatefulSetTemplate } = {};
   if (values.filename) {
     const obj = await objectFrom(values.filename);

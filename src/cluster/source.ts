@@ -27,6 +27,8 @@ export interface Source {
   start(store: ClusterStore): Promise<void>;
   /** Per-kind health, read by /readyz and /metrics. */
   status(): KindStatus[];
+  /** The cluster-state file it serves; undefined for a live cluster. */
+  readonly file?: string;
   /** The API server's release (`/version`'s gitVersion, e.g. v1.37.2) once read; a cluster-state file has none. */
   serverVersion?(): string | undefined;
   stop(): Promise<void>;

@@ -26,6 +26,8 @@ export interface ExtenderDepsParts {
   clusterVersion?: () => string | undefined;
   /** See ExtenderDeps.delegatedVolumeBinding. */
   delegatedVolumeBinding?: boolean;
+  /** See ExtenderDeps.clusterStateFile. */
+  clusterStateFile?: string;
 }
 
 /**
@@ -56,6 +58,7 @@ export function buildExtenderDeps(parts: ExtenderDepsParts): {
     sourceStatus: parts.sourceStatus,
     clusterVersion: parts.clusterVersion,
     delegatedVolumeBinding: parts.delegatedVolumeBinding,
+    clusterStateFile: parts.clusterStateFile,
   };
   return { deps, cache, stop: () => state.close() };
 }

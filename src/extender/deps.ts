@@ -28,6 +28,8 @@ export interface ExtenderDeps {
    * what that kube-scheduler writes, counting the extender's verdicts per node after its own filters.
    */
   delegatedVolumeBinding?: boolean;
+  /** The cluster-state file the store holds (cluster-state mode): what is not in the store is not in that file. */
+  clusterStateFile?: string;
 }
 
 /** Input that kube-scheduler would never send; the HTTP layer answers it with 400 naming the problem. */

@@ -26,7 +26,15 @@ import {
 } from './admission.ts';
 import { answerClientError } from './client-error.ts';
 import { closeConnectionsOnceAnswered } from './drain.ts';
-import { BODY_ERRORS, documentResponses, OVERLOADED, UNAUTHORIZED } from './errors.ts';
+import {
+  BODY_ERRORS,
+  bodyTooLargeMessage,
+  documentResponses,
+  OVERLOADED,
+  schemaErrorMessage,
+  UNAUTHORIZED,
+} from './errors.ts';
+import { RouteMethods } from './methods.ts';
 import type { Metrics } from './metrics.ts';
 import { analysisRoutes } from './routes/analysis.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -73,6 +81,7 @@ export async function buildApp(deps: AppDeps) {
     keepAliveTimeout: 65_000,
     requestIdHeader: 'x-request-id',
     clientErrorHandler: answerClientError,
+    schemaErrorFormatter: schemaErrorMessage,
     // Per-request lines at 800 pods/s drown the log; failures, rejections and binds are logged where they happen.
     logController: new LogController({ disableRequestLogging: true }),
     ajv: {
@@ -156,13 +165,26 @@ export async function buildApp(deps: AppDeps) {
     const message =
       err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
         ? `Content-Type ${JSON.stringify(request.headers['content-type'] ?? '')} is not supported: send application/json`
-        : err.message;
+        : err.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+          ? bodyTooLargeMessage(deps.bodyLimit)
+          : err.message;
     request.log.info({ err: { code: err.code, message } }, 'request rejected');
     return reply.code(status).send({ statusCode: status, code: err.code, error: STATUS_CODES[status], message });
   });
-  app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `no route ${request.method} ${request.url}` }),
-  );
+  const methods = new RouteMethods();
+  app.addHook('onRoute', methods.add);
+  app.setNotFoundHandler((request, reply) => {
+    const allow = methods.allowed(request.url);
+    if (!allow)
+      return reply
+        .code(404)
+        .send({ statusCode: 404, error: 'Not Found', message: `no route ${request.method} ${request.url}` });
+    const message = `${request.method} ${request.url.split('?', 1)[0]}: this route takes ${allow.join(' or ')} only`;
+    return reply
+      .code(405)
+      .header('allow', allow.join(', '))
+      .send({ statusCode: 405, error: 'Method Not Allowed', message });
+  });
 
   await app.register(swagger, {
     openapi: {

@@ -52,3 +52,33 @@ export function documentResponses(responses: Record<number, unknown>, when: (rou
     route.schema.response = { ...responses, ...(route.schema.response as object) };
   };
 }
+
+/**
+ * Fastify's schemaErrorFormatter: its own sentence (`body/Pod/spec must be object`), with what the rule allows where
+ * ajv leaves it out: an enum's values, the property an object does not take.
+ */
+export function schemaErrorMessage(
+  errors: readonly { instancePath?: string; message?: string; keyword: string; params: Record<string, unknown> }[],
+  dataVar: string,
+): Error {
+  const detail = (e: (typeof errors)[number]) => {
+    if (e.keyword === 'enum' && Array.isArray(e.params.allowedValues))
+      return `: ${e.params.allowedValues.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(', ')}`;
+    if (e.keyword === 'additionalProperties' && typeof e.params.additionalProperty === 'string')
+      return `: ${e.params.additionalProperty}`;
+    return '';
+  };
+  return new Error(errors.map((e) => `${dataVar}${e.instancePath ?? ''} ${e.message}${detail(e)}`).join(', '));
+}
+
+/** The 413's message: the limit, and the flag (and setting) that raises it. */
+export function bodyTooLargeMessage(limit: number): string {
+  const units: [string, number][] = [
+    ['Gi', 2 ** 30],
+    ['Mi', 2 ** 20],
+    ['Ki', 2 ** 10],
+  ];
+  const unit = units.find(([, size]) => limit % size === 0);
+  const quantity = unit ? `, ${limit / unit[1]}${unit[0]}` : '';
+  return `the request body is larger than --body-limit (${limit} bytes${quantity}): raise --body-limit (setting bodyLimit) to accept it`;
+}

@@ -59,7 +59,7 @@ export function storageMetrics(registry: Registry, store: ClusterStore): void {
     });
   perState(
     'topology_extender_local_volumes',
-    'PersistentVolumes by storage class, zone (of their node affinity; "" without one) and state (available, bound, released)',
+    'PersistentVolumes by storage class, zone (of the nodes their node affinity selects; "" for none) and state (available, bound, released)',
     (v) => v.count,
   );
   perState('topology_extender_local_volumes_bytes', 'Capacity of those PersistentVolumes, in bytes', (v) => v.bytes);

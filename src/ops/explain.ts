@@ -91,8 +91,14 @@ export class NotFoundError extends Error {
 }
 
 /** The pod to explain: the one sent, or the store's pod named by namespace/name. */
-export function resolvePod(deps: Pick<ExtenderDeps, 'store'>, req: ExplainRequest): Pod {
+export function resolvePod(deps: Pick<ExtenderDeps, 'store' | 'clusterStateFile'>, req: ExplainRequest): Pod {
   if (req.pod) {
+    if (req.name !== undefined)
+      throw new BadRequestError(
+        'pod and name are both set: give the pod whole (pod) or by name (namespace/name), not both',
+      );
+    if (req.namespace !== undefined)
+      throw new BadRequestError('pod and namespace are both set: a pod given whole is in its metadata.namespace');
     // A manifest not created yet has no uid; the plugins key decisions by it.
     const meta = req.pod.metadata;
     const uid = meta.uid || `explain:${meta.namespace || DEFAULT_NAMESPACE}/${meta.name}`;
@@ -101,7 +107,10 @@ export function resolvePod(deps: Pick<ExtenderDeps, 'store'>, req: ExplainReques
   if (!req.name) throw new BadRequestError('one of pod (a full Pod object) or name (with namespace) must be set');
   const key = `${req.namespace || DEFAULT_NAMESPACE}/${req.name}`;
   const pod = deps.store.get('Pod', key);
-  if (!pod) throw new NotFoundError(`pod ${key} is not in the extender's cache`);
+  if (!pod) {
+    const where = deps.clusterStateFile ? `the cluster-state file ${deps.clusterStateFile}` : "the extender's cache";
+    throw new NotFoundError(`pod ${key} is not in ${where}`);
+  }
   return pod;
 }
 

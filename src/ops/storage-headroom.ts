@@ -2,7 +2,9 @@
 // every scrape, the pending report after binds. An event only marks its object dirty (the watch path pays a Set.add);
 // a reader folds what changed since the last read into per-row totals, so a view costs the changes plus its rows, not
 // a pass over every PV (65-170 ms at 5,000 nodes and 50,000 PVs, during which no verb is answered). A node coming,
-// going or relabelled re-places only what its hostname placed and the capacities that select by labels.
+// going or relabelled re-places only what its hostname placed, the capacities that select by labels, and the PVs of the
+// affinities (a CSI driver's own keys) that look at nodes with one of its labels: an affinity's place is computed once
+// for all its PVs, and they move only when it changed.
 // storageView stays the definition: tests compare the two on random clusters as objects change.
 
 import type { ClusterStore, StoreEvent } from '../cluster/store.ts';
@@ -12,12 +14,14 @@ import { claimClass, pvClass } from '../cluster/volume-annotations.ts';
 import { LABEL_FAILURE_DOMAIN_BETA_ZONE, LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE } from '../cluster/well-known-labels.ts';
 import { pvCapacity, requestedStorage } from '../volumes/pv-matching.ts';
 import {
+  affinityOf,
+  affinityPlace,
   byPlace,
   capacityPlace,
   emptyRow,
-  nodesByHostname,
+  NodeLookup,
   type Place,
-  pvPlace,
+  pvPlaceByKeys,
   quantity,
   SIZE_BUCKETS,
   type StorageRow,
@@ -41,13 +45,33 @@ class Share {
   readonly state: VolumeState | undefined;
   /** A capacity's largest provisionable volume; undefined for a PV. */
   readonly largest: number | undefined;
+  /** A PV placed through the nodes its affinity selects: that affinity (see #affinities). */
+  readonly affinity: string | undefined;
 
-  constructor(row: string, hostnames: readonly string[], bytes: number, state?: VolumeState, largest?: number) {
+  constructor(
+    row: string,
+    hostnames: readonly string[],
+    bytes: number,
+    state?: VolumeState,
+    largest?: number,
+    affinity?: string,
+  ) {
     this.row = row;
     this.hostnames = hostnames;
     this.bytes = bytes;
     this.state = state;
     this.largest = largest;
+    this.affinity = affinity;
+  }
+}
+
+/** The place of one affinity, shared by its PVs (their keys), which move with it. */
+class Affinity {
+  place: Place;
+  readonly volumes = new Set<string>();
+
+  constructor(place: Place) {
+    this.place = place;
   }
 }
 
@@ -81,6 +105,7 @@ export class StorageHeadroom {
   readonly #dirtyVolumes = new Set<string>();
   readonly #dirtyCapacities = new Set<string>();
   readonly #dirtyClaims = new Set<string>();
+  readonly #dirtyAffinities = new Set<string>();
   /** Nothing read yet: the first view reads everything. */
   #replaceAll = true;
   /** PVs and capacities (`Kind/key`) placed by the node of a hostname: that node coming, going or relabelled moves them. */
@@ -92,6 +117,12 @@ export class StorageHeadroom {
   /** Capacities whose nodeTopology selects by labels other than hostname and zone: any label change may move them. */
   readonly #bySelector = new Set<string>();
   readonly #claims = new Map<string, Claimed>();
+  /** The affinities PVs are placed by through the nodes they select, by affinity (Place.affinity). */
+  readonly #affinities = new Map<string, Affinity>();
+  /** The affinities by the labels (`key=value`) whose nodes they look at: a node carrying one may move them. */
+  readonly #affinitiesByLabel = new Map<string, Set<string>>();
+  /** The affinities that look at every node. */
+  readonly #affinitiesBySelector = new Set<string>();
   readonly #rows = new Map<string, Totals>();
   readonly #waiting = new Map<string, Claimed & { count: number }>();
 
@@ -103,6 +134,7 @@ export class StorageHeadroom {
     store.on('Node', (e) => {
       if (e.type === 'update' && e.old.metadata.labels === e.obj.metadata.labels) return;
       for (const key of this.#bySelector) this.#dirtyCapacities.add(key);
+      if (this.#affinities.size > 0) this.#nodeChanged(e.type === 'update' ? [e.old, e.obj] : [e.obj]);
       if (e.type === 'update' && !movesPlaces(e)) return;
       for (const n of e.type === 'update' ? [e.old, e.obj] : [e.obj]) {
         for (const placed of this.#byHostname.get(n.metadata.labels?.[LABEL_HOSTNAME] ?? n.metadata.name) ?? []) {
@@ -129,31 +161,54 @@ export class StorageHeadroom {
     return { rows: rows.sort(byPlace), claimsWaiting: waiting.sort(byPlace) };
   }
 
+  /** A node came, went or was relabelled: the affinities that looked at it, or may now, are placed again. */
+  #nodeChanged(nodes: Node[]): void {
+    for (const a of this.#affinitiesBySelector) this.#dirtyAffinities.add(a);
+    if (this.#affinitiesByLabel.size === 0) return;
+    for (const n of nodes)
+      for (const [key, value] of Object.entries(n.metadata.labels ?? {}))
+        for (const a of this.#affinitiesByLabel.get(`${key}=${value}`) ?? []) this.#dirtyAffinities.add(a);
+  }
+
   #rebuild(): void {
     this.#replaceAll = false;
-    for (const set of [this.#dirtyVolumes, this.#dirtyCapacities, this.#dirtyClaims]) set.clear();
+    for (const set of [this.#dirtyVolumes, this.#dirtyCapacities, this.#dirtyClaims, this.#dirtyAffinities])
+      set.clear();
     for (const map of [this.#volumes, this.#capacities, this.#claims, this.#rows, this.#waiting, this.#byHostname])
       map.clear();
     this.#singleHostnames.clear();
     this.#bySelector.clear();
-    const hosts = nodesByHostname(this.#store);
-    for (const pv of this.#store.list('PersistentVolume')) this.#addVolume(pv, hosts);
-    for (const c of this.#store.list('CSIStorageCapacity')) this.#addCapacity(c, hosts);
+    this.#affinities.clear();
+    this.#affinitiesByLabel.clear();
+    this.#affinitiesBySelector.clear();
+    const nodes = new NodeLookup(this.#store);
+    for (const pv of this.#store.list('PersistentVolume')) this.#addVolume(pv, nodes);
+    for (const c of this.#store.list('CSIStorageCapacity')) this.#addCapacity(c, nodes);
     for (const pvc of this.#store.list('PersistentVolumeClaim')) this.#addClaim(pvc);
   }
 
   #fold(): void {
-    if (this.#dirtyVolumes.size + this.#dirtyCapacities.size > 0) {
-      const hosts = nodesByHostname(this.#store);
+    if (this.#dirtyVolumes.size + this.#dirtyCapacities.size + this.#dirtyAffinities.size > 0) {
+      const nodes = new NodeLookup(this.#store);
+      // An affinity whose place changed moves its PVs; one placed where it was moves none.
+      for (const affinity of this.#dirtyAffinities) {
+        const a = this.#affinities.get(affinity);
+        if (!a) continue;
+        const place = affinityPlace(affinity, { nodeSelectorTerms: JSON.parse(affinity) }, nodes);
+        if (place.zone !== a.place.zone || place.node !== a.place.node)
+          for (const key of a.volumes) this.#dirtyVolumes.add(key);
+        a.place = place;
+      }
+      this.#dirtyAffinities.clear();
       for (const key of this.#dirtyVolumes) {
         this.#take(this.#volumes, 'PersistentVolume', key);
         const pv = this.#store.get('PersistentVolume', key);
-        if (pv) this.#addVolume(pv, hosts);
+        if (pv) this.#addVolume(pv, nodes);
       }
       for (const key of this.#dirtyCapacities) {
         this.#take(this.#capacities, 'CSIStorageCapacity', key);
         const c = this.#store.get('CSIStorageCapacity', key);
-        if (c) this.#addCapacity(c, hosts);
+        if (c) this.#addCapacity(c, nodes);
         else this.#bySelector.delete(key);
       }
       this.#dirtyVolumes.clear();
@@ -196,9 +251,9 @@ export class StorageHeadroom {
     return held;
   }
 
-  #addVolume(pv: PersistentVolume, hosts: Map<string, Node>): void {
+  #addVolume(pv: PersistentVolume, nodes: NodeLookup): void {
     const key = objectKey('PersistentVolume', pv);
-    const place = pvPlace(pv, hosts);
+    const place = pvPlaceByKeys(pv, nodes.hosts) ?? this.#affinity(pv, key, nodes);
     const t = this.#totals(pvClass(pv), place);
     const state = volumeState(pv);
     const bytes = pvCapacity(pv);
@@ -210,12 +265,42 @@ export class StorageHeadroom {
     }
     const hostnames = this.#hostnames(place);
     this.#index(`PersistentVolume/${key}`, hostnames, 1);
-    this.#volumes.set(key, new Share(t.key, hostnames, bytes, state));
+    this.#volumes.set(key, new Share(t.key, hostnames, bytes, state, undefined, place.affinity));
   }
 
-  #addCapacity(c: CSIStorageCapacity, hosts: Map<string, Node>): void {
+  /** The place of a PV's affinity, which it joins (placed by the nodes it selects on its first PV). */
+  #affinity(pv: PersistentVolume, key: string, nodes: NodeLookup): Place {
+    const affinity = affinityOf(pv);
+    let a = this.#affinities.get(affinity);
+    if (!a) {
+      a = new Affinity(affinityPlace(affinity, pv.spec.nodeAffinity!.required!, nodes));
+      this.#affinities.set(affinity, a);
+      for (const label of a.place.labels ?? []) {
+        const set = this.#affinitiesByLabel.get(label) ?? new Set<string>();
+        this.#affinitiesByLabel.set(label, set.add(affinity));
+      }
+      if (a.place.bySelector) this.#affinitiesBySelector.add(affinity);
+    }
+    a.volumes.add(key);
+    return a.place;
+  }
+
+  /** A PV of an affinity is gone from it; the affinity, once it has none, is forgotten. */
+  #leave(affinity: string, key: string): void {
+    const a = this.#affinities.get(affinity)!;
+    a.volumes.delete(key);
+    if (a.volumes.size > 0) return;
+    this.#affinities.delete(affinity);
+    this.#affinitiesBySelector.delete(affinity);
+    for (const label of a.place.labels ?? []) {
+      const set = this.#affinitiesByLabel.get(label)!;
+      if (set.delete(affinity) && set.size === 0) this.#affinitiesByLabel.delete(label);
+    }
+  }
+
+  #addCapacity(c: CSIStorageCapacity, nodes: NodeLookup): void {
     const key = objectKey('CSIStorageCapacity', c);
-    const place = capacityPlace(c, this.#store, hosts);
+    const place = capacityPlace(c, this.#store, nodes.hosts);
     if (place ? place.bySelector === true : !!c.nodeTopology) this.#bySelector.add(key);
     else this.#bySelector.delete(key);
     if (!place) return;
@@ -259,6 +344,7 @@ export class StorageHeadroom {
     if (!s) return;
     shares.delete(key);
     this.#index(`${kind}/${key}`, s.hostnames, -1);
+    if (s.affinity !== undefined) this.#leave(s.affinity, key);
     const t = this.#rows.get(s.row)!;
     if (s.state) {
       t.row.volumes[s.state].count--;

@@ -6,10 +6,10 @@
 import { selectorMatchesSafely } from '../cluster/label-selector.ts';
 import { parseValue } from '../cluster/quantity.ts';
 import type { ClusterStore } from '../cluster/store.ts';
-import type { CSIStorageCapacity, Node, PersistentVolume } from '../cluster/types.ts';
+import type { CSIStorageCapacity, Node, NodeSelector, PersistentVolume } from '../cluster/types.ts';
 import { claimClass, pvClass } from '../cluster/volume-annotations.ts';
 import { LABEL_FAILURE_DOMAIN_BETA_ZONE, LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE } from '../cluster/well-known-labels.ts';
-import { affinityIndexEntries } from '../volumes/node-affinity.ts';
+import { affinityIndexEntries, matchNodeSelectorTerms } from '../volumes/node-affinity.ts';
 import { pvCapacity, requestedStorage } from '../volumes/pv-matching.ts';
 
 /** Upper bounds of the free-PV size histogram, in bytes (the last bucket, "+Inf", takes the rest). */
@@ -27,7 +27,7 @@ export type VolumeState = 'available' | 'bound' | 'released';
 
 export interface StorageRow {
   storageClass: string;
-  /** The zone label of the nodes the volumes and capacity reach ("" where they do not say: no node affinity). */
+  /** The zone label of the nodes the volumes and capacity reach ("" where none does: no node affinity, no node). */
   zone: string;
   /** With `byNode`: the node a local PV or a per-node CSIStorageCapacity is on. */
   node?: string;
@@ -59,6 +59,46 @@ export function nodesByHostname(store: ClusterStore): Map<string, Node> {
   return out;
 }
 
+/**
+ * The nodes as a pass over PVs asks for them: by hostname, and by the value of a label key (a CSI driver's own
+ * topology key), each index built on its first use, so a cluster whose PVs name hostnames and zones builds no other.
+ */
+export class NodeLookup {
+  readonly #store: ClusterStore;
+  #hosts: Map<string, Node> | undefined;
+  readonly #byKey = new Map<string, Map<string, Node[]>>();
+
+  constructor(store: ClusterStore) {
+    this.#store = store;
+  }
+
+  get hosts(): Map<string, Node> {
+    this.#hosts ??= nodesByHostname(this.#store);
+    return this.#hosts;
+  }
+
+  all(): Iterable<Node> {
+    return this.#store.list('Node');
+  }
+
+  /** The nodes whose label `key` is `value`. */
+  withLabel(key: string, value: string): readonly Node[] {
+    let byValue = this.#byKey.get(key);
+    if (!byValue) {
+      byValue = new Map();
+      for (const n of this.#store.list('Node')) {
+        const v = n.metadata.labels?.[key];
+        if (v === undefined) continue;
+        const list = byValue.get(v);
+        if (list) list.push(n);
+        else byValue.set(v, [n]);
+      }
+      this.#byKey.set(key, byValue);
+    }
+    return byValue.get(value) ?? [];
+  }
+}
+
 export interface Place {
   zone: string;
   node?: string;
@@ -66,24 +106,103 @@ export interface Place {
   bySelector?: boolean;
   /** The hostname labels whose nodes placed it (a node of that hostname appearing, going or relabelled may move it). */
   hostnames?: string[];
+  /**
+   * Placed through the nodes its affinity selects: the affinity (its terms as JSON, the same for every PV of that
+   * affinity, which so shares one place), and the labels (`key=value`) whose nodes it looked at, any of which
+   * appearing, going or relabelled may move it (with bySelector: every node).
+   */
+  affinity?: string;
+  labels?: string[];
 }
 
-/** Where a PV is: its affinity's zone, or the zone of the node its hostname affinity names. */
-export function pvPlace(pv: PersistentVolume, hosts: Map<string, Node>): Place {
-  const entries = affinityIndexEntries(pv) ?? [];
+const isZoneKey = (key: string) => key === LABEL_TOPOLOGY_ZONE || key === LABEL_FAILURE_DOMAIN_BETA_ZONE;
+
+const NO_AFFINITY: Place = Object.freeze({ zone: '' });
+
+/**
+ * Where a PV is. An affinity that names zones and hostnames only (local PVs, zonal disks labelled as upstream
+ * labels them) is read as it says: its zones, and the zone of the node each hostname names. Any other affinity (a CSI
+ * driver's own keys) is placed as a CSIStorageCapacity's selector is: in the zones of the nodes it selects, several
+ * joined by commas, none ("", as without affinity) where it selects no node. `memo` keeps the places computed by
+ * affinity for the PVs that share one.
+ */
+export function pvPlace(pv: PersistentVolume, nodes: NodeLookup, memo?: Map<string, Place>): Place {
+  const place = pvPlaceByKeys(pv, nodes.hosts);
+  if (place) return place;
+  const affinity = affinityOf(pv);
+  let p = memo?.get(affinity);
+  if (!p) {
+    p = affinityPlace(affinity, pv.spec.nodeAffinity!.required!, nodes);
+    memo?.set(affinity, p);
+  }
+  return p;
+}
+
+/** pvPlace from the affinity's zone and hostname keys; undefined where it names other keys, which need the nodes. */
+export function pvPlaceByKeys(pv: PersistentVolume, hosts: Map<string, Node>): Place | undefined {
+  if (!pv.spec.nodeAffinity?.required?.nodeSelectorTerms) return NO_AFFINITY;
+  const entries = affinityIndexEntries(pv);
+  if (!entries) return undefined;
   const zones = new Set<string>();
   const hostnames: string[] = [];
   let node: string | undefined;
   for (const [key, value] of entries) {
-    if (key === LABEL_TOPOLOGY_ZONE || key === LABEL_FAILURE_DOMAIN_BETA_ZONE) zones.add(value);
+    if (isZoneKey(key)) zones.add(value);
     else if (key === LABEL_HOSTNAME) {
       const n = hosts.get(value);
       node = n?.metadata.name ?? value;
       zones.add(zoneOf(n));
       hostnames.push(value);
-    }
+    } else return undefined;
   }
   return { zone: [...zones].sort().join(','), node: entries.length === 1 ? node : undefined, hostnames };
+}
+
+/** The key under which PVs of one affinity share their place. */
+export const affinityOf = (pv: PersistentVolume) => JSON.stringify(pv.spec.nodeAffinity?.required?.nodeSelectorTerms);
+
+/**
+ * The place of the nodes `selector` selects (a term that is one `In` of zones: those zones, as upstream labels
+ * them). A term's nodes are looked up by the values of its first `In` requirement (any node it selects carries one of
+ * them) and matched in full; a term without one is matched against every node.
+ */
+export function affinityPlace(affinity: string, selector: NodeSelector, nodes: NodeLookup): Place {
+  const zones = new Set<string>();
+  const selected = new Set<Node>();
+  const labels = new Set<string>();
+  let bySelector = false;
+  let byZone = false;
+  for (const term of selector.nodeSelectorTerms ?? []) {
+    const exprs = term.matchExpressions ?? [];
+    if (exprs.length === 0 && (term.matchFields?.length ?? 0) === 0) continue; // it selects no node
+    const first = exprs.find((r) => r.operator === 'In' && (r.values?.length ?? 0) > 0);
+    if (first && exprs.length === 1 && !term.matchFields?.length && isZoneKey(first.key)) {
+      for (const zone of first.values!) zones.add(zone);
+      byZone = true;
+      continue;
+    }
+    const one = { nodeSelectorTerms: [term] };
+    const look = (candidates: Iterable<Node>) => {
+      for (const n of candidates) if (matchNodeSelectorTerms(one, n.metadata.labels)) selected.add(n);
+    };
+    if (!first) {
+      bySelector = true;
+      look(nodes.all());
+    } else
+      for (const value of first.values!) {
+        labels.add(`${first.key}=${value}`);
+        look(nodes.withLabel(first.key, value));
+      }
+  }
+  for (const n of selected) zones.add(zoneOf(n));
+  const [only] = selected;
+  return {
+    zone: [...zones].sort().join(','),
+    node: !byZone && selected.size === 1 ? only.metadata.name : undefined,
+    affinity,
+    labels: [...labels],
+    ...(bySelector ? { bySelector } : {}),
+  };
 }
 
 /** Where a CSIStorageCapacity's nodeTopology reaches: a zone or a node named by label, else the nodes it selects. */
@@ -128,7 +247,8 @@ export function volumeState(pv: PersistentVolume): VolumeState {
 /** The headroom view; `byNode` splits each class and zone by node (PVs and capacities not on one node: node ""). */
 export function storageView(store: ClusterStore, options: { byNode?: boolean } = {}): StorageView {
   const byNode = options.byNode ?? false;
-  const hosts = nodesByHostname(store);
+  const nodes = new NodeLookup(store);
+  const places = new Map<string, Place>();
   const rows = new Map<string, StorageRow>();
   const row = (storageClass: string, place: Place) => {
     const key = `${storageClass}\0${place.zone}\0${byNode ? (place.node ?? '') : ''}`;
@@ -137,7 +257,7 @@ export function storageView(store: ClusterStore, options: { byNode?: boolean } =
     return r;
   };
   for (const pv of store.list('PersistentVolume')) {
-    const r = row(pvClass(pv), pvPlace(pv, hosts));
+    const r = row(pvClass(pv), pvPlace(pv, nodes, places));
     const state = volumeState(pv);
     const bytes = pvCapacity(pv);
     r.volumes[state].count++;
@@ -148,7 +268,7 @@ export function storageView(store: ClusterStore, options: { byNode?: boolean } =
     r.largestFreeBytes = Math.max(r.largestFreeBytes, bytes);
   }
   for (const c of store.list('CSIStorageCapacity')) {
-    const place = capacityPlace(c, store, hosts);
+    const place = capacityPlace(c, store, nodes.hosts);
     if (!place) continue;
     const r = row(c.storageClassName, place);
     const bytes = quantity(c.capacity);

@@ -228,6 +228,16 @@ describe('cert-manager: explicit lifetimes and renewal, and kube-scheduler readi
       notes,
       /get certificate rel-topology-extender-scheduler-client -o jsonpath='\{\.status\.renewalTime\}'/,
     );
+    // A static pod's copy: a command for each of the two files it names, writing it where certFile and keyFile say.
+    assert.match(notes, /copy tls\.crt and tls\.key to\s+\/etc\/kubernetes\/topology-extender\//);
+    for (const [key, path] of [
+      ['crt', entry.tlsConfig.certFile],
+      ['key', entry.tlsConfig.keyFile],
+    ])
+      assert.ok(
+        notes.includes(`get secret ${secret} -o jsonpath='{.data.tls\\.${key}}' | base64 -d > ${path}`),
+        `NOTES.txt prints the command that copies tls.${key}`,
+      );
   });
 });
 

@@ -1,9 +1,11 @@
 // `explain`, `simulate`, `pending` and `storage` on a kubectl dump with no server: a table by default, the route's answer with -o json|yaml,
 // the dump taken exactly as written unless --simulate-volume-controller, and bad input named in one line.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { analyze } from '../../src/cli/analyze.ts';
 import { loadSettings } from '../../src/config.ts';
@@ -68,9 +70,39 @@ describe('topology-extender explain', () => {
   it('bad input: one message naming it', async () => {
     await assert.rejects(analyze('explain', ['--cluster-state', EXAMPLE]), /give the pod: -f FILE or NAMESPACE\/NAME/);
     await assert.rejects(analyze('explain', ['default/db-0', '--cluster-state', EXAMPLE, '-o', 'wide']), /-o must be/);
-    await assert.rejects(analyze('explain', ['default/nope', '--cluster-state', EXAMPLE]), /pod default\/nope is not/);
-    await assert.rejects(analyze('explain', ['-f', '/nonexistent.yaml', '--cluster-state', EXAMPLE]), /cannot read/);
+    await assert.rejects(
+      analyze('explain', ['default/nope', '--cluster-state', EXAMPLE]),
+      /: pod default\/nope is not in the cluster-state file examples\/cluster\.yaml$/,
+    );
+    for (const command of ['explain', 'simulate'] as const)
+      await assert.rejects(
+        analyze(command, ['-f', '/nonexistent.yaml', '--cluster-state', EXAMPLE]),
+        /: -f \/nonexistent\.yaml: cannot read the file: it does not exist$/,
+      );
+    await assert.rejects(
+      analyze('explain', ['-f', 'examples', '--cluster-state', EXAMPLE]),
+      /-f examples: cannot read the file: it is a directory$/,
+    );
+    await assert.rejects(
+      analyze('explain', ['default/db-0', '-f', 'examples/cluster.yaml', '--cluster-state', EXAMPLE]),
+      /give the pod once: -f FILE or NAMESPACE\/NAME, not both/,
+    );
     await assert.rejects(analyze('explain', ['x', '--bogus']), /Unknown option '--bogus'/);
+  });
+
+  it('a missing -f file: one line saying it does not exist, exit status 1, no stack', async () => {
+    for (const command of ['explain', 'simulate']) {
+      const run = promisify(execFile)(process.execPath, ['src/main.ts', command, '-f', '/nope.yaml']);
+      await assert.rejects(run, (err: { code: number; stdout: string; stderr: string }) => {
+        assert.equal(err.code, 1);
+        assert.equal(
+          err.stderr,
+          `topology-extender ${command}: -f /nope.yaml: cannot read the file: it does not exist\n`,
+        );
+        assert.equal(err.stdout, '');
+        return true;
+      });
+    }
   });
 });
 

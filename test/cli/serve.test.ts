@@ -325,6 +325,9 @@ describe('what an operator reads', () => {
     assert.equal(explain.code, 0);
     for (const flag of ['-o, --output', '--limit N', '--max-volumes N', '--nodes', '-f, --filename', '--cluster-state'])
       assert.ok(explain.stdout.includes(flag), `explain --help explains ${flag}`);
+    // explain runs the whole default profile (test/ops/profiles.test.ts), not the volume plugins alone.
+    assert.match(explain.stdout.replace(/\s+/g, ' '), /kube-scheduler's default profile is run on every node/);
+    assert.doesNotMatch(explain.stdout, /each volume plugin/);
     const simulate = await run('simulate', '-h');
     assert.match(simulate.stdout, /--replicas N\s+how many/);
   });

@@ -45,9 +45,26 @@ describe('POST /api/v1/explain', () => {
     const neither = await t.request.post('/api/v1/explain').send({});
     assert.equal(neither.status, 400);
     assert.match(neither.body.message, /one of pod/);
+    // The extender serves a cluster-state file: there is no watch to lag, the pod is not in the file.
     const missing = await t.request.post('/api/v1/explain').send({ namespace: 'default', name: 'nope' });
     assert.equal(missing.status, 404);
-    assert.match(missing.body.message, /pod default\/nope is not in the extender's cache/);
+    assert.match(missing.body.message, /^pod default\/nope is not in the cluster-state file \/.*\/cluster\.json$/);
+    const simulated = await t.request.post('/api/v1/simulate').send({ namespace: 'default', name: 'nope' });
+    assert.equal(simulated.status, 404);
+    assert.match(simulated.body.message, /^pod default\/nope is not in the cluster-state file /);
+    // A pod given whole and by name: which one is meant is not for the extender to guess.
+    const manifest = { metadata: { name: 'web-9' }, spec: { containers: [{ name: 'c' }] } };
+    for (const route of ['/api/v1/explain', '/api/v1/simulate']) {
+      const both = await t.request.post(route).send({ namespace: 'default', name: 'db-0', pod: manifest });
+      assert.equal(both.status, 400, route);
+      assert.equal(
+        both.body.message,
+        'pod and name are both set: give the pod whole (pod) or by name (namespace/name), not both',
+      );
+      const namespaced = await t.request.post(route).send({ namespace: 'default', pod: manifest });
+      assert.equal(namespaced.status, 400, route);
+      assert.match(namespaced.body.message, /^pod and namespace are both set: .*metadata\.namespace/);
+    }
     const badLimit = await t.request.post('/api/v1/explain').send({ name: 'db-0', limit: -1 });
     assert.equal(badLimit.status, 400);
     // A pod sent whole has its read fields typed as the verbs type them.

@@ -186,7 +186,7 @@ describe('bad input on the verbs', () => {
       /PodUID/,
     ));
 
-  it('rejects a body over the configured limit with 413', () =>
+  it('rejects a body over the configured limit with 413 naming the limit and the flag that raises it', () =>
     expectRejected(
       () =>
         postRaw(
@@ -194,14 +194,33 @@ describe('bad input on the verbs', () => {
           GOOD.replace('["node-a"]', JSON.stringify(Array.from({ length: 10_000 }, (_, i) => `node-${i}`))),
         ),
       413,
-      /too large|body/i,
+      /^the request body is larger than --body-limit \(65536 bytes, 64Ki\): raise --body-limit \(setting bodyLimit\)/,
     ));
 
   it('answers an unknown path with a 404 naming it', () =>
     expectRejected(() => postRaw('/scheduler/explode', GOOD), 404, /\/scheduler\/explode/));
 
-  it('answers the wrong method with a 4xx, not a 500', async () => {
-    const res = await t.request.get('/scheduler/filter');
-    assert.ok(res.status >= 400 && res.status < 500, `status ${res.status}`);
+  it('answers the wrong method with 405 and the methods the route takes in Allow', async () => {
+    for (const path of [
+      '/scheduler/filter',
+      '/scheduler/prioritize',
+      '/scheduler/preempt',
+      '/scheduler/bind',
+      '/api/v1/explain',
+      '/api/v1/simulate',
+    ]) {
+      for (const method of ['get', 'put', 'delete'] as const) {
+        const res = await t.request[method](path);
+        assert.equal(res.status, 405, `${method} ${path}: ${JSON.stringify(res.body)}`);
+        assert.equal(res.headers.allow, 'POST', `${method} ${path}`);
+        assert.equal(res.body.message, `${method.toUpperCase()} ${path}: this route takes POST only`);
+      }
+    }
+    // A GET route, a parametric one too, and a query string that names no route.
+    const post = await t.request.post('/api/v1/nodes/node-a').send({});
+    assert.equal(post.status, 405);
+    assert.equal(post.headers.allow, 'GET, HEAD');
+    assert.equal((await t.request.delete('/readyz?verbose=1')).headers.allow, 'GET, HEAD');
+    await expectRejected(() => t.request.get('/scheduler/explode'), 404, /no route GET \/scheduler\/explode/);
   });
 });

@@ -20,6 +20,7 @@ import { claim, localPV, makeCSIStorageCapacity, node, pod, storageClass } from 
 import { cluster } from './helpers.ts';
 
 const ZONES = ['z0', 'z1', 'z2'];
+const DRIVER_ZONE = 'topology.disk.csi.example.com/zone';
 
 const world = fc.record({
   nodes: fc.array(fc.record({ zone: fc.nat(2), cpu: fc.constantFrom('1', '2', '4') }), { minLength: 1, maxLength: 5 }),
@@ -32,6 +33,8 @@ const world = fc.record({
       size: fc.integer({ min: 1, max: 200 }),
       claimed: fc.boolean(),
       released: fc.boolean(),
+      // A local PV names its node's hostname; a CSI driver's disk names the driver's own zone key.
+      driverZone: fc.boolean(),
     }),
     { maxLength: 8 },
   ),
@@ -52,7 +55,9 @@ const world = fc.record({
 type World = typeof world extends fc.Arbitrary<infer T> ? T : never;
 
 function build(w: World): AnyObject[] {
-  const nodes = w.nodes.map((n, i) => node(`n${i}`, { zone: ZONES[n.zone], cpu: n.cpu }));
+  const nodes = w.nodes.map((n, i) =>
+    node(`n${i}`, { zone: ZONES[n.zone], cpu: n.cpu, labels: { [DRIVER_ZONE]: ZONES[n.zone] } }),
+  );
   const objects: AnyObject[] = [...nodes, storageClass('local'), storageClass('fast', { provisioner: 'fast.csi' })];
   w.running.forEach((r, i) => {
     const p = pod(`run-${i}`, { nodeName: `n${r.node % nodes.length}`, cpu: r.cpu, priority: r.priority * 100 });
@@ -61,6 +66,12 @@ function build(w: World): AnyObject[] {
   w.pvs.forEach((v, i) => {
     const pv = structuredClone(localPV(`pv-${i}`, `n${(v.node ?? 0) % nodes.length}`, { size: `${v.size}Gi` }));
     if (v.node === undefined) delete pv.spec.nodeAffinity;
+    else if (v.driverZone) {
+      const zone = ZONES[w.nodes[v.node % nodes.length].zone];
+      pv.spec.nodeAffinity = {
+        required: { nodeSelectorTerms: [{ matchExpressions: [{ key: DRIVER_ZONE, operator: 'In', values: [zone] }] }] },
+      };
+    }
     if (v.claimed) pv.spec.claimRef = { namespace: 'other', name: `held-${i}` };
     pv.status = { phase: v.released ? 'Released' : v.claimed ? 'Bound' : 'Available' };
     objects.push(pv);
@@ -458,8 +469,12 @@ describe('the report in a running extender', () => {
     const t = await createTestExtender([], { pendingReport: true });
     try {
       const res = await t.request.get('/api/v1/pending?by=node').expect(400);
-      assert.match(res.body.message, /querystring\/by must be equal to one of the allowed values/);
-      await t.request.get('/api/v1/pending?color=red').expect(400);
+      assert.equal(
+        res.body.message,
+        'querystring/by must be equal to one of the allowed values: reason, workload, zone',
+      );
+      const unknown = await t.request.get('/api/v1/pending?color=red').expect(400);
+      assert.equal(unknown.body.message, 'querystring must NOT have additional properties: color');
       await t.request.get('/api/v1/storage?byNode=yes').expect(400);
       const empty = (await t.request.get('/api/v1/pending?by=workload').expect(200)).body;
       assert.deepEqual([empty.pods, empty.groups], [0, []]);

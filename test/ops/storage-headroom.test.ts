@@ -1,7 +1,8 @@
 // The storage view kept current from the store's events (storage-headroom.ts) against the one computed afresh
 // (storage.ts, whose counts test/ops/pending.test.ts checks against the API objects): on random clusters, through
 // random sequences of PVs bound, released, resized and deleted, capacities changing, claims waiting and bound, and
-// nodes added, removed and relabelled, with the view read at random points, the two are equal.
+// nodes added, removed and relabelled, with the view read at random points, the two are equal. PVs name a hostname,
+// or a CSI driver's own zone or node key (placed through the nodes carrying it), or select without an In requirement.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -14,6 +15,9 @@ import { claim, localPV, makeCSIStorageCapacity, node } from '../helpers/objects
 const ZONES = ['z0', 'z1', 'z2'];
 const NODES = 5;
 const SIZES = ['5Gi', '20Gi', '60Gi', '2Ti'];
+/** A driver's topology keys, published on each node by its node plugin: the node's zone and the node itself. */
+const DRIVER_ZONE = 'topology.disk.csi.example.com/zone';
+const DRIVER_NODE = 'topology.topolvm.io/node';
 
 /** Where a capacity's nodeTopology points: a zone, a hostname, a selector over another label, or no selector. */
 const topology = fc.oneof(
@@ -31,6 +35,7 @@ const step = fc.oneof(
     size: fc.nat(SIZES.length - 1),
     state: fc.constantFrom('Available', 'Bound', 'Released', 'gone'),
     cls: fc.constantFrom('local', 'slow'),
+    key: fc.constantFrom('hostname', 'driver-zone', 'driver-node', 'not-in'),
   }),
   fc.record({
     op: fc.constant('capacity' as const),
@@ -57,6 +62,12 @@ const step = fc.oneof(
   }),
   // Only a label no PV names: it moves the capacities that select by it, and nothing else.
   fc.record({ op: fc.constant('rack' as const), i: fc.nat(NODES - 1), rack: fc.nat(1) }),
+  // A driver's zone label moved (or gone) alone: the PVs that name it move, the node's zone stays.
+  fc.record({
+    op: fc.constant('driver' as const),
+    i: fc.nat(NODES - 1),
+    zone: fc.option(fc.nat(2), { nil: undefined }),
+  }),
   fc.record({ op: fc.constant('read' as const) }),
 );
 
@@ -82,7 +93,14 @@ class World {
         const pv: PersistentVolume = structuredClone(
           localPV(name, `n${s.node ?? 0}`, { size: SIZES[s.size], className: s.cls }),
         );
+        const values = (key: string, v: string[], operator = 'In') => ({
+          required: { nodeSelectorTerms: [{ matchExpressions: [{ key, operator, values: v }] }] },
+        });
         if (s.node === undefined) delete pv.spec.nodeAffinity;
+        else if (s.key === 'driver-zone') pv.spec.nodeAffinity = values(DRIVER_ZONE, [ZONES[s.node % ZONES.length]]);
+        else if (s.key === 'driver-node') pv.spec.nodeAffinity = values(DRIVER_NODE, [`n${s.node}`]);
+        else if (s.key === 'not-in')
+          pv.spec.nodeAffinity = values(DRIVER_ZONE, [ZONES[s.node % ZONES.length]], 'NotIn');
         if (s.state !== 'Available') pv.spec.claimRef = { namespace: 'default', name: `c-${s.i}` };
         pv.status = { phase: s.state };
         this.put('PersistentVolume', pv);
@@ -138,6 +156,8 @@ class World {
           rack: `r${s.rack}`,
           // A hostname label that differs from the name (cloud nodes) moves the PVs that name it.
           'kubernetes.io/hostname': `n${s.hostname ?? s.i}`,
+          [DRIVER_ZONE]: ZONES[s.zone],
+          [DRIVER_NODE]: name,
         };
         this.put('Node', n);
         return;
@@ -146,6 +166,14 @@ class World {
         const n = this.store.get('Node', `n${s.i}`);
         if (n)
           this.put('Node', { ...n, metadata: { ...n.metadata, labels: { ...n.metadata.labels, rack: `r${s.rack}` } } });
+        return;
+      }
+      case 'driver': {
+        const n = this.store.get('Node', `n${s.i}`);
+        if (!n) return;
+        const { [DRIVER_ZONE]: _, ...labels } = n.metadata.labels ?? {};
+        if (s.zone !== undefined) labels[DRIVER_ZONE] = ZONES[s.zone];
+        this.put('Node', { ...n, metadata: { ...n.metadata, labels } });
         return;
       }
       case 'read':
@@ -177,7 +205,7 @@ describe('storage headroom kept current from events', () => {
   it('hands out views of its own: a reader changing one leaves the next untouched', () => {
     const w = new World();
     w.apply({ op: 'node', i: 0, zone: 0, rack: 0, hostname: undefined, gone: false });
-    w.apply({ op: 'pv', i: 0, node: 0, size: 0, state: 'Available', cls: 'local' });
+    w.apply({ op: 'pv', i: 0, node: 0, size: 0, state: 'Available', cls: 'local', key: 'hostname' });
     const headroom = storageHeadroom(w.store);
     const first = headroom.view();
     first.rows[0].volumes.available.count = 99;

@@ -9,3 +9,13 @@ export class ClusterStateError extends Error {
     this.file = file;
   }
 }
+
+const REASONS: Record<string, string> = {
+  ENOENT: 'it does not exist',
+  EACCES: 'permission denied',
+  EISDIR: 'it is a directory',
+};
+
+/** Why a file could not be read, in words (`it does not exist`) rather than errno's (`ENOENT: no such file ...`). */
+export const unreadableReason = (err: unknown): string =>
+  REASONS[(err as NodeJS.ErrnoException).code ?? ''] ?? (err as Error).message;

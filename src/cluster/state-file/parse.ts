@@ -6,7 +6,7 @@ import { type FileHandle, open, readFile, stat } from 'node:fs/promises';
 import { parseAllDocuments } from 'yaml';
 import { trimObject } from '../trim.ts';
 import { type AnyObject, KINDS, type Kind, objectKey } from '../types.ts';
-import { ClusterStateError } from './error.ts';
+import { ClusterStateError, unreadableReason } from './error.ts';
 import { type StreamedList, streamJsonList } from './json-list.ts';
 import { normalizeObject } from './normalize.ts';
 import { FieldError, isRecord, type Json, validateObject } from './validate.ts';
@@ -126,15 +126,8 @@ export function parseClusterState(text: string, file: string): ParsedClusterStat
   return result();
 }
 
-const REASONS: Record<string, string> = {
-  ENOENT: 'no such file',
-  EACCES: 'permission denied',
-  EISDIR: 'it is a directory',
-};
-const unreadable = (file: string, err: unknown) => {
-  const reason = REASONS[(err as NodeJS.ErrnoException).code ?? ''] ?? (err as Error).message;
-  return new ClusterStateError(file, `cannot read the file: ${reason}`);
-};
+const unreadable = (file: string, err: unknown) =>
+  new ClusterStateError(file, `cannot read the file: ${unreadableReason(err)}`);
 
 /** SHA-256 of the file's bytes: whether it changed since it was last applied. */
 export async function fileDigest(file: string): Promise<string> {

@@ -30,7 +30,8 @@ export class ClusterStateSource implements Source {
   readonly description: string;
   /** The current objects, shared with the cluster-state writer and the simulated volume controller. */
   readonly state = new ClusterState();
-  readonly #file: string;
+  /** The file it serves. */
+  readonly file: string;
   readonly #logger: Log;
   readonly #watch: boolean;
   readonly #debounceMs: number;
@@ -44,7 +45,7 @@ export class ClusterStateSource implements Source {
   #appliedDigest: string | undefined;
 
   constructor(options: ClusterStateSourceOptions) {
-    this.#file = options.file;
+    this.file = options.file;
     this.#logger = options.logger ?? pino({ level: 'silent' });
     this.#watch = options.watch ?? true;
     this.#debounceMs = options.debounceMs ?? 100;
@@ -58,7 +59,7 @@ export class ClusterStateSource implements Source {
     this.#appliedDigest = digest;
     this.#loaded = true;
     this.state.attach(store);
-    this.#logger.info({ file: this.#file, counts: this.#counts() }, 'cluster-state file loaded');
+    this.#logger.info({ file: this.file, counts: this.#counts() }, 'cluster-state file loaded');
     if (this.#watch) this.#startWatching();
   }
 
@@ -95,13 +96,13 @@ export class ClusterStateSource implements Source {
   async #reloadOnce(): Promise<void> {
     if (this.#stopped) return;
     // A touch, or an event for a neighbouring file, changes nothing: compare digests before parsing anything.
-    if (this.#stopped || (await fileDigest(this.#file)) === this.#appliedDigest) return;
+    if (this.#stopped || (await fileDigest(this.file)) === this.#appliedDigest) return;
     const { parsed, digest } = await this.#read();
     if (this.#stopped) return;
     this.state.applyFile(parsed.objects);
     this.#appliedDigest = digest;
     this.#relists++;
-    this.#logger.info({ file: this.#file, counts: this.#counts() }, 'cluster-state file reloaded');
+    this.#logger.info({ file: this.file, counts: this.#counts() }, 'cluster-state file reloaded');
   }
 
   async #read(): Promise<{ parsed: ParsedClusterState; digest: string }> {
@@ -110,7 +111,7 @@ export class ClusterStateSource implements Source {
     const figures = ({ bytes, totalBytes, objects }: ReadProgress, now: number) => {
       const seconds = Math.max((now - started) / 1000, 0.001);
       return {
-        file: this.#file,
+        file: this.file,
         objects,
         readMiB: mib(bytes),
         totalMiB: mib(totalBytes),
@@ -121,7 +122,7 @@ export class ClusterStateSource implements Source {
     };
     let last: ReadProgress | undefined;
     // A cluster-sized file takes seconds to read: say how far it is, every few seconds, rather than stay silent.
-    const read = await readClusterState(this.#file, (progress) => {
+    const read = await readClusterState(this.file, (progress) => {
       last = progress;
       const now = performance.now();
       if (now - logged < PROGRESS_EVERY_MS) return;
@@ -138,7 +139,7 @@ export class ClusterStateSource implements Source {
     }
     for (const [kind, count] of read.parsed.skipped) {
       this.#logger.warn(
-        { file: this.#file, kind, count },
+        { file: this.file, kind, count },
         `cluster-state: skipping ${count} ${kind} object(s): kind ${kind} is not used for scheduling`,
       );
     }
@@ -148,12 +149,12 @@ export class ClusterStateSource implements Source {
   #startWatching(): void {
     // Watch the directory, not the file: editors save by writing a new file and renaming it over the old one,
     // which would leave a watch on the old inode deaf. A mounted ConfigMap changes by swapping its `..data` symlink.
-    const name = basename(this.#file);
-    this.#watcher = watch(dirname(this.#file), (_event, filename) => {
+    const name = basename(this.file);
+    this.#watcher = watch(dirname(this.file), (_event, filename) => {
       if (filename === null || filename === name || filename.startsWith('..')) this.#schedule();
     });
     this.#watcher.on('error', (err) =>
-      this.#logger.error({ err, file: this.#file }, 'cluster-state: watching the file failed'),
+      this.#logger.error({ err, file: this.file }, 'cluster-state: watching the file failed'),
     );
   }
 
@@ -163,7 +164,7 @@ export class ClusterStateSource implements Source {
       this.#timer = undefined;
       this.reload().catch((err: unknown) =>
         this.#logger.error(
-          { err, file: this.#file },
+          { err, file: this.file },
           `cluster-state reload failed, keeping the current state: ${(err as Error).message}`,
         ),
       );

@@ -16,7 +16,7 @@ const open = { additionalProperties: true } as const;
 /** A Pod as kubectl prints it, its read fields typed as the verbs type them; a uid is not needed (a manifest not created yet has none). */
 const PodObject = Type.Object(Pod.properties, {
   ...open,
-  description: 'The pod as a full object (e.g. `kubectl get pod -o json`, or a manifest)',
+  description: 'The pod as a full object (e.g. `kubectl get pod -o json`, or a manifest); not with namespace or name',
 });
 
 const PodSelection = {
@@ -211,7 +211,10 @@ const SimulateAnswer = Type.Object({
   ),
 });
 
-const NOT_FOUND = HttpError(404, 'namespace/name names a pod that is not in the cache');
+const NOT_FOUND = HttpError(
+  404,
+  'namespace/name names a pod that is not in the cache (serving a cluster-state file: not in the file)',
+);
 
 export function analysisRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
