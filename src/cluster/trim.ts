@@ -244,13 +244,9 @@ function trimKind<K extends Kind>(kind: K, raw: KindMap[K]): KindMap[K] {
       // Ready alone, without its heartbeat: explain names a lost node and since when (src/ops/lost-node.ts).
       const ready = status.conditions?.find((c) => c.type === 'Ready');
       if (ready) {
-        const since = ready.lastTransitionTime as unknown;
+        const since = timestamp(ready.lastTransitionTime);
         node.status.conditions = [
-          {
-            type: 'Ready',
-            status: ready.status,
-            ...(since ? { lastTransitionTime: since instanceof Date ? since.toISOString() : String(since) } : {}),
-          },
+          { type: 'Ready', status: ready.status, ...(since ? { lastTransitionTime: since } : {}) },
         ];
       }
     }

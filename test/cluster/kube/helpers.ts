@@ -28,11 +28,28 @@ export function created(obj: AnyObject, more: { finalizers?: string[] } = {}): F
   return { apiVersion, ...obj, metadata: { ...metadata, ...more } };
 }
 
-const READY = { type: 'Ready', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z' };
+// As a kubelet reports them: the store keeps Ready's type, status and lastTransitionTime alone.
+const CONDITIONS = [
+  {
+    type: 'MemoryPressure',
+    status: 'False',
+    lastHeartbeatTime: '2026-01-01T00:05:00Z',
+    reason: 'KubeletHasSufficientMemory',
+  },
+  {
+    type: 'Ready',
+    status: 'True',
+    lastHeartbeatTime: '2026-01-01T00:05:00Z',
+    lastTransitionTime: '2026-01-01T00:00:00Z',
+    reason: 'KubeletReady',
+  },
+];
 
 export function node(name: string, labels: Record<string, string> = {}): FakeObject {
   const allocatable = { cpu: '4', memory: '16Gi', pods: '110' };
-  return created(build.makeNode(name, { labels, allocatable, status: { capacity: allocatable, conditions: [READY] } }));
+  return created(
+    build.makeNode(name, { labels, allocatable, status: { capacity: allocatable, conditions: CONDITIONS } }),
+  );
 }
 
 export function pod(name: string, opts: { namespace?: string; nodeName?: string; claims?: string[] } = {}): FakeObject {

@@ -149,7 +149,10 @@ describe('KubeSource', () => {
       assert.equal(p.spec.nodeName, 'node-a');
       assert.equal((p as { kind?: string }).kind, undefined);
       const n = h.store.get('Node', 'node-a')!;
-      assert.equal((n.status as { conditions?: unknown }).conditions, undefined);
+      // Ready alone, for explain's lost-node note; its heartbeat would make every node update a change.
+      assert.deepEqual(n.status?.conditions, [
+        { type: 'Ready', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z' },
+      ]);
     });
 
     test('watch events reach the store: add, update, delete', async () => {
