@@ -5,6 +5,9 @@
 // What a cluster has that no process here can be: kubelets. So nodes are API objects the tests create Ready, the
 // admission plugins that would wait for kubelets (ServiceAccount, TaintNodesByCondition) are off, and a pod deleted
 // after it was bound is finished by `finishTerminatingPods` (a kubelet confirms the deletion of a pod it ran).
+// With `workloads`, kube-controller-manager also runs the controllers that make and evict pods (StatefulSet,
+// Deployment, Job, the ephemeral-volume controller, node life cycle with taint-based eviction, ...) and KWOK plays the
+// kubelets of the nodes that carry its label (kwokNode): their leases, pods that go Running, deletions confirmed.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { once } from 'node:events';
@@ -24,6 +27,8 @@ export interface ControlPlaneOptions {
   controllerManagerBurst?: number;
   /** Audit the administrator's writes too (the tests' own set-up). Default true; a bench loading 150,000 pods says no. */
   auditAdmin?: boolean;
+  /** The workload controllers and node life cycle in kube-controller-manager, and KWOK for simulated nodes. */
+  workloads?: boolean;
 }
 
 export interface ControlPlane {
@@ -47,6 +52,11 @@ export interface ControlPlane {
    * test needs, then catches up on everything that changed meanwhile.
    */
   pauseControllerManager(paused: boolean): void;
+  /**
+   * With `workloads`: how long a node's kubelet may be silent before node life cycle marks it Unknown and taints it
+   * unreachable, and how long a pod tolerates that taint (the API server's default toleration) before it is evicted.
+   */
+  nodeLifecycle?: { monitorGracePeriodSeconds: number; unreachableTolerationSeconds: number };
   /** Each component's process id, by name (etcd, kube-apiserver, kube-controller-manager): a bench reads their CPU. */
   pids: Record<string, number>;
   /** Milliseconds from start until each component was ready. */
@@ -201,6 +211,32 @@ const CONTROLLERS = [
   'persistentvolume-protection-controller',
 ];
 
+/** What makes, owns and evicts pods in a cluster: the workloads' controllers and the node life cycle. */
+const WORKLOAD_CONTROLLERS = [
+  'statefulset-controller',
+  'replicaset-controller',
+  'deployment-controller',
+  'job-controller',
+  'ephemeral-volume-controller',
+  'garbage-collector-controller',
+  'disruption-controller',
+  'node-lifecycle-controller',
+  'taint-eviction-controller',
+  'pod-garbage-collector-controller',
+];
+
+/**
+ * The label KWOK manages a node by (kwokNode sets it). A label, not an annotation: its watch is then the API server's
+ * label selector, which tells KWOK of a node that lost the label, and KWOK stops renewing its lease.
+ */
+export const KWOK_NODE_LABEL = 'kwok.x-k8s.io/node';
+
+/**
+ * Short enough for a test to watch a node get lost, long enough that a loaded machine never loses one by accident:
+ * KWOK renews a node's lease every quarter of its duration (2 s).
+ */
+const NODE_LIFECYCLE = { leaseDurationSeconds: 8, monitorGracePeriodSeconds: 20, unreachableTolerationSeconds: 5 };
+
 export async function startControlPlane(
   components: KubeComponents,
   options: ControlPlaneOptions = {},
@@ -287,6 +323,12 @@ export async function startControlPlane(
         '--audit-log-format=json',
         // Written before the answer leaves, so a test that got its answer finds the event.
         '--audit-log-mode=blocking',
+        ...(options.workloads
+          ? [
+              `--default-unreachable-toleration-seconds=${NODE_LIFECYCLE.unreachableTolerationSeconds}`,
+              `--default-not-ready-toleration-seconds=${NODE_LIFECYCLE.unreachableTolerationSeconds}`,
+            ]
+          : []),
       ],
       dir,
     );
@@ -310,7 +352,10 @@ export async function startControlPlane(
       components.kubeControllerManager.path,
       [
         `--kubeconfig=${controllerManagerKubeconfig}`,
-        `--controllers=${CONTROLLERS.join(',')}`,
+        `--controllers=${[...CONTROLLERS, ...(options.workloads ? WORKLOAD_CONTROLLERS : [])].join(',')}`,
+        ...(options.workloads
+          ? [`--node-monitor-grace-period=${NODE_LIFECYCLE.monitorGracePeriodSeconds}s`, '--node-monitor-period=1s']
+          : []),
         '--use-service-account-credentials=true',
         '--leader-elect=false',
         '--secure-port=0',
@@ -324,6 +369,22 @@ export async function startControlPlane(
     await readyOrExit(controllerManager, 'running the PV controller', async () =>
       /Starting persistent volume controller[\s\S]*Caches are synced/.test(controllerManager.tail(400)),
     );
+    if (options.workloads) {
+      // As the administrator: the tests' simulated kubelets are not what they check.
+      const kwok = startComponent(
+        'kwok',
+        components.kwok.path,
+        [
+          `--kubeconfig=${adminKubeconfig}`,
+          `--manage-nodes-with-label-selector=${KWOK_NODE_LABEL}=fake`,
+          `--node-lease-duration-seconds=${NODE_LIFECYCLE.leaseDurationSeconds}`,
+          '--cidr=10.0.0.1/16',
+        ],
+        dir,
+      );
+      processes.push(kwok);
+      await readyOrExit(kwok, 'watching nodes', async () => /Watch nodes/.test(kwok.tail(50)));
+    }
     const done = performance.now();
 
     return {
@@ -335,6 +396,7 @@ export async function startControlPlane(
       schedulerKubeconfig,
       pids: Object.fromEntries(processes.map((p) => [p.name, p.child.pid!])),
       pauseControllerManager: (paused) => killGroup(controllerManager.child, paused ? 'SIGSTOP' : 'SIGCONT'),
+      ...(options.workloads ? { nodeLifecycle: NODE_LIFECYCLE } : {}),
       async serviceAccountKubeconfig(namespace, name, server) {
         const answer = await admin.client.request<{ status: { token: string } }>(
           'POST',

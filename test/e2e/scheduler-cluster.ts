@@ -7,7 +7,12 @@ import { rm } from 'node:fs/promises';
 import { created, waitFor } from '../cluster/kube/helpers.ts';
 import { type ApiProxy, startApiProxy } from '../components/api-proxy.ts';
 import { type Component, kubeComponents } from '../components/components.ts';
-import { type ControlPlane, finishTerminatingPods, startControlPlane } from '../components/control-plane.ts';
+import {
+  type ControlPlane,
+  finishTerminatingPods,
+  KWOK_NODE_LABEL,
+  startControlPlane,
+} from '../components/control-plane.ts';
 import { type CsiProvisioner, startCsiProvisioner } from '../components/csi-provisioner.ts';
 import type { KubeApi, KubeObject } from '../components/kube-api.ts';
 import { renderChart } from '../helpers/chart.ts';
@@ -43,6 +48,16 @@ export function clusterNode(name: string, zone: string, labels: Record<string, s
     ),
     created(build.makeCSINode(name, { drivers: [{ name: CSI_DRIVER, nodeID: name, topologyKeys: [ZONE] }] })),
   ];
+}
+
+/**
+ * A node whose kubelet KWOK plays (the cluster needs `workloads`): it turns Ready, keeps its lease, runs the pods bound
+ * to it and confirms their deletion, until its label is taken away: a kubelet that stops answering.
+ */
+export function kwokNode(name: string, zone: string, labels: Record<string, string> = {}): KubeObject[] {
+  const [node, csiNode] = clusterNode(name, zone, { ...labels, [KWOK_NODE_LABEL]: 'fake' });
+  node.status = { allocatable: ALLOCATABLE, capacity: ALLOCATABLE };
+  return [node, csiNode];
 }
 
 /** `count` nodes over zones a, b, c (clusterNode), with the storage classes, the CSI driver and its capacity. */
@@ -212,6 +227,8 @@ export interface SchedulerClusterOptions {
   rbac?: ExtenderRbac;
   /** More `serve` flags for the extender. */
   extenderArgs?: string[];
+  /** The workload controllers, node life cycle and KWOK (ControlPlaneOptions.workloads); nodes from kwokNode. */
+  workloads?: boolean;
 }
 
 const WRITE_METHODS: Record<string, ApiWrite['method']> = {
@@ -257,7 +274,7 @@ export async function startSchedulerCluster(
 ): Promise<SchedulerCluster> {
   let extenderArgs = options.extenderArgs ?? [];
   const serveArgs = () => ['--bind-timeout-seconds', String(options.bindTimeoutSeconds ?? 20), ...extenderArgs];
-  const plane = await startControlPlane(await components());
+  const plane = await startControlPlane(await components(), { workloads: options.workloads });
   const { api, dir } = { api: plane.admin, dir: plane.dir };
   const stops: (() => void | Promise<void>)[] = [() => plane.stop()];
   try {
@@ -289,7 +306,8 @@ export async function startSchedulerCluster(
       }
     };
     await add(...objects);
-    stops.push(await finishTerminatingPods(api));
+    // With workloads KWOK confirms the deletion of its nodes' pods, and nobody that of a lost node's, as in a cluster.
+    if (!options.workloads) stops.push(await finishTerminatingPods(api));
     const provisioner = await startCsiProvisioner(api, CSI_DRIVER);
     stops.push(provisioner.stop);
     const account = await installExtenderRbac(api, options.rbac ?? 'delegated');
