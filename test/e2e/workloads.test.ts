@@ -31,6 +31,8 @@ const NODES = ['node-0', 'node-1', 'node-2', 'node-3'];
 const LOST = 'node-lost';
 /** Cordoned and drained in the drain test; likewise only that test's PVs are there. */
 const DRAIN = 'node-drain';
+/** Joins the cluster during a test, with new local PVs. */
+const ADDED = 'node-added';
 const REGISTRATIONS = ['delegated', 'scheduler-binds'] as const;
 /** A controller's pods go Running within a second here; a loaded CI machine gets a minute. */
 const WITHIN_MS = 60_000;
@@ -39,7 +41,7 @@ interface Case {
   version: string;
   mode: (typeof REGISTRATIONS)[number];
   scheduler: string;
-  /** Its own statically provisioned local class, two free PVs on each of NODES. */
+  /** Its own statically provisioned local class, three free PVs on each of NODES. */
   localClass: string;
   /** Its own local class with one PV on LOST. */
   lostClass: string;
@@ -162,7 +164,7 @@ if (found.skip) {
         ...cases.flatMap((c) => [
           created(build.makeStorageClass(c.localClass)),
           created(build.makeStorageClass(c.lostClass)),
-          ...NODES.flatMap((n) => [0, 1].map((k) => localPV(`${c.localClass}-${n}-${k}`, n, '10Gi', c.localClass))),
+          ...NODES.flatMap((n) => [0, 1, 2].map((k) => localPV(`${c.localClass}-${n}-${k}`, n, '10Gi', c.localClass))),
           localPV(`${c.lostClass}-pv`, LOST, '10Gi', c.lostClass),
           created(build.makeStorageClass(c.drainClass)),
           localPV(`${c.drainClass}-a`, DRAIN, '10Gi', c.drainClass),
@@ -258,6 +260,97 @@ if (found.skip) {
           // The old PV was Retain: Released, never bound again; the new claim has another.
           assert.notEqual(fresh?.spec.volumeName, old?.spec.volumeName);
           assert.equal(again.get(`${name}-1`), (await claimNodes([claim])).get(claim));
+        }),
+      );
+    });
+
+    test('updateStrategy OnDelete: a pod is replaced only once deleted, on its claim’s node, with the new template', async () => {
+      await Promise.all(
+        cases.map(async (c) => {
+          const name = `${c.scheduler}-ondel`;
+          await api().create(
+            statefulSet(name, c, 2, c.localClass, {
+              podManagementPolicy: 'Parallel',
+              updateStrategy: { type: 'OnDelete' },
+            }),
+          );
+          const placed = await running(name, 2);
+          await api().patch(
+            { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace: 'default' } },
+            { spec: { template: { metadata: { annotations: { revision: '2' } } } } },
+          );
+          const old = await api().get<Pod>('Pod', `${name}-1`, 'default');
+          await api().delete(old!);
+          const fresh = await waitFor(
+            `${name}-1 replaced`,
+            async () => {
+              const p = await api().get<Pod>('Pod', `${name}-1`, 'default');
+              return p && p.metadata.uid !== old?.metadata.uid && p.status?.phase === 'Running' ? p : undefined;
+            },
+            WITHIN_MS,
+          );
+          assert.equal(fresh.spec.nodeName, placed.get(`${name}-1`), `${c.scheduler}: back beside data-${name}-1`);
+          assert.equal((fresh.metadata.annotations as Record<string, string> | undefined)?.revision, '2');
+          // The other pod was not touched: OnDelete waits for the operator.
+          const untouched = await api().get<Pod>('Pod', `${name}-0`, 'default');
+          assert.equal((untouched?.metadata.annotations as Record<string, string> | undefined)?.revision, undefined);
+        }),
+      );
+    });
+
+    test('persistentVolumeClaimRetentionPolicy whenDeleted: Delete removes the claims with the StatefulSet', async () => {
+      await Promise.all(
+        cases.map(async (c) => {
+          const name = `${c.scheduler}-gone`;
+          const sts = statefulSet(name, c, 1, c.localClass, {
+            persistentVolumeClaimRetentionPolicy: { whenScaled: 'Retain', whenDeleted: 'Delete' },
+          });
+          await api().create(sts);
+          await running(name, 1);
+          // The controller makes the set the claim's owner in a sync after the one that made it; a set deleted before
+          // that leaves the claim behind.
+          await waitFor(
+            `data-${name}-0 owned by its StatefulSet`,
+            async () =>
+              (
+                await api().get<Pod>('PersistentVolumeClaim', `data-${name}-0`, 'default')
+              )?.metadata.ownerReferences?.some((o) => o.kind === 'StatefulSet' && o.name === name),
+            WITHIN_MS,
+          );
+          await api().delete(sts);
+          await waitFor(
+            `data-${name}-0 deleted with its StatefulSet`,
+            async () => !(await api().get('PersistentVolumeClaim', `data-${name}-0`, 'default')),
+            WITHIN_MS,
+          );
+        }),
+      );
+    });
+
+    test('a pod with no PV anywhere waits, and runs on a node added with new local PVs', async () => {
+      await Promise.all(
+        cases.map(async (c) => {
+          const className = `${c.scheduler}-added`;
+          await api().create(created(build.makeStorageClass(className)));
+          await api().create(statefulSet(`${c.scheduler}-added`, c, 1, className));
+          await waitFor(
+            `${c.scheduler}-added-0 unschedulable`,
+            async () =>
+              (await api().get<Pod>('Pod', `${c.scheduler}-added-0`, 'default'))?.status?.conditions?.some(
+                (x) => x.type === 'PodScheduled' && x.status === 'False',
+              ),
+            WITHIN_MS,
+          );
+        }),
+      );
+      await cluster.add(
+        ...kwokNode(ADDED, 'zone-c'),
+        ...cases.map((c) => localPV(`${c.scheduler}-added-pv`, ADDED, '10Gi', `${c.scheduler}-added`)),
+      );
+      await Promise.all(
+        cases.map(async (c) => {
+          const placed = await running(`${c.scheduler}-added`, 1);
+          assert.equal(placed.get(`${c.scheduler}-added-0`), ADDED, c.scheduler);
         }),
       );
     });
