@@ -41,7 +41,7 @@ interface Case {
   version: string;
   mode: (typeof REGISTRATIONS)[number];
   scheduler: string;
-  /** Its own statically provisioned local class, three free PVs on each of NODES. */
+  /** Its own statically provisioned local class, four free PVs on each of NODES. */
   localClass: string;
   /** Its own local class with one PV on LOST. */
   lostClass: string;
@@ -164,7 +164,9 @@ if (found.skip) {
         ...cases.flatMap((c) => [
           created(build.makeStorageClass(c.localClass)),
           created(build.makeStorageClass(c.lostClass)),
-          ...NODES.flatMap((n) => [0, 1, 2].map((k) => localPV(`${c.localClass}-${n}-${k}`, n, '10Gi', c.localClass))),
+          ...NODES.flatMap((n) =>
+            [0, 1, 2, 3].map((k) => localPV(`${c.localClass}-${n}-${k}`, n, '10Gi', c.localClass)),
+          ),
           localPV(`${c.lostClass}-pv`, LOST, '10Gi', c.lostClass),
           created(build.makeStorageClass(c.drainClass)),
           localPV(`${c.drainClass}-a`, DRAIN, '10Gi', c.drainClass),
@@ -191,7 +193,7 @@ if (found.skip) {
   });
   after(() => cluster?.stop());
 
-  describe('StatefulSet with volumeClaimTemplates of local PVs', () => {
+  describe('StatefulSet with volumeClaimTemplates', () => {
     test('its pods run on their claims’ nodes through scale down, scale up and a rolling update, and keep their claims', async () => {
       await Promise.all(
         cases.map(async (c) => {
@@ -260,6 +262,78 @@ if (found.skip) {
           // The old PV was Retain: Released, never bound again; the new claim has another.
           assert.notEqual(fresh?.spec.volumeName, old?.spec.volumeName);
           assert.equal(again.get(`${name}-1`), (await claimNodes([claim])).get(claim));
+        }),
+      );
+    });
+
+    test('a RollingUpdate with maxUnavailable 2 replaces pods two at a time, each beside its claim', async () => {
+      await Promise.all(
+        cases.map(async (c) => {
+          const name = `${c.scheduler}-maxu`;
+          await api().create(
+            statefulSet(name, c, 3, c.localClass, {
+              podManagementPolicy: 'Parallel',
+              updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 2 } },
+            }),
+          );
+          const placed = await running(name, 3);
+          const before = new Map((await pods(name)).map((p) => [p.metadata.name, p.metadata.uid]));
+          await api().patch(
+            { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace: 'default' } },
+            { spec: { template: { metadata: { annotations: { revision: '2' } } } } },
+          );
+          const rolled = await waitFor(
+            `${name} rolled out`,
+            async () => {
+              const fresh = (await pods(name)).filter(
+                (p) => !p.metadata.deletionTimestamp && before.get(p.metadata.name) !== p.metadata.uid,
+              );
+              return fresh.length === 3 && fresh.every((p) => p.status?.phase === 'Running') ? fresh : undefined;
+            },
+            WITHIN_MS,
+          );
+          for (const p of rolled) assert.equal(p.spec.nodeName, placed.get(p.metadata.name), `${c.scheduler}`);
+        }),
+      );
+    });
+
+    test('claims of a provisioned WaitForFirstConsumer class are made in their pods’ zones, and a deleted pod returns to its zone', async () => {
+      await Promise.all(
+        cases.map(async (c) => {
+          const name = `${c.scheduler}-csi`;
+          await api().create(statefulSet(name, c, 2, CSI_CLASS, { podManagementPolicy: 'Parallel' }));
+          const placed = await running(name, 2);
+          const zoneOf = async (node: string) =>
+            ((await api().get('Node', node))?.metadata.labels as Record<string, string> | undefined)?.[ZONE];
+          const pvZone = async (claimName: string) => {
+            const claim = await waitFor(
+              `${claimName} bound`,
+              async () => {
+                const pvc = await api().get<Claim>('PersistentVolumeClaim', claimName, 'default');
+                return pvc?.status?.phase === 'Bound' ? pvc : undefined;
+              },
+              WITHIN_MS,
+            );
+            const pv = await api().get<KubeObject & { spec: { nodeAffinity?: unknown } }>(
+              'PersistentVolume',
+              claim.spec.volumeName ?? '',
+            );
+            return JSON.stringify(pv?.spec.nodeAffinity);
+          };
+          for (const [pod, node] of placed) {
+            assert.match(await pvZone(`data-${pod}`), new RegExp(`"${await zoneOf(node)}"`), `${c.scheduler}: ${pod}`);
+          }
+          const old = await api().get<Pod>('Pod', `${name}-0`, 'default');
+          await api().delete(old!);
+          const fresh = await waitFor(
+            `${name}-0 made again`,
+            async () => {
+              const p = await api().get<Pod>('Pod', `${name}-0`, 'default');
+              return p && p.metadata.uid !== old?.metadata.uid && p.status?.phase === 'Running' ? p : undefined;
+            },
+            WITHIN_MS,
+          );
+          assert.equal(await zoneOf(fresh.spec.nodeName!), await zoneOf(placed.get(`${name}-0`)!), c.scheduler);
         }),
       );
     });
