@@ -5,6 +5,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { dieWithTestProcess } from '../components/control-plane.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -45,6 +46,7 @@ export async function startExtender(
     ],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '' } },
   );
+  dieWithTestProcess(child);
   const logs: LogLine[] = [];
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => {

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 // Full delegation disables in kube-scheduler exactly the volume plugins the extender runs.
 import { PLUGIN_NAMES } from '../../src/plugins/names.ts';
 import { type Component, kubeComponents } from '../components/components.ts';
+import { dieWithTestProcess } from '../components/control-plane.ts';
 
 export type KubeSchedulerBinary = Component;
 
@@ -114,6 +115,7 @@ export async function startKubeScheduler(
   const child = spawn(binary.path, ['--config', configFile, '--secure-port=0', '-v=2', ...extraArgs], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
+  dieWithTestProcess(child);
   const chunks: string[] = [];
   child.stderr!.setEncoding('utf8').on('data', (d: string) => chunks.push(d));
   const exited = once(child, 'exit');
