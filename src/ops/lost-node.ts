@@ -41,6 +41,10 @@ export function lostNodeNotes(store: ClusterStore, pod: Pod): string[] {
     const pv = volumeName ? store.get('PersistentVolume', volumeName) : undefined;
     const required = pv?.spec.nodeAffinity?.required;
     if (!pv || !required) continue;
+    // A hostname label is its node's name nearly always: one Ready among the named nodes settles it without a scan
+    // of every node (the pending report asks this of each pending pod).
+    const named = namedNodes(required).map((n) => store.get('Node', n));
+    if (named.some((n) => n && matchNodeSelectorTerms(required, n.metadata.labels) && !notReady(n))) continue;
     const reachable: Node[] = [];
     for (const node of store.list('Node')) {
       if (matchNodeSelectorTerms(required, node.metadata.labels)) reachable.push(node);
