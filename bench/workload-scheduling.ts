@@ -414,9 +414,9 @@ async function report(
   const boundOf = (rs: Run[]) => `${rs.reduce((s, r) => s + r.bound, 0)}/${rs.reduce((s, r) => s + r.count, 0)}`;
   const mean = (rs: Run[]) => rs.reduce((s, r) => s + r.seconds, 0) / Math.max(1, rs.length);
   let md = `<!-- ${args.section}: written by bench/workload-scheduling.ts -->
-## The pods workloads make, at ${NODES.toLocaleString('en')} nodes: fully delegated against kube-scheduler alone (issue 43)
+## The pods workloads make, at ${NODES.toLocaleString('en')} nodes: fully delegated against kube-scheduler ${versions.join(', ')} alone (issue 43)
 
-Written by \`./node_modules/.bin/node bench/workload-scheduling.ts --nodes ${NODES} --rounds ${ROUNDS} --bound ${args.bound} --replicas ${args.replicas} --scarce ${args.scarce} --scarce-pods ${args['scarce-pods']}\` on ${o.started.toISOString().slice(0, 16).replace('T', ' ')} UTC.
+Written by \`./node_modules/.bin/node bench/workload-scheduling.ts --nodes ${NODES} --rounds ${ROUNDS} --bound ${args.bound} --replicas ${args.replicas} --scarce ${args.scarce} --scarce-pods ${args['scarce-pods']}${args.versions ? ` --versions ${args.versions}` : ''}${args.section === 'workload-scheduling' ? '' : ` --section ${args.section}`}\` on ${o.started.toISOString().slice(0, 16).replace('T', ' ')} UTC.
 
 - **Cluster**: the local-storage shape (${o.pods.toLocaleString('en')} running pods, ten local PVs per node, one CSIStorageCapacity per node) on a real control plane; per kube-scheduler minor one alone (its VolumeBinding on) and one fully delegated to the extender (the chart's registration; percentageOfNodesToScore unset: adaptive), backoff at kube-scheduler's defaults (1 s, 10 s).
 - **Scenarios**: *bound*: ${args.bound} pods created at once, each claim already bound to a local PV on its own random node; *rollout*: a ${args.replicas}-replica StatefulSet's pods deleted and recreated one by one, last ordinal first, each once the one before is bound (claims bound, as a rolling update finds them); *scarce-k*: ${args['scarce-pods']} pods at once of a WaitForFirstConsumer class whose ${args['scarce-pods']} free PVs sit on k random nodes only. Seconds from creation to the last Binding; rounds alternate which configuration goes first.

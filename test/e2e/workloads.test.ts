@@ -136,6 +136,19 @@ if (found.skip) {
     }
     return out;
   };
+  /**
+   * The claim once Bound. KWOK runs a pod as soon as it is bound, before the PV controller has finished its claim's
+   * status (a kubelet would mount the volume first).
+   */
+  const boundClaim = (name: string) =>
+    waitFor(
+      `${name} bound`,
+      async () => {
+        const pvc = await api().get<Claim>('PersistentVolumeClaim', name, 'default');
+        return pvc?.status?.phase === 'Bound' ? pvc : undefined;
+      },
+      WITHIN_MS,
+    );
   const scale = (name: string, replicas: number) =>
     api().patch(
       { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace: 'default' } },
@@ -256,11 +269,10 @@ if (found.skip) {
           );
           await scale(name, 2);
           const again = await running(name, 2);
-          const fresh = await api().get<Claim>('PersistentVolumeClaim', claim, 'default');
-          assert.notEqual(fresh?.metadata.uid, old?.metadata.uid, `${c.scheduler}: a new claim`);
-          assert.equal(fresh?.status?.phase, 'Bound');
+          const fresh = await boundClaim(claim);
+          assert.notEqual(fresh.metadata.uid, old?.metadata.uid, `${c.scheduler}: a new claim`);
           // The old PV was Retain: Released, never bound again; the new claim has another.
-          assert.notEqual(fresh?.spec.volumeName, old?.spec.volumeName);
+          assert.notEqual(fresh.spec.volumeName, old?.spec.volumeName);
           assert.equal(again.get(`${name}-1`), (await claimNodes([claim])).get(claim));
         }),
       );
@@ -306,14 +318,7 @@ if (found.skip) {
           const zoneOf = async (node: string) =>
             ((await api().get('Node', node))?.metadata.labels as Record<string, string> | undefined)?.[ZONE];
           const pvZone = async (claimName: string) => {
-            const claim = await waitFor(
-              `${claimName} bound`,
-              async () => {
-                const pvc = await api().get<Claim>('PersistentVolumeClaim', claimName, 'default');
-                return pvc?.status?.phase === 'Bound' ? pvc : undefined;
-              },
-              WITHIN_MS,
-            );
+            const claim = await boundClaim(claimName);
             const pv = await api().get<KubeObject & { spec: { nodeAffinity?: unknown } }>(
               'PersistentVolume',
               claim.spec.volumeName ?? '',
@@ -466,19 +471,9 @@ if (found.skip) {
         });
         const placed = await running(name, 2);
         for (const [pod, node] of placed) {
-          // KWOK runs a pod once bound, before the PV controller has finished its claim (a kubelet would mount first).
-          const claim = await waitFor(
-            `${pod}-scratch bound`,
-            async () => {
-              const pvc = await api().get<Claim & { metadata: { ownerReferences?: { kind: string; name: string }[] } }>(
-                'PersistentVolumeClaim',
-                `${pod}-scratch`,
-                'default',
-              );
-              return pvc?.status?.phase === 'Bound' ? pvc : undefined;
-            },
-            WITHIN_MS,
-          );
+          const claim = (await boundClaim(`${pod}-scratch`)) as Claim & {
+            metadata: { ownerReferences?: { kind: string; name: string }[] };
+          };
           // The ephemeral-volume controller's claim, owned by its pod: deleted with it.
           assert.deepEqual(
             claim.metadata.ownerReferences?.map((o) => [o.kind, o.name]),
