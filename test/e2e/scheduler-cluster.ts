@@ -63,11 +63,14 @@ export function kwokNode(name: string, zone: string, labels: Record<string, stri
 /** `count` nodes over zones a, b, c (clusterNode), with the storage classes, the CSI driver and its capacity. */
 export function clusterObjects(count = 3): KubeObject[] {
   const nodes = Array.from({ length: count }, (_, i) => clusterNode(`node-${i}`, `zone-${'abc'[i % 3]}`)).flat();
+  return [...nodes, created(build.makeStorageClass(LOCAL_CLASS)), ...csiStorage()];
+}
+
+/** CSI_CLASS, its driver (capacity-tracked) and 1Ti of capacity in each of zones a, b, c. */
+export function csiStorage(o: { attachRequired?: boolean } = {}): KubeObject[] {
   return [
-    ...nodes,
-    created(build.makeStorageClass(LOCAL_CLASS)),
     created(build.makeStorageClass(CSI_CLASS, { provisioner: CSI_DRIVER })),
-    created(build.makeCSIDriver(CSI_DRIVER, { storageCapacity: true, attachRequired: true })),
+    created(build.makeCSIDriver(CSI_DRIVER, { storageCapacity: true, attachRequired: o.attachRequired ?? true })),
     ...['a', 'b', 'c'].map((z) =>
       created(
         build.makeCSIStorageCapacity(`capacity-zone-${z}`, {

@@ -15,7 +15,7 @@ import { callExtender } from './extender-process.ts';
 import { kubeSchedulers } from './kube-scheduler.ts';
 import {
   CSI_CLASS,
-  CSI_DRIVER,
+  csiStorage,
   HOSTNAME,
   kwokNode,
   localPV,
@@ -149,6 +149,29 @@ if (found.skip) {
       },
       WITHIN_MS,
     );
+  /** A new revision of the StatefulSet's pod template (an annotation), as `kubectl rollout restart` makes. */
+  const updateTemplate = (name: string) =>
+    api().patch(
+      { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace: 'default' } },
+      { spec: { template: { metadata: { annotations: { revision: '2' } } } } },
+    );
+  /** Updates the template and waits until `count` pods made after it run: the rollout's pods. */
+  const rollOut = async (name: string, count: number) => {
+    const before = new Map((await pods(name)).map((p) => [p.metadata.name, p.metadata.uid]));
+    await updateTemplate(name);
+    return waitFor(
+      `${name} rolled out`,
+      async () => {
+        const fresh = (await pods(name)).filter(
+          (p) => !p.metadata.deletionTimestamp && before.get(p.metadata.name) !== p.metadata.uid,
+        );
+        return fresh.length === count && fresh.every((p) => p.status?.phase === 'Running') ? fresh : undefined;
+      },
+      WITHIN_MS,
+    );
+  };
+  const zoneOf = async (node: string) =>
+    ((await api().get('Node', node))?.metadata.labels as Record<string, string> | undefined)?.[ZONE];
   const scale = (name: string, replicas: number) =>
     api().patch(
       { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace: 'default' } },
@@ -162,18 +185,8 @@ if (found.skip) {
         ...NODES.flatMap((n, i) => kwokNode(n, zones[i])),
         ...kwokNode(LOST, 'zone-b'),
         ...kwokNode(DRAIN, 'zone-c'),
-        created(build.makeStorageClass(CSI_CLASS, { provisioner: CSI_DRIVER })),
-        created(build.makeCSIDriver(CSI_DRIVER, { storageCapacity: true, attachRequired: false })),
-        ...['a', 'b', 'c'].map((z) =>
-          created(
-            build.makeCSIStorageCapacity(`capacity-zone-${z}`, {
-              namespace: 'kube-system',
-              className: CSI_CLASS,
-              capacity: '1Ti',
-              nodeTopology: { matchLabels: { [ZONE]: `zone-${z}` } },
-            }),
-          ),
-        ),
+        // No attacher here: KWOK's kubelets wait for no VolumeAttachment.
+        ...csiStorage({ attachRequired: false }),
         ...cases.flatMap((c) => [
           created(build.makeStorageClass(c.localClass)),
           created(build.makeStorageClass(c.lostClass)),
@@ -227,22 +240,7 @@ if (found.skip) {
           for (const [pod, node] of third) assert.equal(node, after.get(`data-${pod}`), `${c.scheduler}: ${pod}`);
 
           // A rolling update deletes each pod and makes it again, last ordinal first: each comes back to its claim.
-          const before = new Map((await pods(name)).map((p) => [p.metadata.name, p.metadata.uid]));
-          await api().patch(
-            { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace: 'default' } },
-            { spec: { template: { metadata: { annotations: { revision: '2' } } } } },
-          );
-          const rolled = await waitFor(
-            `${name} rolled out`,
-            async () => {
-              const list = await pods(name);
-              const fresh = list.filter(
-                (p) => !p.metadata.deletionTimestamp && before.get(p.metadata.name) !== p.metadata.uid,
-              );
-              return fresh.length === 3 && fresh.every((p) => p.status?.phase === 'Running') ? fresh : undefined;
-            },
-            WITHIN_MS,
-          );
+          const rolled = await rollOut(name, 3);
           for (const p of rolled) assert.equal(p.spec.nodeName, after.get(`data-${p.metadata.name}`));
         }),
       );
@@ -289,21 +287,7 @@ if (found.skip) {
             }),
           );
           const placed = await running(name, 3);
-          const before = new Map((await pods(name)).map((p) => [p.metadata.name, p.metadata.uid]));
-          await api().patch(
-            { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace: 'default' } },
-            { spec: { template: { metadata: { annotations: { revision: '2' } } } } },
-          );
-          const rolled = await waitFor(
-            `${name} rolled out`,
-            async () => {
-              const fresh = (await pods(name)).filter(
-                (p) => !p.metadata.deletionTimestamp && before.get(p.metadata.name) !== p.metadata.uid,
-              );
-              return fresh.length === 3 && fresh.every((p) => p.status?.phase === 'Running') ? fresh : undefined;
-            },
-            WITHIN_MS,
-          );
+          const rolled = await rollOut(name, 3);
           for (const p of rolled) assert.equal(p.spec.nodeName, placed.get(p.metadata.name), `${c.scheduler}`);
         }),
       );
@@ -315,8 +299,6 @@ if (found.skip) {
           const name = `${c.scheduler}-csi`;
           await api().create(statefulSet(name, c, 2, CSI_CLASS, { podManagementPolicy: 'Parallel' }));
           const placed = await running(name, 2);
-          const zoneOf = async (node: string) =>
-            ((await api().get('Node', node))?.metadata.labels as Record<string, string> | undefined)?.[ZONE];
           const pvZone = async (claimName: string) => {
             const claim = await boundClaim(claimName);
             const pv = await api().get<KubeObject & { spec: { nodeAffinity?: unknown } }>(
@@ -354,10 +336,7 @@ if (found.skip) {
             }),
           );
           const placed = await running(name, 2);
-          await api().patch(
-            { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace: 'default' } },
-            { spec: { template: { metadata: { annotations: { revision: '2' } } } } },
-          );
+          await updateTemplate(name);
           const old = await api().get<Pod>('Pod', `${name}-1`, 'default');
           await api().delete(old!);
           const fresh = await waitFor(
@@ -483,8 +462,7 @@ if (found.skip) {
             'PersistentVolume',
             claim.spec.volumeName ?? '',
           );
-          const labels = (await api().get('Node', node))?.metadata.labels as Record<string, string> | undefined;
-          const zone = labels?.[ZONE];
+          const zone = await zoneOf(node);
           assert.ok(zone, `${node} has a zone`);
           assert.match(JSON.stringify(pv?.spec.nodeAffinity), new RegExp(`"${zone}"`), `${c.scheduler}: ${pod}`);
         }
