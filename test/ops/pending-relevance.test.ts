@@ -47,6 +47,18 @@ const world = fc.record({
 
 type World = typeof world extends fc.Arbitrary<infer T> ? T : never;
 
+/** Run first, so that the count of changes that left every explanation as it was never rests on the seed alone. */
+const keeping: World = {
+  nodes: [{ cpu: '1' }, { cpu: '1' }],
+  running: [{ node: 0, cpu: '500m', priority: 0, app: 0 }],
+  pending: [{ cpu: '2', priority: 0, affinity: undefined, antiAffinity: undefined, spread: undefined }],
+  pdb: undefined,
+  changes: [
+    { pod: 0, what: 'status' },
+    { pod: 0, what: 'relabel' },
+  ],
+};
+
 function build(w: World): AnyObject[] {
   const objects: AnyObject[] = w.nodes.map((n, i) => node(`n${i}`, { zone: ZONES[i % 2], cpu: n.cpu }));
   w.running.forEach((r, i) => {
@@ -131,7 +143,7 @@ it('keeps every explanation equal to one computed afresh while running pods chan
       }
       report.close();
     }),
-    { numRuns: 200 },
+    { numRuns: 200, examples: [[keeping]] },
   );
   assert.ok(kept > 0, 'some changes left every explanation as it was');
 });
