@@ -3,7 +3,7 @@
 // owns one section between `<!-- NAME: written by bench/FILE -->` and `<!-- /NAME -->`, which the others keep.
 import { readFile, writeFile } from 'node:fs/promises';
 
-const SECTION = /<!-- ([\w-]+): written by bench\/[^>]*-->[\s\S]*?<!-- \/\1 -->\n?/g;
+const SECTION = /<!-- ([\w.-]+): written by bench\/[^>]*-->[\s\S]*?<!-- \/\1 -->\n?/g;
 
 /** The sections other benchmarks wrote into `text`, by name. */
 export function sections(text: string): Map<string, string> {
