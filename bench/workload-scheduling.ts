@@ -222,13 +222,15 @@ async function main() {
       volumeBindingMode: 'WaitForFirstConsumer',
     } as KubeObject);
   }
+  const nameOf = (version: string, config: Config) => `${config}-${version.replaceAll('.', '-')}`;
   const extender = await startExtender(cluster.extenderKubeconfig, [
     '--bind-timeout-seconds',
     '600',
     '--delegated-volume-binding',
+    // The names of the pods it serves, as the chart passes its kube-scheduler's.
+    `--scheduler-names=${binaries.map((b) => nameOf(b.version, 'delegated')).join(',')}`,
   ]);
   const schedulers: KubeSchedulerProcess[] = [];
-  const nameOf = (version: string, config: Config) => `${config}-${version.replaceAll('.', '-')}`;
   for (const b of binaries) {
     for (const config of ['alone', 'delegated'] as const) {
       schedulers.push(

@@ -67,7 +67,9 @@ export async function createExtender(parts: ExtenderParts) {
     schedulerNames: settings.schedulerNames,
     logger: logger.child({ component: 'pending-report' }),
   });
-  const nodeNominator = settings.nominateNodes ? new NodeNominator(extender) : undefined;
+  const nodeNominator = settings.nominateNodes
+    ? new NodeNominator(extender, { schedulerNames: settings.schedulerNames })
+    : undefined;
   const metrics = createMetrics({ cache, source, store, volumeBinder, pending, nodeNominator });
   const limits = admissionLimits(settings);
   logger.info(limits, 'admission limits');

@@ -21,6 +21,14 @@ export class WriteError extends Error {
   }
 }
 
+/** The pod a write is for: its UID, and with `resourceVersion` the version it was read at, are preconditions. */
+export interface PodPrecondition {
+  namespace: string;
+  name: string;
+  uid: string;
+  resourceVersion?: string;
+}
+
 export interface ClusterWriter {
   /**
    * Creates the pod's Binding (`pods/{name}/binding`, UID precondition). A 409 (the pod bound already, perhaps by an
@@ -28,10 +36,11 @@ export interface ClusterWriter {
    */
   bindPod(pod: { namespace: string; name: string; uid: string }, nodeName: string): Promise<void>;
   /**
-   * Sets the pod's `status.nominatedNodeName` (a merge patch of `pods/{name}/status`, UID precondition): the node
-   * kube-scheduler tries first in the pod's next attempt (findNodesThatFitPod's evaluateNominatedNode).
+   * Sets the pod's `status.nominatedNodeName` (a merge patch of `pods/{name}/status`, UID precondition, and the
+   * resourceVersion's when given): the node kube-scheduler tries first in the pod's next attempt (findNodesThatFitPod's
+   * evaluateNominatedNode).
    */
-  nominatePod(pod: { namespace: string; name: string; uid: string }, nodeName: string): Promise<void>;
+  nominatePod(pod: PodPrecondition, nodeName: string): Promise<void>;
   /** Replaces a PV; `metadata.resourceVersion` is the precondition (409 Conflict when stale). Returns the stored object. */
   updatePersistentVolume(pv: PersistentVolume): Promise<PersistentVolume>;
   /** Replaces a PVC, with the same resourceVersion precondition. Returns the stored object. */

@@ -10,6 +10,10 @@
 // that node alone), and the pod's update event requeues it: an extender's rejection makes the pod wait for any event
 // (the "Extender" rejector, kubernetes#122019). Its own PodScheduled write leaves the nomination alone (updatePod
 // patches from the status it read at the attempt's start); kube-scheduler clears it only when it preempts for the pod.
+//
+// A pod whose claims are all bound to PVs few nodes satisfy (a StatefulSet pod recreated by a rollout or an eviction)
+// is nominated as soon as the watch sees it, in a cluster larger than kube-scheduler's smallest sample: its first
+// attempt may then start at its node, and if it starts first, the nomination is under way while it runs.
 import type { NodeInfo } from '../cache/node-info.ts';
 import type { ClusterStore } from '../cluster/store.ts';
 import { objectKey, type Pod } from '../cluster/types.ts';
@@ -17,12 +21,20 @@ import { WriteError } from '../cluster/writer.ts';
 import { CycleState } from '../framework/cycle-state.ts';
 import { isSuccess } from '../framework/interfaces.ts';
 import { defaultProfileFramework, selectHost } from '../ops/profile.ts';
-import { hasClaims } from '../volumes/claims.ts';
+import { hasClaims, podClaimRefs } from '../volumes/claims.ts';
 import type { ExtenderDeps } from './deps.ts';
 import { podFromRequest } from './pod.ts';
 import type { ExtenderArgs } from './wire.ts';
 
 export type NominationResult = 'nominated' | 'kept' | 'nowhere' | 'failed';
+
+/** kube-scheduler's minFeasibleNodesToFind: its sample is never smaller, so in a cluster this size it is every node. */
+const MIN_FEASIBLE_NODES_TO_FIND = 100;
+
+export interface NodeNominatorOptions {
+  /** The scheduler names whose new pods with bound claims are nominated before kube-scheduler asks (none: never). */
+  schedulerNames?: readonly string[];
+}
 
 export class NodeNominator {
   readonly #deps: ExtenderDeps;
@@ -34,13 +46,26 @@ export class NodeNominator {
    */
   readonly #ours = new Map<string, string>();
   readonly #unsubscribe: () => void;
+  readonly #schedulerNames: ReadonlySet<string>;
+  /** New pods (UID → key) to nominate before kube-scheduler asks, one search a turn of the event loop. */
+  readonly #early = new Map<string, string>();
+  #earlyTimer?: NodeJS.Immediate;
+  readonly #settled: (() => void)[] = [];
   /** Searches by result, for topology_extender_nominations_total. */
   readonly counts: Record<NominationResult, number> = { nominated: 0, kept: 0, nowhere: 0, failed: 0 };
 
-  constructor(deps: ExtenderDeps, store: ClusterStore = deps.store) {
+  constructor(deps: ExtenderDeps, options: NodeNominatorOptions = {}, store: ClusterStore = deps.store) {
     this.#deps = deps;
+    this.#schedulerNames = new Set(options.schedulerNames);
     this.#unsubscribe = store.on('Pod', (e) => {
-      if (e.type === 'delete' || e.obj.spec.nodeName) this.#ours.delete(e.obj.metadata.uid ?? '');
+      const uid = e.obj.metadata.uid ?? '';
+      if (e.type === 'delete' || e.obj.spec.nodeName) {
+        this.#ours.delete(uid);
+        this.#early.delete(uid);
+      } else if (e.type === 'add' && this.#pinnedByBoundClaims(e.obj)) {
+        this.#early.set(uid, objectKey('Pod', e.obj));
+        this.#earlyTimer ??= setImmediate(() => this.#nominateEarly());
+      }
     });
   }
 
@@ -56,6 +81,11 @@ export class NodeNominator {
     // Another's nomination (kube-scheduler's, after preempting for the pod) stands: the pod waits for its victims.
     if (current && this.#ours.get(uid) !== current) return Promise.resolve(this.#count('kept'));
     const asked = new Set(args.NodeNames ?? args.Nodes?.items?.map((n) => n.metadata.name) ?? []);
+    // Nominated before kube-scheduler's copy showed it (the watch saw the pod first): its next attempt tries the node.
+    const ours = this.#ours.get(uid);
+    const seen = this.#deps.store.get('Pod', objectKey('Pod', pod));
+    if (!current && ours && !asked.has(ours) && seen?.status?.nominatedNodeName === ours)
+      return Promise.resolve(this.#count('kept'));
     if (current) asked.add(current);
     this.#searching.add(uid);
     return new Promise<void>((resolve) => setImmediate(resolve))
@@ -65,14 +95,77 @@ export class NodeNominator {
 
   close(): void {
     this.#unsubscribe();
+    if (this.#earlyTimer) clearImmediate(this.#earlyTimer);
+    this.#early.clear();
+    this.#release();
   }
 
-  async #nominate(pod: Pod, uid: string, refused: ReadonlySet<string>): Promise<NominationResult> {
+  /**
+   * A new pod of ours, unbound and not nominated, in a cluster kube-scheduler samples, whose every claim is bound to a
+   * PV with required node affinity: the nodes its volumes allow may all lie outside the sample.
+   */
+  #pinnedByBoundClaims(pod: Pod): boolean {
+    const { store, cache } = this.#deps;
+    if (!this.#schedulerNames.has(pod.spec.schedulerName ?? 'default-scheduler')) return false;
+    if (pod.spec.nodeName || pod.status?.nominatedNodeName || pod.metadata.deletionTimestamp) return false;
+    const refs = podClaimRefs(pod);
+    if (refs.length === 0 || cache.nodeCount() <= MIN_FEASIBLE_NODES_TO_FIND) return false;
+    const namespace = pod.metadata.namespace ?? 'default';
+    return refs.every((ref) => {
+      const volumeName = store.get('PersistentVolumeClaim', `${namespace}/${ref.name}`)?.spec.volumeName;
+      const pv = volumeName ? store.get('PersistentVolume', volumeName) : undefined;
+      return (pv?.spec.nodeAffinity?.required?.nodeSelectorTerms.length ?? 0) > 0;
+    });
+  }
+
+  /** Resolves once every new pod queued for an early nomination has been searched for and its write answered. */
+  earlySettled(): Promise<void> {
+    if (this.#early.size === 0 && this.#searching.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#settled.push(resolve));
+  }
+
+  /** Nominates the next new pod queued by the watch; the one after is searched for on the next turn. */
+  async #nominateEarly(): Promise<void> {
+    this.#earlyTimer = undefined;
+    const next = this.#early.entries().next();
+    if (next.done) return this.#release();
+    const [uid, key] = next.value;
+    this.#early.delete(uid);
+    if (this.#early.size > 0) this.#earlyTimer = setImmediate(() => this.#nominateEarly());
+    const pod = this.#deps.store.get('Pod', key);
+    if (!pod || pod.metadata.uid !== uid || !this.#pinnedByBoundClaims(pod) || this.#searching.has(uid))
+      return this.#release();
+    this.#searching.add(uid);
+    try {
+      await this.#nominate(pod, uid, new Set(), { fewerThan: MIN_FEASIBLE_NODES_TO_FIND });
+    } finally {
+      this.#searching.delete(uid);
+      this.#release();
+    }
+  }
+
+  #release(): void {
+    if (this.#early.size > 0 || this.#searching.size > 0) return;
+    for (const resolve of this.#settled.splice(0)) resolve();
+  }
+
+  /**
+   * Early (the watch's new pod, before kube-scheduler asks): only where fewer than `fewerThan` nodes fit its volumes,
+   * and on the pod as read (its resourceVersion: a pod bound or changed meanwhile is left alone).
+   */
+  async #nominate(
+    pod: Pod,
+    uid: string,
+    refused: ReadonlySet<string>,
+    early?: { fewerThan: number },
+  ): Promise<NominationResult | undefined> {
     const { logger, writer, store } = this.#deps;
     const key = objectKey('Pod', pod);
     let node: string | undefined;
     try {
-      node = this.#search(pod, refused);
+      const found = this.#search(pod, refused);
+      if (early && found.volumesFit >= early.fewerThan) return undefined;
+      node = found.node;
     } catch (err) {
       logger.error({ err, pod: key }, 'searching a node to nominate failed');
       return this.#count('failed');
@@ -90,18 +183,25 @@ export class NodeNominator {
       if (seen.spec.nodeName || nominated === node) return this.#count('kept');
       if (nominated && this.#ours.get(uid) !== nominated) return this.#count('kept');
     }
+    const target = { namespace: pod.metadata.namespace ?? 'default', name: pod.metadata.name, uid };
     try {
-      await writer.nominatePod({ namespace: pod.metadata.namespace ?? 'default', name: pod.metadata.name, uid }, node);
+      await writer.nominatePod(early ? { ...target, resourceVersion: pod.metadata.resourceVersion } : target, node);
     } catch (err) {
       const gone = err instanceof WriteError && (err.code === 404 || err.code === 409);
       logger[gone ? 'debug' : 'warn']({ err, pod: key, node }, `nominating node "${node}" failed`);
       return this.#count('failed');
     }
     this.#ours.set(uid, node);
-    logger.info(
-      { pod: key, node, asked: refused.size },
-      `nominated node "${node}": none of the ${refused.size} node(s) kube-scheduler asked about fits the pod's volumes`,
-    );
+    if (early)
+      logger.info(
+        { pod: key, node },
+        `nominated node "${node}" before kube-scheduler's first attempt: the pod's bound claims allow few nodes, which its sample of nodes may miss`,
+      );
+    else
+      logger.info(
+        { pod: key, node, asked: refused.size },
+        `nominated node "${node}": none of the ${refused.size} node(s) kube-scheduler asked about fits the pod's volumes`,
+      );
     return this.#count('nominated');
   }
 
@@ -110,7 +210,7 @@ export class NodeNominator {
    * cheap where a bound claim allows one node), then the default profile's filters and scores on those that pass.
    * Among equals a node no other pod is nominated to wins: two pods sent to one node's last free PV cost a retry.
    */
-  #search(pod: Pod, refused: ReadonlySet<string>): string | undefined {
+  #search(pod: Pod, refused: ReadonlySet<string>): { node?: string; volumesFit: number } {
     const { cache, framework, nominator } = this.#deps;
     const lookup = (name: string) => {
       const info = cache.nodeInfo(name);
@@ -118,10 +218,11 @@ export class NodeNominator {
     };
     const names = cache.nodeNames().filter((n) => !refused.has(n));
     const volumesFit = framework.filterNodes(pod, names, lookup, () => '').feasible;
-    if (volumesFit.length === 0) return undefined;
+    const none = { volumesFit: volumesFit.length };
+    if (volumesFit.length === 0) return none;
     const profile = defaultProfileFramework(this.#deps);
     const state = new CycleState();
-    if (!isSuccess(profile.runPreFilter(state, pod))) return undefined;
+    if (!isSuccess(profile.runPreFilter(state, pod))) return none;
     const narrowed = profile.preFilterResult(state);
     const fit: NodeInfo[] = [];
     for (const name of volumesFit) {
@@ -129,10 +230,10 @@ export class NodeNominator {
       if (!info || (narrowed && !narrowed.nodeNames.has(name))) continue;
       if (isSuccess(profile.runFilterWithNominatedPods(state, pod, info))) fit.push(info);
     }
-    if (fit.length === 0) return undefined;
+    if (fit.length === 0) return none;
     const free = fit.filter((n) => nominator.nominatedPodsForNode(n.name).every((p) => !hasClaims(p.pod)));
     const pool = free.length > 0 ? free : fit;
-    return selectHost(profile, framework, state, pod, pool, lookup).name;
+    return { node: selectHost(profile, framework, state, pod, pool, lookup).name, volumesFit: volumesFit.length };
   }
 
   #count(result: NominationResult): NominationResult {

@@ -107,6 +107,69 @@ describe('a pod kube-scheduler’s sample of nodes missed is nominated where it 
   });
 });
 
+describe('a new pod whose bound claims allow few nodes is nominated before kube-scheduler asks', () => {
+  // More nodes than kube-scheduler's smallest sample (100): its sample may miss the PV's node.
+  const MANY = Array.from({ length: 120 }, (_, i) => node(`node-${i}`));
+
+  async function startMany(objects: AnyObject[], settings = {}): Promise<TestExtender> {
+    t = await createTestExtender([...MANY, storageClass('local'), ...objects], settings, { volumeController: false });
+    return t;
+  }
+
+  /** Adds the pod as the watch would deliver a new one, and waits until the early search is done. */
+  async function created(x: TestExtender, p: Pod): Promise<string | undefined> {
+    await x.add(p);
+    await x.extender.nodeNominator!.earlySettled();
+    await x.source.state.delivered();
+    return x.store.get('Pod', `default/${p.metadata.name}`)?.status?.nominatedNodeName;
+  }
+
+  it("a pod whose claim is bound to a local PV is nominated to the PV's node as soon as it is seen", async () => {
+    const x = await startMany(boundClaim('data', 'node-77'));
+    assert.equal(await created(x, pod('web', { claims: ['data'] })), 'node-77');
+    assert.equal(x.extender.nodeNominator!.counts.nominated, 1);
+  });
+
+  it('its first attempt, asked before its nomination showed, is answered without a second search or write', async () => {
+    const x = await startMany(boundClaim('data', 'node-77'));
+    const web = pod('web', { claims: ['data'] });
+    assert.equal(await created(x, web), 'node-77');
+    assert.equal(await rejectedFrom(x, web, ASKED), 'node-77');
+    assert.deepEqual(x.extender.nodeNominator!.counts, { nominated: 1, kept: 1, nowhere: 0, failed: 0 });
+  });
+
+  it('not in a cluster of at most 100 nodes: kube-scheduler examines every node there', async () => {
+    t = await createTestExtender(
+      [...MANY.slice(0, 100), storageClass('local'), ...boundClaim('data', 'node-77')],
+      {},
+      {
+        volumeController: false,
+      },
+    );
+    assert.equal(await created(t, pod('web', { claims: ['data'] })), undefined);
+  });
+
+  it('not a pod of another scheduler, nor one whose claim is not bound yet', async () => {
+    const x = await startMany([...boundClaim('data', 'node-77'), localPV('free', 'node-5'), claim('fresh')]);
+    const other = pod('other', { claims: ['data'] });
+    other.spec.schedulerName = 'someone-else';
+    assert.equal(await created(x, other), undefined);
+    assert.equal(await created(x, pod('fresh-pod', { claims: ['fresh'] })), undefined);
+    assert.equal(x.extender.nodeNominator!.counts.nominated, 0);
+  });
+
+  it('not a pod bound before its search ran', async () => {
+    const x = await startMany(boundClaim('data', 'node-77'));
+    const web = pod('web', { claims: ['data'] });
+    x.source.state.commit('Pod', web);
+    x.source.state.commit('Pod', { ...web, spec: { ...web.spec, nodeName: 'node-77' } });
+    await x.source.state.delivered();
+    await x.extender.nodeNominator!.earlySettled();
+    assert.equal(x.store.get('Pod', 'default/web')?.status?.nominatedNodeName, undefined);
+    assert.deepEqual(x.extender.nodeNominator!.counts, { nominated: 0, kept: 0, nowhere: 0, failed: 0 });
+  });
+});
+
 describe('what is never nominated', () => {
   it('a pod without claims: its rejection is not about volumes', async () => {
     const x = await start([]);

@@ -12,7 +12,13 @@ import type {
   Pod,
   StorageClass,
 } from '../../src/cluster/types.ts';
-import { type ClusterWriter, claimBoundToVolume, unboundVolume, WriteError } from '../../src/cluster/writer.ts';
+import {
+  type ClusterWriter,
+  claimBoundToVolume,
+  type PodPrecondition,
+  unboundVolume,
+  WriteError,
+} from '../../src/cluster/writer.ts';
 import { VolumeBinder } from '../../src/volumes/binder.ts';
 import { capacityAccountingUnderTest } from '../helpers/capacity-accounting.ts';
 import * as build from '../helpers/objects.ts';
@@ -376,11 +382,13 @@ export class TestWriter implements ClusterWriter {
     this.#cluster.add({ ...current, spec: { ...current.spec, nodeName } });
   }
 
-  async nominatePod(pod: { namespace: string; name: string; uid: string }, nodeName: string): Promise<void> {
+  async nominatePod(pod: PodPrecondition, nodeName: string): Promise<void> {
     const current = this.#cluster.store.get('Pod', `${pod.namespace}/${pod.name}`);
     if (!current || current.metadata.uid !== pod.uid) {
       throw new WriteError(current ? 409 : 404, current ? 'Conflict' : 'NotFound', `pods "${pod.name}": no such pod`);
     }
+    if (pod.resourceVersion && current.metadata.resourceVersion !== pod.resourceVersion)
+      throw new WriteError(409, 'Conflict', `pods "${pod.name}": the object has been modified`);
     this.updates.push(`Pod/${pod.namespace}/${pod.name}`);
     this.#cluster.add({ ...current, status: { ...current.status, nominatedNodeName: nodeName } });
   }

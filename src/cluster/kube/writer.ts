@@ -19,7 +19,7 @@ import type { Log } from '../../log.ts';
 import { trimObject } from '../trim.ts';
 import type { PersistentVolume, PersistentVolumeClaim, Pod } from '../types.ts';
 import { ANN_BOUND_BY_CONTROLLER } from '../volume-annotations.ts';
-import { type ClusterWriter, WriteError } from '../writer.ts';
+import { type ClusterWriter, type PodPrecondition, WriteError } from '../writer.ts';
 import { Backoff, type BackoffOptions, wait } from './backoff.ts';
 import { KubeApiError, KubeClient } from './client.ts';
 import { objectPath, RESOURCES } from './resources.ts';
@@ -110,11 +110,16 @@ export class KubeWriter implements ClusterWriter {
   }
 
   /** Not retried: a nomination is a hint, and the next rejected attempt nominates again. */
-  async nominatePod(pod: { namespace: string; name: string; uid: string }, nodeName: string): Promise<void> {
+  async nominatePod(pod: PodPrecondition, nodeName: string): Promise<void> {
     const what = `nominating node "${nodeName}" for pod "${pod.namespace}/${pod.name}"`;
     const path = `${objectPath(RESOURCES.Pod, pod.name, pod.namespace)}/status`;
-    // A UID in the patch is a precondition: a pod recreated under the same name is refused (409), never nominated.
-    const body = { metadata: { uid: pod.uid }, status: { nominatedNodeName: nodeName } };
+    // A UID in the patch is a precondition: a pod recreated under the same name is refused (409), never nominated;
+    // so is a resourceVersion: a pod changed since (bound, say) is refused too.
+    const { uid, resourceVersion } = pod;
+    const body = {
+      metadata: { uid, ...(resourceVersion ? { resourceVersion } : {}) },
+      status: { nominatedNodeName: nodeName },
+    };
     try {
       await this.#client.request('PATCH', path, { body, contentType: PatchStrategy.MergePatch });
     } catch (err) {

@@ -2,7 +2,7 @@
 // cluster-state file's state. Results reach the store on a later turn of the event loop, as a watch event follows an API response.
 
 import { objectKey, type PersistentVolume, type PersistentVolumeClaim, type Pod } from '../types.ts';
-import { type ClusterWriter, claimBoundToVolume, unboundVolume, WriteError } from '../writer.ts';
+import { type ClusterWriter, claimBoundToVolume, type PodPrecondition, unboundVolume, WriteError } from '../writer.ts';
 import type { ClusterState } from './state.ts';
 
 function conflict(resource: string, name: string, detail: string): WriteError {
@@ -47,7 +47,7 @@ export class ClusterStateWriter implements ClusterWriter {
     this.#state.commit('Pod', { ...current, spec: { ...current.spec, nodeName } });
   }
 
-  async nominatePod(pod: { namespace: string; name: string; uid: string }, nodeName: string): Promise<void> {
+  async nominatePod(pod: PodPrecondition, nodeName: string): Promise<void> {
     const current = this.#state.get('Pod', `${pod.namespace}/${pod.name}`);
     if (!current) throw notFound('pods', pod.name);
     if (current.metadata.uid !== pod.uid) {
@@ -57,6 +57,12 @@ export class ClusterStateWriter implements ClusterWriter {
         `Precondition failed: UID in precondition: ${pod.uid}, UID in object meta: ${current.metadata.uid}`,
       );
     }
+    if (pod.resourceVersion && current.metadata.resourceVersion !== pod.resourceVersion)
+      throw conflict(
+        'pods',
+        pod.name,
+        'the object has been modified; please apply your changes to the latest version and try again',
+      );
     this.#state.commit('Pod', { ...current, status: { ...current.status, nominatedNodeName: nodeName } });
   }
 

@@ -96,6 +96,26 @@ describe('ClusterStateWriter', () => {
     });
   });
 
+  describe('nominatePod', () => {
+    it('sets status.nominatedNodeName; a resourceVersion given is a precondition: a pod changed since is refused', async () => {
+      const pod = store.get('Pod', 'shop/web')!;
+      const ref = { namespace: 'shop', name: 'web', uid: pod.metadata.uid };
+      const read = { ...ref, resourceVersion: pod.metadata.resourceVersion };
+      await writer.bindPod(ref, 'node-a');
+      await assert.rejects(
+        writer.nominatePod(read, 'node-b'),
+        isWriteError(
+          409,
+          'Conflict',
+          'Operation cannot be fulfilled on pods "web": the object has been modified; please apply your changes to the latest version and try again',
+        ),
+      );
+      assert.equal((await writer.getPod('shop', 'web'))?.status?.nominatedNodeName, undefined);
+      await writer.nominatePod(ref, 'node-b');
+      assert.equal((await writer.getPod('shop', 'web'))?.status?.nominatedNodeName, 'node-b');
+    });
+  });
+
   describe('updatePersistentVolume / updatePersistentVolumeClaim', () => {
     it('applies an update with the current resourceVersion, returns the stored object and fires an update', async () => {
       const pv = store.get('PersistentVolume', 'pv1')!;
