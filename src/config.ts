@@ -181,7 +181,7 @@ const SETTINGS = Type.Object({
     minItems: 1,
     default: ['default-scheduler'],
     description:
-      'the spec.schedulerName of the pods the kube-scheduler calling this extender schedules: the pending report (GET /api/v1/pending) covers their unbound pods, and their new pods whose claims are bound to PVs few nodes allow are nominated before kube-scheduler's sample can miss those nodes',
+      'the spec.schedulerName of the pods the kube-scheduler calling this extender schedules: the pending report (GET /api/v1/pending) covers their unbound pods, and their new pods whose claims are bound to PVs few nodes allow are nominated before the nodes kube-scheduler samples can miss those nodes',
     allowed: 'a comma-separated list of scheduler names',
   }),
   storageScoringShape: shapeSchema({
