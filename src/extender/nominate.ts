@@ -22,6 +22,7 @@ import { CycleState } from '../framework/cycle-state.ts';
 import { isSuccess } from '../framework/interfaces.ts';
 import { defaultProfileFramework, selectHost } from '../ops/profile.ts';
 import { hasClaims, podClaimRefs } from '../volumes/claims.ts';
+import { affinityIndexEntries, type IndexEntries } from '../volumes/node-affinity.ts';
 import type { ExtenderDeps } from './deps.ts';
 import { podFromRequest } from './pod.ts';
 import type { ExtenderArgs } from './wire.ts';
@@ -30,6 +31,8 @@ export type NominationResult = 'nominated' | 'kept' | 'nowhere' | 'failed';
 
 /** kube-scheduler's minFeasibleNodesToFind: its sample is never smaller, so in a cluster this size it is every node. */
 const MIN_FEASIBLE_NODES_TO_FIND = 100;
+/** A search that stopped: at least as many nodes carry the pod's bound PVs' pairs as it was asked to accept. */
+const TOO_MANY = Symbol('too many nodes');
 
 export interface NodeNominatorOptions {
   /** The scheduler names whose new pods with bound claims are nominated before kube-scheduler asks (none: never). */
@@ -102,20 +105,32 @@ export class NodeNominator {
 
   /**
    * A new pod of ours, unbound and not nominated, in a cluster kube-scheduler samples, whose every claim is bound to a
-   * PV with required node affinity: the nodes its volumes allow may all lie outside the sample.
+   * PV with an indexable node affinity: the nodes its volumes allow may all lie outside the sample.
    */
   #pinnedByBoundClaims(pod: Pod): boolean {
-    const { store, cache } = this.#deps;
     if (!this.#schedulerNames.has(pod.spec.schedulerName ?? 'default-scheduler')) return false;
     if (pod.spec.nodeName || pod.status?.nominatedNodeName || pod.metadata.deletionTimestamp) return false;
-    const refs = podClaimRefs(pod);
-    if (refs.length === 0 || cache.nodeCount() <= MIN_FEASIBLE_NODES_TO_FIND) return false;
+    if (!hasClaims(pod) || this.#deps.cache.nodeCount() <= MIN_FEASIBLE_NODES_TO_FIND) return false;
+    return this.#boundVolumeEntries(pod).allBound;
+  }
+
+  /**
+   * The index entries of the PVs the pod's claims are bound to (affinityIndexEntries: every node a PV allows carries
+   * one of its pairs), and whether every claim has such a PV.
+   */
+  #boundVolumeEntries(pod: Pod): { entries: IndexEntries[]; allBound: boolean } {
+    const { store } = this.#deps;
     const namespace = pod.metadata.namespace ?? 'default';
-    return refs.every((ref) => {
+    const entries: IndexEntries[] = [];
+    let allBound = true;
+    for (const ref of podClaimRefs(pod)) {
       const volumeName = store.get('PersistentVolumeClaim', `${namespace}/${ref.name}`)?.spec.volumeName;
       const pv = volumeName ? store.get('PersistentVolume', volumeName) : undefined;
-      return (pv?.spec.nodeAffinity?.required?.nodeSelectorTerms.length ?? 0) > 0;
-    });
+      const pairs = pv && affinityIndexEntries(pv);
+      if (pairs) entries.push(pairs);
+      else allBound = false;
+    }
+    return { entries, allBound };
   }
 
   /** Resolves once every new pod queued for an early nomination has been searched for and its write answered. */
@@ -137,7 +152,7 @@ export class NodeNominator {
       return this.#release();
     this.#searching.add(uid);
     try {
-      await this.#nominate(pod, uid, new Set(), { fewerThan: MIN_FEASIBLE_NODES_TO_FIND });
+      await this.#nominate(pod, uid, new Set(), true);
     } finally {
       this.#searching.delete(uid);
       this.#release();
@@ -150,22 +165,23 @@ export class NodeNominator {
   }
 
   /**
-   * Early (the watch's new pod, before kube-scheduler asks): only where fewer than `fewerThan` nodes fit its volumes,
-   * and on the pod as read (its resourceVersion: a pod bound or changed meanwhile is left alone).
+   * Early (the watch's new pod, before kube-scheduler asks): only where its bound PVs allow fewer nodes than
+   * kube-scheduler's smallest sample, and on the pod as read (its resourceVersion: a pod bound or changed meanwhile is
+   * left alone).
    */
   async #nominate(
     pod: Pod,
     uid: string,
     refused: ReadonlySet<string>,
-    early?: { fewerThan: number },
+    early = false,
   ): Promise<NominationResult | undefined> {
     const { logger, writer, store } = this.#deps;
     const key = objectKey('Pod', pod);
     let node: string | undefined;
     try {
-      const found = this.#search(pod, refused);
-      if (early && found.volumesFit >= early.fewerThan) return undefined;
-      node = found.node;
+      const found = this.#search(pod, refused, early ? MIN_FEASIBLE_NODES_TO_FIND : Number.POSITIVE_INFINITY);
+      if (found === TOO_MANY) return undefined;
+      node = found;
     } catch (err) {
       logger.error({ err, pod: key }, 'searching a node to nominate failed');
       return this.#count('failed');
@@ -209,20 +225,28 @@ export class NodeNominator {
    * The node kube-scheduler would choose, with every node judged: the volume plugins first (the verbs' framework,
    * cheap where a bound claim allows one node), then the default profile's filters and scores on those that pass.
    * Among equals a node no other pod is nominated to wins: two pods sent to one node's last free PV cost a retry.
+   * TOO_MANY when `fewerThan` or more nodes carry the bound PVs' pairs (nothing judged).
    */
-  #search(pod: Pod, refused: ReadonlySet<string>): { node?: string; volumesFit: number } {
+  #search(pod: Pod, refused: ReadonlySet<string>, fewerThan: number): string | typeof TOO_MANY | undefined {
     const { cache, framework, nominator } = this.#deps;
     const lookup = (name: string) => {
       const info = cache.nodeInfo(name);
       return info?.node ? info : undefined;
     };
-    const names = cache.nodeNames().filter((n) => !refused.has(n));
+    // Only nodes that carry a pair of each bound PV's affinity can pass the volume plugins: a bound local claim leaves
+    // one name, which spares judging every node.
+    const { entries } = this.#boundVolumeEntries(pod);
+    const names = cache.nodeNames().filter((n) => {
+      if (refused.has(n)) return false;
+      const labels = entries.length > 0 ? cache.nodeInfo(n)?.node?.metadata.labels : undefined;
+      return entries.every((pairs) => pairs.some(([key, value]) => labels?.[key] === value));
+    });
+    if (names.length >= fewerThan) return TOO_MANY;
     const volumesFit = framework.filterNodes(pod, names, lookup, () => '').feasible;
-    const none = { volumesFit: volumesFit.length };
-    if (volumesFit.length === 0) return none;
+    if (volumesFit.length === 0) return undefined;
     const profile = defaultProfileFramework(this.#deps);
     const state = new CycleState();
-    if (!isSuccess(profile.runPreFilter(state, pod))) return none;
+    if (!isSuccess(profile.runPreFilter(state, pod))) return undefined;
     const narrowed = profile.preFilterResult(state);
     const fit: NodeInfo[] = [];
     for (const name of volumesFit) {
@@ -230,10 +254,10 @@ export class NodeNominator {
       if (!info || (narrowed && !narrowed.nodeNames.has(name))) continue;
       if (isSuccess(profile.runFilterWithNominatedPods(state, pod, info))) fit.push(info);
     }
-    if (fit.length === 0) return none;
+    if (fit.length === 0) return undefined;
     const free = fit.filter((n) => nominator.nominatedPodsForNode(n.name).every((p) => !hasClaims(p.pod)));
     const pool = free.length > 0 ? free : fit;
-    return { node: selectHost(profile, framework, state, pod, pool, lookup).name, volumesFit: volumesFit.length };
+    return selectHost(profile, framework, state, pod, pool, lookup).name;
   }
 
   #count(result: NominationResult): NominationResult {

@@ -2,7 +2,7 @@
 // set as its status.nominatedNodeName, which kube-scheduler tries first in the pod's next attempt (src/extender/nominate.ts).
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import type { AnyObject, Pod } from '../../src/cluster/types.ts';
+import type { AnyObject, PersistentVolume, Pod } from '../../src/cluster/types.ts';
 import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
 import { claim, localPV, node, pod, storageClass } from '../helpers/objects.ts';
 
@@ -34,8 +34,8 @@ afterEach(async () => {
   t = undefined;
 });
 
-async function start(objects: AnyObject[], settings = {}): Promise<TestExtender> {
-  t = await createTestExtender([...NODES, storageClass('local'), ...objects], settings, { volumeController: false });
+async function start(objects: AnyObject[], settings = {}, nodes = NODES): Promise<TestExtender> {
+  t = await createTestExtender([...nodes, storageClass('local'), ...objects], settings, { volumeController: false });
   return t;
 }
 
@@ -110,11 +110,7 @@ describe('a pod kube-scheduler’s sample of nodes missed is nominated where it 
 describe('a new pod whose bound claims allow few nodes is nominated before kube-scheduler asks', () => {
   // More nodes than kube-scheduler's smallest sample (100): its sample may miss the PV's node.
   const MANY = Array.from({ length: 120 }, (_, i) => node(`node-${i}`));
-
-  async function startMany(objects: AnyObject[], settings = {}): Promise<TestExtender> {
-    t = await createTestExtender([...MANY, storageClass('local'), ...objects], settings, { volumeController: false });
-    return t;
-  }
+  const startMany = (objects: AnyObject[]) => start(objects, {}, MANY);
 
   /** Adds the pod as the watch would deliver a new one, and waits until the early search is done. */
   async function created(x: TestExtender, p: Pod): Promise<string | undefined> {
@@ -139,14 +135,26 @@ describe('a new pod whose bound claims allow few nodes is nominated before kube-
   });
 
   it('not in a cluster of at most 100 nodes: kube-scheduler examines every node there', async () => {
-    t = await createTestExtender(
-      [...MANY.slice(0, 100), storageClass('local'), ...boundClaim('data', 'node-77')],
-      {},
-      {
-        volumeController: false,
-      },
-    );
-    assert.equal(await created(t, pod('web', { claims: ['data'] })), undefined);
+    const x = await start(boundClaim('data', 'node-77'), {}, MANY.slice(0, 100));
+    assert.equal(await created(x, pod('web', { claims: ['data'] })), undefined);
+  });
+
+  it("not a pod whose bound PV allows as many nodes as kube-scheduler's smallest sample (100): it finds one", async () => {
+    const [c, pv] = boundClaim('data', 'node-0') as [AnyObject, PersistentVolume];
+    const hosts = (count: number) => MANY.slice(0, count).map((n) => n.metadata.name);
+    const allow = (names: string[]) => {
+      pv.spec.nodeAffinity = {
+        required: {
+          nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: names }] }],
+        },
+      };
+    };
+    allow(hosts(100));
+    const x = await startMany([c, pv]);
+    assert.equal(await created(x, pod('wide', { claims: ['data'] })), undefined);
+    allow(hosts(99));
+    await x.add(pv);
+    assert.ok(await created(x, pod('narrow', { claims: ['data'] })));
   });
 
   it('not a pod of another scheduler, nor one whose claim is not bound yet', async () => {
