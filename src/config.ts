@@ -266,7 +266,7 @@ function allowed(schema: SettingSchema): string {
   return JSON.stringify(schema);
 }
 
-/** A value in the form flags take, for --help and the README. */
+/** A value in the form flags take, for --help and docs/configuration.md. */
 function toText(schema: SettingSchema, value: unknown): string {
   if (value === undefined) return '';
   if (Array.isArray(value)) return value.map((v) => toText(schema.items as SettingSchema, v)).join(',');
@@ -364,7 +364,7 @@ export function loadSettings(argv: string[], env: NodeJS.ProcessEnv = process.en
   return settings;
 }
 
-/** One row per setting, for --help and the README's table. */
+/** One row per setting, for --help and docs/configuration.md's table. */
 export function settingsReference(): { key: string; flag: string; env: string; default: string; help: string }[] {
   return SETTING_NAMES.map((k) => {
     const schema = schemaOf(k);
@@ -380,7 +380,7 @@ export function settingsHelp(): string {
   return ['  --config FILE  YAML file with any of the settings below (camelCase keys)', ...rows].join('\n');
 }
 
-/** The README's configuration table (`npm run readme` writes it, a test checks it). */
+/** docs/configuration.md's table of settings (`npm run readme` writes it, a test checks it). */
 export function settingsTable(): string {
   const rows = settingsReference().map(
     (r) =>

@@ -62,7 +62,7 @@ const ABANDONED = Number(args.abandoned);
 const FULL_NODES = Number(args['full-nodes']);
 const BUDGET = parseValue(args.budget);
 const MiB = 2 ** 20;
-/** --max-old-space-size as a fraction of the memory budget (README, Sizing memory). */
+/** --max-old-space-size as a fraction of the memory budget (docs/operating.md, Sizing memory). */
 const HEAP_FRACTION = 0.7;
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const log = (line: string) => console.log(line);
@@ -104,7 +104,7 @@ const heavyMiB = heavy[0].length / MiB;
 // ------------------------------------------------------------------------------------------------- servers
 const fake = await startFakeApiServer(['--local-storage', String(NODES)]);
 log(`fake API server: ${fake.nodes} nodes, ${fake.pods} pods, loaded in ${(fake.loadMs / 1000).toFixed(1)} s`);
-// As in a pod whose limit is the budget: V8's heap limit set from it (the README's sizing section).
+// As in a pod whose limit is the budget: V8's heap limit set from it (docs/operating.md, Sizing memory).
 const heapMiB = Math.round((BUDGET / MiB) * HEAP_FRACTION);
 /**
  * The process settings the chart's Deployment gives the container (glibc's MALLOC_* variables; NODE_OPTIONS is the

@@ -1,4 +1,4 @@
-// Provisions the capacity objects do not show yet (joint capacity accounting, see README "Capacity that never
+// Provisions the capacity objects do not show yet (joint capacity accounting, see docs/design.md "Capacity that never
 // over-commits"). external-provisioner republishes a CSIStorageCapacity about once a minute, so between two versions
 // every volume provisioned meanwhile is still counted as free. A claim enters here when it carries
 // volume.kubernetes.io/selected-node and is not bound (our own assumed provisions included: the assume cache holds

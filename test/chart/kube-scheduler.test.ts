@@ -1,6 +1,6 @@
 // The configurations we ship, loaded by the real kube-scheduler (test/e2e/kube-scheduler.ts finds them):
 // it validates a KubeSchedulerConfiguration at startup and then logs the plugins each profile runs at each extension
-// point, so these tests check what kube-scheduler makes of the chart's and the README's configurations.
+// point, so these tests check what kube-scheduler makes of the chart's configurations and those of README.md and docs/.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';

@@ -1,4 +1,4 @@
-// The README's Helm commands run as written against an API server (the in-memory one in test/helpers): install in
+// docs/operating.md's Helm commands run as written against an API server (the in-memory one in test/helpers): install in
 // both modes, release notes, upgrade keeping the generated certificates, uninstall leaving nothing behind.
 import assert from 'node:assert/strict';
 import { readFile, rm } from 'node:fs/promises';
@@ -8,10 +8,10 @@ import { helm } from '../helpers/chart.ts';
 import { HelmApiServer, type StoredObject } from '../helpers/helm-apiserver.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
-const readme = await readFile('README.md', 'utf8');
+const operating = await readFile('docs/operating.md', 'utf8');
 const command = (re: RegExp) => {
-  const lines = readme.split('\n').filter((l) => re.test(l));
-  assert.equal(lines.length, 1, `one README command matches ${re}`);
+  const lines = operating.split('\n').filter((l) => re.test(l));
+  assert.equal(lines.length, 1, `one docs/operating.md command matches ${re}`);
   return lines[0].split(/\s+/).slice(1);
 };
 
@@ -42,7 +42,7 @@ const bindVerb = () =>
     }
   ).extenders[0].bindVerb;
 
-describe('README: helm install, upgrade and uninstall', () => {
+describe('docs/operating.md: helm install, upgrade and uninstall', () => {
   it('installs mode scheduler, fully delegated (bindVerb), then uninstalls everything it created', async () => {
     await run(command(/^helm install topology-extender charts\/topology-extender --namespace kube-system$/));
     assert.equal(bindVerb(), 'bind');

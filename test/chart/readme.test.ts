@@ -1,17 +1,19 @@
-// The README's Helm section is complete (test/chart/lifecycle.test.ts runs its commands), its RBAC matches the chart, and
-// its KubeSchedulerConfigurations that delegate binding delegate every volume decision (test/chart/kube-scheduler.test.ts
-// loads them into the real kube-scheduler).
+// docs/operating.md's Helm section is complete (test/chart/lifecycle.test.ts runs its commands), its RBAC matches the
+// chart, the chart's own README gives only commands that test runs, and the KubeSchedulerConfigurations of the README
+// and docs/ that delegate binding delegate every volume decision (test/chart/kube-scheduler.test.ts loads them into the
+// real kube-scheduler).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { PLUGIN_NAMES } from '../../src/plugins/names.ts';
-import { grants, type PolicyRule, parseObjects, renderChart } from '../helpers/chart.ts';
+import { CHART, grants, type PolicyRule, parseObjects, renderChart } from '../helpers/chart.ts';
 import { readmeSchedulerConfigs } from '../helpers/readme.ts';
 
-const readme = readFileSync('README.md', 'utf8');
+const readme = readFileSync('docs/operating.md', 'utf8');
 const commands = [...readme.matchAll(/^helm (install|upgrade|get|uninstall) .*$/gm)].map((m) => m[0]);
+const chartReadme = readFileSync(`${CHART}/README.md`, 'utf8');
 
-describe('README Helm commands', () => {
+describe('docs/operating.md Helm commands', () => {
   it('gives install (both modes), notes, upgrade and uninstall', () => {
     for (const re of [
       /^helm install .*--namespace kube-system$/m,
@@ -36,9 +38,15 @@ describe('README Helm commands', () => {
     ) as unknown as { rules: PolicyRule[] };
     assert.deepEqual(grants(documented.rules), grants(chart.rules));
   });
+
+  it("the chart's README (helm show readme) gives only commands of docs/operating.md, which lifecycle.test.ts runs", () => {
+    const shown = [...chartReadme.matchAll(/^helm .*$/gm)].map((m) => m[0]);
+    assert.ok(shown.length >= 3, 'install, notes and upgrade');
+    for (const c of shown) assert.ok(commands.includes(c), c);
+  });
 });
 
-describe("README: the sidecar's effective permissions (mode scheduler: one ServiceAccount for both containers)", () => {
+describe("docs/operating.md: the sidecar's effective permissions (mode scheduler: one ServiceAccount for both containers)", () => {
   it("names every role the chart binds to the pod's ServiceAccount", async () => {
     const objects = await renderChart([]);
     const sa = objects.find((o) => o.kind === 'ServiceAccount')?.metadata.name;
@@ -63,7 +71,7 @@ describe("README: the sidecar's effective permissions (mode scheduler: one Servi
   });
 });
 
-describe('README KubeSchedulerConfigurations', () => {
+describe('KubeSchedulerConfigurations of the README and docs/', () => {
   interface Profile {
     plugins?: Record<string, { enabled?: { name: string }[]; disabled?: { name: string }[] }>;
   }

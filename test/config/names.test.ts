@@ -1,4 +1,4 @@
-// One set of names on every surface an operator reads: the README, `--help`, the OpenAPI document and the code name
+// One set of names on every surface an operator reads: the README with docs/ and the chart's README, `--help`, the OpenAPI document and the code name
 // the volume plugins as kube-scheduler does (the kebab-case spellings only as accepted input) and every setting as
 // src/config.ts defines it. A plugin renamed in one place, or a setting added without its flag in --help, fails here.
 import assert from 'node:assert/strict';
@@ -10,9 +10,12 @@ import type { ClusterWriter } from '../../src/cluster/writer.ts';
 import { envName, flagName, loadSettings, SETTING_NAMES } from '../../src/config.ts';
 import { buildVolumePlugins } from '../../src/plugins/index.ts';
 import { PLUGIN_NAMES } from '../../src/plugins/names.ts';
+import { docs } from '../helpers/readme.ts';
 
 const surfaces = {
-  'README.md': readFileSync('README.md', 'utf8'),
+  'README.md, docs/ and the chart README': docs()
+    .map((d) => d.text)
+    .join('\n'),
   '--help': execFileSync(process.execPath, ['src/main.ts', '--help'], { encoding: 'utf8' }),
   'openapi/openapi.json': readFileSync('openapi/openapi.json', 'utf8'),
 };
@@ -61,10 +64,11 @@ describe('setting names', () => {
     }
   });
 
-  it('the README names every setting by its config-file key, flag and environment variable', () => {
+  it('docs/configuration.md names every setting by its config-file key, flag and environment variable', () => {
+    const configuration = readFileSync('docs/configuration.md', 'utf8');
     for (const key of SETTING_NAMES) {
       for (const name of [`\`${key}\``, `\`--${flagName(key)}\``, `\`${envName(key)}\``]) {
-        assert.ok(surfaces['README.md'].includes(name), `README names ${name}`);
+        assert.ok(configuration.includes(name), `docs/configuration.md names ${name}`);
       }
     }
   });

@@ -290,7 +290,7 @@ if (found.skip) {
           }
           // The controller's writes that landed, per claim: the PV's phase (Available, Bound), the claim's
           // bind-completed (upstream: its volumeName too), the claim's phase; ours are the claim hold, the PV's claimRef
-          // and the claim's volumeName (README, "What a bind writes"). A claim to provision is spared one more: the
+          // and the claim's volumeName (docs/operating.md, "What a bind writes"). A claim to provision is spared one more: the
           // storage-provisioner annotations, which our selected-node write carries.
           const byController = (kind: string) =>
             writes

@@ -1,4 +1,4 @@
-// A real kube-scheduler drives the extender end to end, in both registrations the README documents (full delegation
+// A real kube-scheduler drives the extender end to end, in both registrations README.md and docs/ document (full delegation
 // with bindVerb; filter-only with kube-scheduler binding) and both node modes, against every kube-scheduler version
 // available. Each case checks what the API server ends up holding and which verb calls the extender received.
 import assert from 'node:assert/strict';

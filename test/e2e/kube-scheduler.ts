@@ -1,5 +1,5 @@
 // A real kube-scheduler for end-to-end tests and benches: one per supported minor, built from test/components'
-// pinned Go modules (components.ts); writes its configuration (the registrations the README documents) and runs it
+// pinned Go modules (components.ts); writes its configuration (the registrations README.md and docs/ document) and runs it
 // against an API server. Without a Go toolchain, callers skip with the reason, never pass silently.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -20,7 +20,7 @@ export async function kubeSchedulers(): Promise<KubeSchedulers> {
   return components ? { binaries: components.kubeSchedulers } : { binaries: [], skip };
 }
 
-/** How kube-scheduler is told to use the extender: the README's registrations. */
+/** How kube-scheduler is told to use the extender: the registrations of README.md and docs/operating.md. */
 export interface ExtenderRegistration {
   /** The extender's base URL (`http://127.0.0.1:PORT`); `/scheduler` is appended. */
   url: string;

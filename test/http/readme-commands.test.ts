@@ -1,6 +1,7 @@
-// The README read top to bottom as a new operator does: `npm start` (the package's own start script, on a free port
-// instead of 8888), then every curl and `topology-extender explain|simulate|pending|storage` command of its sh blocks in order, on
-// that one server, each answer compared with the JSON block (every field) or text shown after it, or with the JSON of a
+// The README read top to bottom as a new operator does, then the pages under docs/ (docs/troubleshooting.md goes on
+// from the README's walk-through) and the chart's README: `npm start` (the package's own start script, on a free port
+// instead of 8888), then every curl and `topology-extender explain|simulate|pending|storage` command of their sh blocks
+// in order, on that one server, each answer compared with the JSON block (every field) or text shown after it, or with the JSON of a
 // comment right after the command (the fields it shows: the README says so where it shows only some). So an example that depends on what a
 // later one does, or on a step the README does not show, fails here. Commands that need a cluster, Helm or Docker
 // are listed in NOT_RUN (test/chart runs the Helm ones): a command of another kind fails until it is handled.
@@ -11,6 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { after, before, it } from 'node:test';
 import { promisify } from 'node:util';
+import { docs } from '../helpers/readme.ts';
 
 const NOT_RUN = [
   /^npm (ci|start|test|run serve)\b/,
@@ -76,19 +78,22 @@ export function shellCommands(text: string): Command[] {
   return out;
 }
 
-const readme = await readFile('README.md', 'utf8');
-const blocks = [...readme.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)].map((m) => ({
-  lang: m[1],
-  text: m[2],
-  line: readme.slice(0, m.index).split('\n').length,
-}));
+/** The fenced blocks of each documentation file, in order; `next` is the block right after, in the same file. */
+const fileBlocks = docs().map(({ file, text }) =>
+  [...text.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)].map((m) => ({
+    file,
+    lang: m[1],
+    text: m[2],
+    line: text.slice(0, m.index).split('\n').length,
+  })),
+);
 
 let server: ChildProcess;
 let base: string;
 before(async () => {
   // What `npm start` runs, on a free port.
   const start: string = JSON.parse(await readFile('package.json', 'utf8')).scripts.start;
-  // Leading NAME=VALUE words are the process's environment (the chart's MALLOC_* setting, README: Sizing memory).
+  // Leading NAME=VALUE words are the process's environment (the chart's MALLOC_* setting, docs/operating.md: Sizing memory).
   const words = start.split(' ');
   const env = { ...process.env };
   while (/^\w+=/.test(words[0])) {
@@ -115,17 +120,19 @@ after(async () => {
   }
 });
 
-it("every curl and explain command of the README, in the README's order on one `npm start`, answers what it shows", async () => {
+it("every curl and explain command of the README and docs/, in the README's order on one `npm start`, answers what it shows", async () => {
   const files = new Map<string, string>();
   let ran = 0;
-  for (const [b, block] of blocks.entries()) {
+  for (const [b, block, blocks] of fileBlocks.flatMap((blocks) =>
+    blocks.map((block, i) => [i, block, blocks] as const),
+  )) {
     if (block.lang !== 'sh') continue;
     const next = blocks[b + 1];
     // The block the README shows as the answer: right after this one, for its last command.
     const shown = next && next.line === block.line + block.text.split('\n').length + 1 ? next : undefined;
     const commands = shellCommands(block.text);
     for (const [c, { words, heredoc }] of commands.entries()) {
-      const where = `README.md line ${block.line}: ${words.join(' ').slice(0, 100)}`;
+      const where = `${block.file} line ${block.line}: ${words.join(' ').slice(0, 100)}`;
       const last = commands.slice(c + 1).every((x) => x.words.length === 0);
       // A comment on a line of its own right after a command is the answer it shows, when it is JSON.
       const following = commands[c + 1];
@@ -172,5 +179,5 @@ it("every curl and explain command of the README, in the README's order on one `
       }
     }
   }
-  assert.ok(ran >= 8, `ran ${ran} of the README's commands`);
+  assert.ok(ran >= 13, `ran ${ran} of the commands of the README and docs/troubleshooting.md`);
 });

@@ -1,4 +1,4 @@
-// Joint capacity accounting (README "Capacity that never over-commits"): a pod's claims on one CSIStorageCapacity
+// Joint capacity accounting (docs/design.md "Capacity that never over-commits"): a pod's claims on one CSIStorageCapacity
 // must fit together, after the provisions in flight it does not show yet; `upstream` keeps the per-claim check.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
