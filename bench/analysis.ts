@@ -1,4 +1,3 @@
-// bench-flags: --max-old-space-size=6144
 // Explain and simulate on the 5,000-node local-storage cluster (bench/synthetic.ts LOCAL_STORAGE_SHAPE), in process,
 // each against a baseline measured in the same run on the same state:
 //   explain, summary only (limit 0)      vs filter() of the same pod over the same 5,000 nodes

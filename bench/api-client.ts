@@ -1,4 +1,3 @@
-// bench-helper
 // What one API call costs the extender's client (src/cluster/kube/client.ts) in CPU, against a real kube-apiserver
 // (test/components/control-plane.ts): sequential GETs of a small object and merge PATCHes of it, then the same at
 // 8 and 64 in flight (a burst of binds), against floors measured in the same run: undici's own `request` with the

@@ -1,4 +1,3 @@
-// bench-helper
 // Is a verb slower after a change? Two checkouts (`git worktree add DIR <commit>`, with node_modules linked in) serve
 // the same local-storage cluster (bench/synthetic.ts, --nodes) from one cluster-state file, each in its own
 // `src/main.ts serve`; the scenarios run one request at a time on each in turn, the order swapped every round. Per

@@ -1,4 +1,3 @@
-// bench-helper
 // Fuzz soak: many more malformed bodies per verb than `npm test` sends (test/http/fuzz.test.ts), over app.inject,
 // asserting no 5xx, then that a valid filter still gets the answer it got before, and the heap after a GC.
 // Not run by `npm run bench` (it measures no speed); run it by hand after touching validation or the verbs:

@@ -1,4 +1,3 @@
-// bench-flags: --expose-gc
 // The extender under kube-scheduler's load shape, over real loopback sockets: 5,000 nodes, ~150,000 running pods and
 // ~10,000 local PVs (bench/synthetic.ts) served from a cluster-state file through the real source, store, cache, plugins,
 // verbs and Fastify app. autocannon drives it from a worker thread (its own event loop, the other core) for a bounded

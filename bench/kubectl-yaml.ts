@@ -1,3 +1,4 @@
+// bench-helper
 // Writes objects as `kubectl get -o yaml` does (sigs.k8s.io/yaml over go-yaml): keys sorted, two-space indentation,
 // sequences under a key not indented, strings plain unless YAML would read them as something else, then
 // double-quoted. js-yaml's dump takes minutes for a 5,000-node cluster; this is a bench fixture, not a serializer.

@@ -1,3 +1,4 @@
+// bench-helper
 // An open loop: requests issued on a fixed schedule whatever the answers, so a stall shows as latency counted from
 // the scheduled time instead of slowing the client down. Shared by bench/results.ts and bench/live/overload.ts.
 

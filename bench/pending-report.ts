@@ -1,4 +1,3 @@
-// bench-flags: --max-old-space-size=6144
 // The pending report (issue 33) on the synthetic 5,000-node cluster, in process, per count of pending pods:
 //   time to the first full report (every pending pod explained once; no cluster change meanwhile), its CPU, and how
 //   many explanations it computed (equivalent pods share one);

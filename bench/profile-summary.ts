@@ -1,4 +1,3 @@
-// bench-helper
 // Where a V8 CPU profile (node --cpu-prof, e.g. bench/scheduler-throughput.ts --profile DIR) spent its time: self time
 // by area of the extender (verbs, bind, watch decoding, store and cache, logging, HTTP, GC, idle) and the top
 // functions, as markdown for bench/RESULTS.md. `--from-ms N` skips the profile's first N ms (the initial list of a

@@ -1,4 +1,3 @@
-// bench-helper
 // In-process timing of one verb on the local-storage shape (bench/synthetic.ts LOCAL_STORAGE_SHAPE), called directly
 // or through app.inject, for profiling: p50/p90/p99 wall time and process CPU per call. Not run by run.ts.
 // Scenarios: filter-0, filter-1, filter-3 (500 names; 0, 1 or 2 local + 1 CSI claims), prioritize-3 (filter's

@@ -1,3 +1,4 @@
+// bench-helper
 // A deterministic synthetic cluster for benchmarks, shaped like examples/cluster.yaml at scale: N nodes over three
 // zones of one region, a CSINode per node, the example's StorageClasses (local-storage: static local PVs, WFFC;
 // fast-ssd: zonal CSI disks with capacity tracking, WFFC; standard: NFS, Immediate), CSIDrivers, a CSIStorageCapacity

@@ -1,4 +1,3 @@
-// bench-helper
 // What validating a request at the edge costs on the largest body kube-scheduler sends: a non-cache filter with 500
 // full nodes (each with 40 images and 5 conditions, as kubelets report them). Prints the cost of Ajv's check of the
 // ExtenderArgs schema plus the nesting check, as a share of JSON.parse of the same body and of the whole

@@ -1,3 +1,4 @@
+// bench-helper
 // Child process for bench/live/time-to-ready.ts and bench/results.ts: a fake API server loaded with a synthetic
 // cluster, on its own heap and event loop so serving does not compete with the client's event loop. Prints one JSON
 // line with the URL when listening.

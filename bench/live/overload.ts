@@ -346,7 +346,8 @@ async function openLoop(to: number, seconds: number) {
 async function floorLoop(args: string[]) {
   const refuser = spawn(process.execPath, ['bench/live/refusing-server.ts', ...args], {
     cwd: root,
-    stdio: ['ignore', 'pipe', 'inherit'],
+    // Its stdin: it exits when this process is gone.
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
   const [refuserPort] = await once(createInterface(refuser.stdout), 'line');
   const loop = await openLoop(Number(refuserPort), Math.min(SECONDS, 10));

@@ -1,3 +1,4 @@
+// bench-helper
 // Synthetic cluster objects shaped as the API server returns them: full pods with managedFields, env, probes,
 // volume mounts, projected service-account volumes, status conditions and container statuses; nodes with images,
 // conditions and addresses. Deterministic for a given index, so runs are comparable.

@@ -19,8 +19,10 @@ export class ClusterStore {
   readonly #onHandlerError: (err: unknown, event: StoreEvent) => void;
 
   /**
-   * A subscriber that throws must not starve the others or break the source that delivered the event:
-   * the error goes to `onHandlerError` (the log) and delivery goes on.
+   * With `onHandlerError` (the extender's wiring passes the log), a subscriber that throws starves neither the others
+   * nor the source that delivered the event: its error goes there and delivery goes on. Without it (tests, analyze,
+   * what-if) the error is rethrown: the later subscribers miss the event and the write that emitted it throws, its
+   * object already stored.
    */
   constructor(options: { onHandlerError?: (err: unknown, event: StoreEvent) => void } = {}) {
     this.#onHandlerError =

@@ -1,8 +1,9 @@
-// The one home of the state that outlives a scheduling cycle: nominations (pods waiting after preempting), what
-// filter decided for the prioritize and bind that follow (decisions.ts), the volumes reserved by binds in flight,
-// and which scheduled pods use which claims. Built once with the verbs (extender/build.ts; plugins get their parts)
-// and closed on shutdown: it owns every store subscription the plugins need, so plugins keep only per-cycle state,
-// as upstream's do.
+// The state that outlives a scheduling cycle and that the verbs and plugins share: nominations (pods waiting after
+// preempting), what filter decided for the prioritize and bind that follow (decisions.ts), the volumes reserved by
+// binds in flight, and which scheduled pods use which claims. Built once with the verbs (extender/build.ts; plugins
+// get their parts) and closed on shutdown. Some plugins also keep store-fed state of their own across cycles
+// (NodeVolumeLimits' per-node records, the volume binder's assume caches); they register its unsubscribe here
+// (onClose), so closing this ends every store subscription.
 import { Nominator } from '../cache/nominator.ts';
 import type { ClusterStore } from '../cluster/store.ts';
 import { ClaimUsage } from '../volumes/claim-usage.ts';
