@@ -2,6 +2,9 @@
 // metrics. preempt once skipped the queue: it was computed for clients that had left and never counted as started.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import Fastify from 'fastify';
+import { type VerbStages, verbPipeline } from '../../src/http/verb-pipeline.ts';
+import { VerbQueue } from '../../src/http/verb-queue.ts';
 import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
 import { node, pod } from '../helpers/objects.ts';
 import { httpRequest, openSocket, roundTrip } from '../helpers/raw-http.ts';
@@ -20,6 +23,23 @@ const metric = async (t: TestExtender, name: string, labels: string) => {
   const line = new RegExp(`^topology_extender_${name}\\{${labels}\\} (\\d+)$`, 'm');
   return Number(line.exec(text)?.[1] ?? 0);
 };
+
+it('a route of the verb table that names no verb fails the build: none can skip the pipeline', async () => {
+  const stages: VerbStages = {
+    admission: { started: () => {} },
+    queue: new VerbQueue({ deadlineMs: 5000 }),
+    metrics: {} as VerbStages['metrics'], // never reached: the build fails first
+    synced: () => true,
+  };
+  const app = Fastify();
+  const table = verbPipeline(stages, async (verbs) => {
+    verbs.post('/forgot', async () => ({}));
+  });
+  await assert.rejects(
+    async () => await app.register(table),
+    /POST \/forgot: a verb route names its verb \(config\.verb\)/,
+  );
+});
 
 describe('every verb waits its turn in the verb queue', () => {
   let t: TestExtender;
