@@ -9,6 +9,7 @@ import { runInNewContext } from 'node:vm';
 import { ACCEPT_TURNS, VerbDropped, VerbQueue } from '../../src/http/verb-queue.ts';
 import { createTestExtender, type TestExtender } from '../helpers/extender.ts';
 import { node, pod } from '../helpers/objects.ts';
+import { httpRequest, openSocket, roundTrip } from '../helpers/raw-http.ts';
 
 // Arrival times are on the queue's clock, which these tests fix at 0 unless they move it.
 const request = (verb: string, gone = false, arrivedAt = 0) => ({ verb, arrivedAt, gone: () => gone });
@@ -194,19 +195,7 @@ describe('abandoned requests over real sockets', () => {
   });
   after(() => t.close());
 
-  const open = () =>
-    new Promise<Socket>((resolve, reject) => {
-      const s = connect(port, '127.0.0.1', () => resolve(s));
-      s.on('error', reject);
-    });
-  const httpRequest = (method: string, path: string, body = '') =>
-    `${method} ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-  /** One full request on the socket, so the server has accepted it and reads from it. */
-  const roundTrip = (s: Socket, raw: string) =>
-    new Promise<string>((resolve) => {
-      s.once('data', (d) => resolve(d.toString()));
-      s.write(raw);
-    });
+  const open = () => openSocket(port);
   const metric = async (pattern: RegExp) => {
     const text = (await t.request.get('/metrics')).text;
     return Number(pattern.exec(text)?.[1] ?? 0);

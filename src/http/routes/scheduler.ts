@@ -1,6 +1,5 @@
 // The four extender verbs. Handlers only translate: the decisions live in src/extender.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { BadRequestError } from '../../extender/deps.ts';
 import { confirmClaimsOfRejection, filter, fitsNowhere } from '../../extender/filter.ts';
 import { preempt } from '../../extender/preempt.ts';
@@ -8,98 +7,27 @@ import { prioritize } from '../../extender/prioritize.ts';
 import * as wire from '../../extender/wire.ts';
 import type { Admission } from '../admission.ts';
 import type { AppDeps } from '../app.ts';
-import { clientGone } from '../client-gone.ts';
 import { Answer } from '../errors.ts';
 import { BINDING_ARGS_EXAMPLES, EXTENDER_ARGS_EXAMPLES, PREEMPTION_ARGS_EXAMPLES, withExamples } from '../examples.ts';
-import type { Verb } from '../metrics.ts';
-import { VerbDropped, type VerbQueue } from '../verb-queue.ts';
+import { verbPipeline } from '../verb-pipeline.ts';
+import type { VerbQueue } from '../verb-queue.ts';
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    verb?: Verb;
-  }
-  interface FastifyRequest {
-    /** Set when the answer carries an `Error` (a failed bind, an internal filter failure). */
-    verbError?: boolean;
-    /** Set when the verb was answered 503 without being computed (see VerbQueue). */
-    verbDropped?: boolean;
-  }
-}
-
-const NOT_SYNCED =
-  'the extender has not listed the cluster yet (just started): no verdict from a partial view; retry after backoff';
-
-/** The verbs run in `queue`'s turn; one that starts no longer counts as waiting for `admission`. */
+/** The verbs, each through the verb pipeline (src/http/verb-pipeline.ts): its handler runs in `queue`'s turn. */
 export function schedulerRoutes(deps: AppDeps, admission: Admission, queue: VerbQueue): FastifyPluginAsyncTypebox {
-  return async (app) => {
-    /** Runs a verb in its turn (VerbQueue); a dropped one is answered 503 with the reason. */
-    const inTurn = async <T>(
-      request: FastifyRequest,
-      reply: FastifyReply,
-      work: () => T | PromiseLike<T>,
-    ): Promise<T> => {
-      const verb = request.routeOptions.config.verb ?? request.url;
-      try {
-        return await queue.run(
-          { verb, arrivedAt: queue.now() - reply.elapsedTime, gone: () => clientGone(request.raw) },
-          () => {
-            admission.started(request.raw);
-            return work();
-          },
-        );
-      } catch (err) {
-        if (!(err instanceof VerbDropped)) throw err;
-        request.verbDropped = true;
-        request.log.warn({ verb, reason: err.reason }, err.message);
-        return reply
-          .code(503)
-          .send({ statusCode: 503, error: 'Service Unavailable', message: err.message }) as unknown as T;
-      }
-    };
-
+  const stages = { admission, queue, metrics: deps.metrics, synced: deps.started };
+  return verbPipeline(stages, async (app) => {
     // The verbs build their answers field by field in the wire shape; the response schemas document them (OpenAPI)
     // and JSON.stringify writes them, a quarter faster than schema-driven serialisation on 500-node answers.
     app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
     // Before schema validation, so that nothing (Ajv, the verbs, the echo of non-cache filter) walks such a body.
-    // Callback hooks, not async ones: every verb passes both, and a promise per hook per request is allocation and a
+    // A callback hook, not an async one: every verb passes it, and a promise per request is allocation and a
     // microtask for nothing.
     app.addHook('preValidation', (request, _reply, done) => {
       const path = wire.tooDeeplyNested(request.body);
       if (path === undefined) return done();
       const shown = path.split('/').slice(0, 6).join('/');
       done(new BadRequestError(`body${shown}/… is nested deeper than ${wire.MAX_NESTING} levels`));
-    });
-
-    // Until every kind has been listed once, our view is empty or partial: a verdict from it ("not in the extender's
-    // cache", a claim not found) would mark the pod unschedulable until some cluster event requeues it, and a bind
-    // could miss what is already taken. An error fails kube-scheduler's attempt instead (ignorable: false), and it
-    // retries the pod after its backoff. Seen with a real kube-scheduler retrying pods across our restart.
-    app.addHook('preHandler', (request, reply, done) => {
-      if (deps.started()) return done();
-      const verb = request.routeOptions.config.verb ?? request.url;
-      request.verbDropped = true;
-      deps.metrics.verbDropped.inc({ verb, reason: 'not_synced' });
-      reply.code(503).send({ statusCode: 503, error: 'Service Unavailable', message: NOT_SYNCED });
-    });
-
-    app.addHook('onResponse', (request, reply, done) => {
-      const verb = request.routeOptions.config.verb;
-      if (verb) {
-        const code = reply.statusCode;
-        const outcome = request.verbDropped
-          ? 'dropped'
-          : code >= 500
-            ? 'failed'
-            : code >= 400
-              ? 'rejected'
-              : request.verbError
-                ? 'error'
-                : 'ok';
-        deps.metrics.verbResults.inc({ verb, outcome });
-        deps.metrics.verbDuration.observe({ verb }, reply.elapsedTime / 1000);
-      }
-      done();
     });
 
     app.post(
@@ -114,11 +42,9 @@ export function schedulerRoutes(deps: AppDeps, admission: Admission, queue: Verb
           response: { 200: wire.ExtenderFilterResult },
         },
       },
-      async (request, reply) => {
+      async (request) => {
         const extender = { ...deps.extender, logger: request.log };
-        const seen = await inTurn(request, reply, () => filter(request.body, extender));
-        // The reply was sent already when the verb was dropped (503).
-        if (reply.sent) return reply;
+        const seen = filter(request.body, extender);
         const result = await confirmClaimsOfRejection(request.body, seen, extender);
         if (result.Error) request.verbError = true;
         else if (fitsNowhere(result)) void deps.nodeNominator?.afterRejection(request.body);
@@ -137,7 +63,7 @@ export function schedulerRoutes(deps: AppDeps, admission: Admission, queue: Verb
           response: { 200: wire.HostPriorityList },
         },
       },
-      (request, reply) => inTurn(request, reply, () => prioritize(request.body, deps.extender)),
+      (request) => prioritize(request.body, deps.extender),
     );
 
     app.post(
@@ -152,7 +78,7 @@ export function schedulerRoutes(deps: AppDeps, admission: Admission, queue: Verb
           response: { 200: wire.ExtenderPreemptionResult },
         },
       },
-      async (request) =>
+      (request) =>
         preempt(request.body, { ...deps.extender, logger: request.log }, (outcome) => {
           if (outcome.kept > 0) deps.metrics.preemptNodes.inc({ result: 'kept', reason: '' }, outcome.kept);
           for (const [reason, n] of outcome.dropped) deps.metrics.preemptNodes.inc({ result: 'dropped', reason }, n);
@@ -176,12 +102,11 @@ export function schedulerRoutes(deps: AppDeps, admission: Admission, queue: Verb
           },
         },
       },
-      (request, reply) =>
-        inTurn(request, reply, async () => {
-          const result = await deps.binder.bind(request.body, request.log);
-          if (result.Error) request.verbError = true;
-          return result;
-        }),
+      async (request) => {
+        const result = await deps.binder.bind(request.body, request.log);
+        if (result.Error) request.verbError = true;
+        return result;
+      },
     );
-  };
+  });
 }
