@@ -90,7 +90,7 @@ export class PodBinder {
   /**
    * After preBind failed: is the pod bound all the same? Another bind of it (kube-scheduler's retry on another replica)
    * that took a claim first may have bound it before our watch shows it; preBind gives up on a lost claim only once the
-   * pod is bound or cannot be bound to the node (binder.ts #afterLostClaim). '' when bound to `node`; why not
+   * pod is bound or cannot be bound to the node (volume-binder.ts #afterLostClaim). '' when bound to `node`; why not
    * otherwise; undefined when not bound, or the API cannot be read (the failure then stands as it is).
    */
   async #boundByAnother(pod: Pod, node: string): Promise<string | undefined> {

@@ -108,8 +108,8 @@ export class BindingChecker {
       const watchedPVC = this.#sources.pvcCache.getAPI(claimKey(b.pvc));
       if (!watchedPVC)
         throw new Error(`failed to check binding: could not find v1.PersistentVolumeClaim "${claimKey(b.pvc)}"`);
-      // When this bind wrote both halves (#bindClaim), the API's answers to its writes are as good as their watch
-      // events, which a burst delays by seconds; otherwise wait for the watch to deliver our PV write.
+      // When this bind wrote both halves (bind-writes.ts #bindClaim), the API's answers to its writes are as good as
+      // their watch events, which a burst delays by seconds; otherwise wait for the watch to deliver our PV write.
       const claimWritten = b.pvc.spec.volumeName === name;
       const pv = claimWritten && rvNumber(b.pv) > rvNumber(watchedPV) ? b.pv : watchedPV;
       const pvc = claimWritten && rvNumber(b.pvc) > rvNumber(watchedPVC) ? b.pvc : watchedPVC;
@@ -124,8 +124,9 @@ export class BindingChecker {
       }
       if (!pv.spec.claimRef?.uid) throw new Error(`ClaimRef got reset for pv "${name}"`);
       if (!isVolumeBoundToClaim(pv, pvc)) throw new Error(`pv "${name}" was bound to another claim`);
-      // When this bind wrote the claim's half (#bindClaim), the claim's volumeName can never change again: only the
-      // controller's Bound phases remain. Otherwise upstream's rule: wait for the controller's bind-completed.
+      // When this bind wrote the claim's half (bind-writes.ts #bindClaim), the claim's volumeName can never change
+      // again: only the controller's Bound phases remain. Otherwise upstream's rule: wait for the controller's
+      // bind-completed.
       if (rvNumber(b.pvc) > rvNumber(pvc)) return false;
       if (claimWritten ? pvc.spec.volumeName !== name : !isClaimFullyBound(pvc)) return false;
     }
