@@ -15,7 +15,6 @@ import { buildHealthApp } from './http/health-app.ts';
 import { createMetrics } from './http/metrics.ts';
 import { compareCache } from './ops/cache-comparer.ts';
 import { PendingReport } from './ops/pending-report.ts';
-import { VolumeBindingPlugin } from './plugins/index.ts';
 
 export const VERSION = '0.1.0';
 
@@ -55,7 +54,6 @@ export async function createExtender(parts: ExtenderParts) {
     delegatedVolumeBinding: settings.delegatedVolumeBinding,
     clusterStateFile: source.file,
   });
-  const volumeBinder = extender.framework.plugins.find((p) => p instanceof VolumeBindingPlugin)?.binder;
   const binder = new PodBinder(extender);
   const list = parts.listFromSource ?? {
     listPods: async () => [...store.list('Pod')],
@@ -70,7 +68,7 @@ export async function createExtender(parts: ExtenderParts) {
   const nodeNominator = settings.nominateNodes
     ? new NodeNominator(extender, { schedulerNames: settings.schedulerNames })
     : undefined;
-  const metrics = createMetrics({ cache, source, store, volumeBinder, pending, nodeNominator });
+  const metrics = createMetrics({ cache, source, store, volumeBinder: extender.volumeBinder, pending, nodeNominator });
   const limits = admissionLimits(settings);
   logger.info(limits, 'admission limits');
   const app = await buildApp({

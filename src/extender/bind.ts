@@ -5,32 +5,13 @@
 // Truthful: a Binding refused with 409 or whose outcome is unknown (lost reply, timeout, 5xx) is read back, and so is
 // the pod whose preBind failed (another bind of it may have taken its claims and bound it); a pod bound to the
 // requested node is success: kube-scheduler must never fail an attempt for a pod that is bound.
+import { podBindingNow, podBindingState, writeThenReadBack } from '../cluster/read-back.ts';
 import { objectKey, type Pod } from '../cluster/types.ts';
-import { WriteError } from '../cluster/writer.ts';
 import { CycleState } from '../framework/cycle-state.ts';
 import { isSuccess, type Status } from '../framework/interfaces.ts';
 import type { Log } from '../log.ts';
 import type { ExtenderDeps } from './deps.ts';
 import type { ExtenderBindingArgs, ExtenderBindingResult } from './wire.ts';
-
-/**
- * What the pod, as the API (or its store) has it, says about binding `uid` to `node`: '' when bound there, an error
- * when it is gone, was created again or is bound elsewhere, undefined when it is not bound.
- */
-function bindingState(
-  pod: Pod | undefined,
-  key: string,
-  uid: string,
-  node: string,
-  boundTo = pod?.spec.nodeName,
-): string | undefined {
-  if (!pod) return `pod "${key}" not found`;
-  if (pod.metadata.uid !== uid) {
-    return `pod "${key}" has UID ${pod.metadata.uid}, not ${uid}: it was deleted and created again`;
-  }
-  if (!boundTo) return undefined;
-  return boundTo === node ? '' : `pod "${key}" is already bound to node "${boundTo}"`;
-}
 
 interface InFlight {
   node: string;
@@ -103,45 +84,19 @@ export class PodBinder {
   #settled(pod: Pod | undefined, key: string, uid: string, node: string): string | undefined {
     const { cache } = this.#deps;
     const assumedOn = cache.isAssumed(uid) ? cache.getPod(uid)?.spec.nodeName : undefined;
-    return bindingState(pod, key, uid, node, pod?.spec.nodeName || assumedOn);
-  }
-
-  /**
-   * After a Binding refused with 409 or failed with an outcome unknown (lost reply, timeout, 5xx): is the pod bound to
-   * `node` all the same? '' when it is; otherwise why not (bound elsewhere, gone, not bound), or undefined for a
-   * failure that needs no check.
-   */
-  async #readBack(pod: Pod, node: string, err: unknown): Promise<string | undefined> {
-    if (!(err instanceof WriteError) || !(err.code === 409 || err.uncertain)) return undefined;
-    try {
-      return (await this.#bindingNow(pod, node)) ?? `pod "${objectKey('Pod', pod)}" is not bound`;
-    } catch (readErr) {
-      return `reading pod "${objectKey('Pod', pod)}" back failed: ${(readErr as Error).message}`;
-    }
-  }
-
-  /**
-   * The pod's binding (bindingState) as the store has it, else as the API has it: the watch may not have seen a
-   * Binding that landed. Throws when the API cannot be read.
-   */
-  async #bindingNow(pod: Pod, node: string): Promise<string | undefined> {
-    const { store, writer } = this.#deps;
-    const key = objectKey('Pod', pod);
-    const stored = bindingState(store.get('Pod', key), key, pod.metadata.uid, node);
-    if (stored !== undefined) return stored;
-    return bindingState(await writer.getPod(pod.metadata.namespace!, pod.metadata.name), key, pod.metadata.uid, node);
+    return podBindingState(pod, key, uid, node, pod?.spec.nodeName || assumedOn);
   }
 
   /**
    * After preBind failed: is the pod bound all the same? Another bind of it (kube-scheduler's retry on another replica)
    * that took a claim first may have bound it before our watch shows it; preBind gives up on a lost claim only once the
-   * pod is bound or cannot be bound to the node (binder.ts #afterLostClaim). '' when bound to `node`; why not
+   * pod is bound or cannot be bound to the node (volume-binder.ts #afterLostClaim). '' when bound to `node`; why not
    * otherwise; undefined when not bound, or the API cannot be read (the failure then stands as it is).
    */
   async #boundByAnother(pod: Pod, node: string): Promise<string | undefined> {
     if (this.#shutdown.signal.aborted) return undefined;
     try {
-      return await this.#bindingNow(pod, node);
+      return await podBindingNow(this.#deps, pod, node);
     } catch {
       return undefined;
     }
@@ -201,18 +156,26 @@ export class PodBinder {
     } catch (err) {
       return fail(`binding pod "${key}" to node "${node}" failed: ${(err as Error).message}`, err);
     }
+    const failedBinding = (err: unknown) =>
+      `creating the Binding of pod "${key}" to node "${node}" failed: ${(err as Error).message}`;
     try {
-      await writer.bindPod(
-        { namespace: pod.metadata.namespace!, name: pod.metadata.name, uid: pod.metadata.uid },
-        node,
+      // A Binding refused with 409 or whose outcome is unknown: is the pod bound to the node all the same?
+      const outcome = await writeThenReadBack(
+        () =>
+          writer.bindPod({ namespace: pod.metadata.namespace!, name: pod.metadata.name, uid: pod.metadata.uid }, node),
+        { readBack: () => podBindingNow(this.#deps, pod, node), unknown: true },
       );
-    } catch (err) {
-      const outcome = await this.#readBack(pod, node, err);
-      if (outcome !== '') {
-        const why = `creating the Binding of pod "${key}" to node "${node}" failed: ${(err as Error).message}`;
-        return fail(outcome ? `${why}; ${outcome}` : why, err);
+      if (outcome.kind === 'unread') {
+        const why = `reading pod "${key}" back failed: ${(outcome.readError as Error).message}`;
+        return fail(`${failedBinding(outcome.error)}; ${why}`, outcome.error);
       }
-      log.info({ err }, 'the Binding failed, but the pod is bound to the node: it landed');
+      if (outcome.kind !== 'written') {
+        const state = outcome.current ?? `pod "${key}" is not bound`;
+        if (state !== '') return fail(`${failedBinding(outcome.error)}; ${state}`, outcome.error);
+        log.info({ err: outcome.error }, 'the Binding failed, but the pod is bound to the node: it landed');
+      }
+    } catch (err) {
+      return fail(failedBinding(err), err);
     }
     cache.finishBinding(assumed);
     log.info({ ms: Math.round(performance.now() - started) }, 'pod bound');

@@ -9,7 +9,7 @@ import type { ClusterWriter } from '../cluster/writer.ts';
 import { Framework } from '../framework/runner.ts';
 import { SchedulingState } from '../framework/scheduling-state.ts';
 import type { Log } from '../log.ts';
-import { buildVolumePlugins, type VolumePluginsSettings } from '../plugins/index.ts';
+import { buildVolumePlugins, newVolumeBinder, type VolumePluginsSettings } from '../plugins/index.ts';
 import type { ExtenderDeps } from './deps.ts';
 
 export interface ExtenderDepsParts {
@@ -45,7 +45,8 @@ export function buildExtenderDeps(parts: ExtenderDepsParts): {
   cache.attach(store);
   parts.onStore?.(store);
   const state = new SchedulingState(store);
-  const plugins = buildVolumePlugins({ store, writer, logger, state }, parts.settings);
+  const volumeBinder = newVolumeBinder({ store, writer, logger }, parts.settings);
+  const plugins = buildVolumePlugins({ store, writer, logger, state, binder: volumeBinder }, parts.settings);
   const { nominator } = state;
   const deps: ExtenderDeps = {
     framework: new Framework(plugins, { nominator, priorityOf: (pod) => podPriority(pod, store) }),
@@ -55,6 +56,7 @@ export function buildExtenderDeps(parts: ExtenderDepsParts): {
     writer,
     logger,
     nodeInfoForUnknownNode: (node) => newNodeInfo(node),
+    volumeBinder,
     sourceStatus: parts.sourceStatus,
     clusterVersion: parts.clusterVersion,
     delegatedVolumeBinding: parts.delegatedVolumeBinding,

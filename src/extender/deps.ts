@@ -7,6 +7,7 @@ import type { Node } from '../cluster/types.ts';
 import type { ClusterWriter } from '../cluster/writer.ts';
 import type { Framework } from '../framework/runner.ts';
 import type { Log } from '../log.ts';
+import type { VolumeBinder } from '../volumes/binder.ts';
 
 /** What the verbs need; the HTTP layer and tests build it once. */
 export interface ExtenderDeps {
@@ -19,6 +20,8 @@ export interface ExtenderDeps {
   logger: Log;
   /** NodeInfo for a node the cache does not know (non-cache mode): the node as sent, with no pods. */
   nodeInfoForUnknownNode: (node: Node) => NodeInfo;
+  /** VolumeBinding's binder; undefined when VolumeBinding is disabled (then nothing assumes or binds volumes). */
+  volumeBinder?: VolumeBinder;
   /** The source's per-kind health: explain and simulate note the analysis-only kinds it cannot serve. */
   sourceStatus?: () => readonly KindStatus[];
   /** The API server's release (e.g. v1.37.2), once known: explain names the cluster's kube-scheduler minor. */

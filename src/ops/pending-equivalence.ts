@@ -8,7 +8,6 @@
 import type { ClusterStore } from '../cluster/store.ts';
 import { namespaceOf, type PersistentVolumeClaim, type Pod } from '../cluster/types.ts';
 import type { ExtenderDeps } from '../extender/deps.ts';
-import { VOLUME_BINDING, type VolumeBindingPlugin } from '../plugins/index.ts';
 import type { VolumeBinder } from '../volumes/binder.ts';
 import { podClaimRefs } from '../volumes/claims.ts';
 
@@ -52,12 +51,10 @@ export class ClaimSituation {
   readonly #binder: VolumeBinder | undefined;
   readonly references: ClaimReferences;
 
-  constructor(deps: Pick<ExtenderDeps, 'store' | 'framework'>, references: ClaimReferences) {
+  constructor(deps: Pick<ExtenderDeps, 'store' | 'volumeBinder'>, references: ClaimReferences) {
     this.#store = deps.store;
     // Without VolumeBinding (disabled) nothing says whether a claim is in flight: such pods are explained alone.
-    this.#binder = (
-      deps.framework.plugins.find((p) => p.name === VOLUME_BINDING) as VolumeBindingPlugin | undefined
-    )?.binder;
+    this.#binder = deps.volumeBinder;
     this.references = references;
   }
 

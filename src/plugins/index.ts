@@ -6,8 +6,9 @@ import { defaultSettings, type Settings } from '../config.ts';
 import type { AnyPlugin } from '../framework/interfaces.ts';
 import { SchedulingState } from '../framework/scheduling-state.ts';
 import type { Log } from '../log.ts';
-import { VolumeBinder } from '../volumes/binder.ts';
+import type { VolumeBinder } from '../volumes/binder.ts';
 import { buildCapacityScorer } from '../volumes/scorer.ts';
+import { ClusterVolumeBinder } from '../volumes/volume-binder.ts';
 import type { PluginName } from './names.ts';
 import { NODE_VOLUME_LIMITS, NodeVolumeLimitsPlugin } from './node-volume-limits.ts';
 import { VOLUME_BINDING, VolumeBindingPlugin } from './volume-binding.ts';
@@ -32,6 +33,23 @@ export interface VolumePluginsDeps {
   now?: () => number;
   /** Cross-cycle state and the store subscriptions to close on shutdown; default: a private one (tests). */
   state?: SchedulingState;
+  /** VolumeBinding's binder (a fake, in tests); default: one over the store (newVolumeBinder). Closed with `state`. */
+  binder?: VolumeBinder;
+}
+
+/** The volume binder over the store and the API, as VolumeBinding uses it; undefined when VolumeBinding is disabled. */
+export function newVolumeBinder(
+  deps: Pick<VolumePluginsDeps, 'store' | 'writer' | 'logger'>,
+  settings: VolumePluginsSettings = defaultSettings(),
+): VolumeBinder | undefined {
+  if (settings.disabledPlugins.includes(VOLUME_BINDING)) return undefined;
+  return new ClusterVolumeBinder({
+    store: deps.store,
+    writer: deps.writer,
+    logger: deps.logger,
+    bindTimeoutSeconds: settings.bindTimeoutSeconds,
+    capacityAccounting: settings.capacityAccounting,
+  });
 }
 
 export function buildVolumePlugins(
@@ -50,13 +68,7 @@ export function buildVolumePlugins(
     plugins.push(limits);
   }
   if (enabled(VOLUME_BINDING)) {
-    const binder = new VolumeBinder({
-      store: deps.store,
-      writer: deps.writer,
-      logger: deps.logger,
-      bindTimeoutSeconds: settings.bindTimeoutSeconds,
-      capacityAccounting: settings.capacityAccounting,
-    });
+    const binder = deps.binder ?? newVolumeBinder(deps, settings)!;
     state.onClose(() => binder.close());
     const scorer = buildCapacityScorer(settings.storageScoringShape);
     plugins.push(new VolumeBindingPlugin(binder, scorer, deps.now, state));

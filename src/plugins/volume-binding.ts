@@ -18,10 +18,9 @@ import {
   SUCCESS,
   status,
 } from '../framework/interfaces.ts';
-import type { BindingInfo, HeldVolumes, PodVolumes, VolumeBinder } from '../volumes/binder.ts';
+import type { BindingInfo, FindOptions, HeldVolumes, PodVolumes, VolumeBinder } from '../volumes/binder.ts';
 import { hasClaims, type PodVolumeClaims } from '../volumes/claims.ts';
 import { type Decision, DecisionCache } from '../volumes/decisions.ts';
-import { explainPodVolumes } from '../volumes/explain.ts';
 import { capacityBytes } from '../volumes/provisioning.ts';
 import { claimKey, claimMatchInput, pvCapacity } from '../volumes/pv-matching.ts';
 import { type Reservation, VolumeReservations } from '../volumes/reservations.ts';
@@ -84,6 +83,8 @@ export class VolumeBindingPlugin
   readonly #reservations: VolumeReservations;
   readonly #scorer: CapacityScorer | undefined;
   readonly #now: () => number;
+  /** findPodVolumes' options, refilled per call (read during the call only): the per-node filter allocates none. */
+  readonly #find: FindOptions = { held: undefined, ordinal: undefined };
 
   constructor(
     binder: VolumeBinder,
@@ -146,7 +147,7 @@ export class VolumeBindingPlugin
     const generation = this.binder.generation();
     let found: ReturnType<VolumeBinder['findPodVolumes']>;
     try {
-      found = this.binder.findPodVolumes(pod, data.claims, node, data.held, undefined, nodeInfo.ordinal ?? -1);
+      found = this.binder.findPodVolumes(pod, data.claims, node, this.#findOptions(data.held, nodeInfo.ordinal));
     } catch (err) {
       return status('Error', errorMessage(err));
     }
@@ -174,6 +175,13 @@ export class VolumeBindingPlugin
     return SUCCESS;
   }
 
+  #findOptions(held: HeldVolumes | undefined, ordinal?: number): FindOptions {
+    const options = this.#find;
+    options.held = held;
+    options.ordinal = ordinal;
+    return options;
+  }
+
   /**
    * Not in upstream (its VolumeBinding has no PreFilterExtensions): a nominated pod added to the node holds the PVs
    * its unbound claims would take there and the storage it would provision, against the pod being checked.
@@ -194,7 +202,7 @@ export class VolumeBindingPlugin
     if (!hasClaims(pod) || this.binder.podClaimsError(pod)) return held;
     let found: ReturnType<VolumeBinder['findPodVolumes']>;
     try {
-      found = this.binder.findPodVolumes(pod, this.binder.getPodVolumeClaims(pod), node, held);
+      found = this.binder.findPodVolumes(pod, this.binder.getPodVolumeClaims(pod), node, this.#findOptions(held));
     } catch {
       return held;
     }
@@ -421,7 +429,8 @@ export class VolumeBindingPlugin
     const data = this.#state(state, pod);
     if (data.skip || !data.claims || !nodeInfo.node) return undefined;
     try {
-      return { claims: explainPodVolumes(this.binder, pod, data.claims, nodeInfo.node, data.held, limits.maxVolumes) };
+      const options = { held: data.held, maxVolumes: limits.maxVolumes };
+      return { claims: this.binder.explainPodVolumes(pod, data.claims, nodeInfo.node, options) };
     } catch {
       return undefined; // an internal error: the verdict (Error) already says it
     }

@@ -136,6 +136,23 @@ function rowContent(
   return { capacities, buckets };
 }
 
+/**
+ * A claim's capacity question on one node, for its dense row (CapacityIndex.findForNode). The provisioning check
+ * passes its per-node check object itself, refilled per claim: asking allocates nothing.
+ */
+export interface CapacityRowQuery {
+  /** The node's labels; without them there is no row to read. */
+  readonly nodeLabels: Readonly<Record<string, string>> | undefined;
+  /** The node's NodeInfo.ordinal (>= 0). */
+  readonly ordinal: number;
+  /** The claim's request, in bytes. */
+  readonly size: number;
+  /** Set (truthy) in joint accounting: what is in flight and the pod's earlier claims count. */
+  readonly joint: unknown;
+  /** Joint: what the pod's earlier claims took per capacity object. */
+  readonly pod: ReadonlyMap<CSIStorageCapacity, number>;
+}
+
 export class CapacityIndex {
   readonly #classes = new Map<string, ClassIndex>();
   readonly #entries = new Map<string, Entry>();
@@ -237,16 +254,12 @@ export class CapacityIndex {
    */
   findForNode(
     className: string,
-    nodeLabels: Readonly<Record<string, string>>,
-    ordinal: number,
-    size: number,
-    joint: boolean,
-    pod: ReadonlyMap<CSIStorageCapacity, number>,
+    query: CapacityRowQuery,
   ): CSIStorageCapacity | undefined | typeof CAPACITY_ROW_UNDECIDED {
     const cls = this.#classes.get(className);
     if (!cls) return undefined;
-    if (!cls.rows) return CAPACITY_ROW_UNDECIDED;
-    return cls.rows.find(ordinal, nodeLabels, size, joint, pod);
+    if (!cls.rows || !query.nodeLabels) return CAPACITY_ROW_UNDECIDED;
+    return cls.rows.find(query.ordinal, query.nodeLabels, query.size, !!query.joint, query.pod);
   }
 
   /** What the capacity object is owed changed (provisions in flight): the rows reading it are rebuilt. */

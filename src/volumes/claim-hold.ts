@@ -7,7 +7,8 @@
 // A hold is live while its PV may still become the claim's: the PV exists and is free or prebound to the claim, and
 // the hold is younger than HOLD_SECONDS (a writer killed between the claim and the PV write leaves one behind; it
 // then stops blocking). A hold released by a bind that failed is the empty string. A bind that succeeds drops it with
-// the claim half it writes (binder.ts #bindClaim), or once the PV controller has marked the claim Bound (ServedHolds).
+// the claim half it writes (bind-writes.ts #bindClaim), or once the PV controller has marked the claim Bound
+// (ServedHolds).
 import type { PersistentVolume, PersistentVolumeClaim } from '../cluster/types.ts';
 import { ANN_BIND_COMPLETED } from './constants.ts';
 import { isVolumeBoundToClaim } from './pv-matching.ts';

@@ -3,13 +3,15 @@
 import type { CSIStorageCapacity, Node, PersistentVolume, PersistentVolumeClaim, Pod } from '../cluster/types.ts';
 import { volumeModeOf } from '../cluster/volume-annotations.ts';
 import { offeredToAnyClaim, type PVAssumeCache } from './assume-cache.ts';
-import type { FindExplainer, HeldVolumes, VolumeBinder } from './binder.ts';
+import type { FindExplainer, FindOptions, FindResult, HeldVolumes } from './binder.ts';
 import type { PodVolumeClaims } from './claims.ts';
+import type { InFlightProvisions } from './in-flight.ts';
 import { affinityIndexEntries } from './node-affinity.ts';
 import {
   type CapacityAccountingMode,
   type CapacityArithmetic,
   nodeHasAccess,
+  type ProvisioningSources,
   type ProvisionVerdict,
 } from './provisioning.ts';
 import { type ClaimMatchInput, claimClass, claimKey, type PVNames, type PVRefusal, pvClass } from './pv-matching.ts';
@@ -135,16 +137,23 @@ export function refusalMessage(
   }
 }
 
+/** What explain reads of the binder: its decision, told to a FindExplainer, and the sources behind it. */
+export interface ExplainSources extends Pick<ProvisioningSources, 'findCapacity'> {
+  readonly pvCache: PVAssumeCache;
+  readonly inFlight: InFlightProvisions;
+  findPodVolumes(pod: Pod, claims: PodVolumeClaims, node: Node, options?: FindOptions): FindResult;
+}
+
 /** Collects findPodVolumes' decisions for one node into ClaimExplanations, listing at most `maxVolumes` PVs each. */
 class Collector implements FindExplainer {
   readonly claims = new Map<string, ClaimExplanation>();
-  readonly #binder: VolumeBinder;
+  readonly #binder: ExplainSources;
   readonly #node: Node;
   readonly #maxVolumes: number;
   /** The pod's own claims: never in flight against itself (the check leaves them out too). */
   readonly #ownClaims: ReadonlySet<string>;
 
-  constructor(binder: VolumeBinder, node: Node, maxVolumes: number, ownClaims: ReadonlySet<string>) {
+  constructor(binder: ExplainSources, node: Node, maxVolumes: number, ownClaims: ReadonlySet<string>) {
     this.#binder = binder;
     this.#node = node;
     this.#maxVolumes = maxVolumes;
@@ -330,7 +339,7 @@ export function explainScope(
  * and the provisioning verdict. Claims findPodVolumes never reached (it stops at the first failure) are not listed.
  */
 export function explainPodVolumes(
-  binder: VolumeBinder,
+  binder: ExplainSources,
   pod: Pod,
   claims: PodVolumeClaims,
   node: Node,
@@ -339,6 +348,6 @@ export function explainPodVolumes(
 ): ClaimExplanation[] {
   const own = new Set(claims.unboundClaimsDelayBinding.map(claimKey));
   const collector = new Collector(binder, node, maxVolumes, own);
-  binder.findPodVolumes(pod, claims, node, held, collector);
+  binder.findPodVolumes(pod, claims, node, { held, explain: collector });
   return [...collector.claims.values()];
 }

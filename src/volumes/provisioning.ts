@@ -6,7 +6,7 @@ import { selectorMatchesSafely } from '../cluster/label-selector.ts';
 import { parseValue } from '../cluster/quantity.ts';
 import type { CSIDriver, CSIStorageCapacity, PersistentVolumeClaim, StorageClass } from '../cluster/types.ts';
 import { hasProvisioner } from '../cluster/volume-annotations.ts';
-import type { CapacityAccept } from './capacity-index.ts';
+import type { CapacityAccept, CapacityRowQuery } from './capacity-index.ts';
 import { CAPACITY_ROW_UNDECIDED, capacityFits } from './capacity-rows.ts';
 import { matchTopologySelectorTerms } from './node-affinity.ts';
 import { claimClass, claimKey, claimMatchInput, ignore } from './pv-matching.ts';
@@ -31,16 +31,12 @@ export interface ProvisioningSources {
     context: C,
   ): CSIStorageCapacity | undefined;
   /**
-   * The same answer for a claim of `size` bytes on the node of `ordinal` (NodeInfo.ordinal), read from its dense
+   * The same answer for the query's claim on its node (NodeInfo.ordinal), read from the node's dense
    * row (see CapacityIndex.findForNode), when the sources keep rows.
    */
   findCapacityForNode?(
     className: string,
-    nodeLabels: Readonly<Record<string, string>>,
-    ordinal: number,
-    size: number,
-    joint: boolean,
-    pod: ReadonlyMap<CSIStorageCapacity, number>,
+    query: CapacityRowQuery,
   ): CSIStorageCapacity | undefined | typeof CAPACITY_ROW_UNDECIDED;
 }
 
@@ -204,7 +200,7 @@ function hasEnoughCapacity(
   // The row knows what is in flight, not what nominated pods hold nor which in-flight claims are the pod's own.
   if (check.ordinal >= 0 && nodeLabels && !taken && !explain && (!joint || joint.noOwnInFlight === true)) {
     const fromRow = sources.findCapacityForNode;
-    if (fromRow) capacity = fromRow.call(sources, className, nodeLabels, check.ordinal, check.size, !!joint, check.pod);
+    if (fromRow) capacity = fromRow.call(sources, className, check);
   }
   if (capacity === CAPACITY_ROW_UNDECIDED) capacity = sources.findCapacity(className, nodeLabels, admits, check);
   if (!explain) return capacity ? { ok: true, capacity } : INSUFFICIENT;

@@ -17,9 +17,9 @@ import {
   ERR_REASON_NOT_ENOUGH_SPACE as NOT_ENOUGH_SPACE,
   type PodVolumes,
   ERR_REASON_PV_NOT_EXIST as PV_NOT_EXIST,
-  type VolumeBinder,
 } from '../../src/volumes/binder.ts';
 import type { DynamicProvision } from '../../src/volumes/provisioning.ts';
+import type { ClusterVolumeBinder } from '../../src/volumes/volume-binder.ts';
 import { makeCSIDriver, makeStorageClass } from '../helpers/objects.ts';
 import {
   boundMigrationPVC,
@@ -83,7 +83,7 @@ import {
 const testNode = node1;
 
 /** Upstream's findPodVolumes test helper: classify, refuse unbound immediate claims, then FindPodVolumes. */
-function findPodVolumes(binder: VolumeBinder, pod: Pod, node: Node): FindResult {
+function findPodVolumes(binder: ClusterVolumeBinder, pod: Pod, node: Node): FindResult {
   const claims = binder.getPodVolumeClaims(pod);
   if (claims.unboundClaimsImmediate.length > 0) throw new Error('pod has unbound immediate PersistentVolumeClaims');
   return binder.findPodVolumes(pod, claims, node);
@@ -97,7 +97,7 @@ function env(opts: {
   csiDriver?: CSIDriver;
   capacities?: CSIStorageCapacity[];
   pods?: Pod[];
-}): { cluster: TestCluster; binder: VolumeBinder } {
+}): { cluster: TestCluster; binder: ClusterVolumeBinder } {
   const cluster = new TestCluster([
     ...storageClasses(),
     ...(opts.nodes ?? []),
@@ -313,7 +313,7 @@ describe('TestFindPodVolumesWithCSIMigration', () => {
 
 /** validateAssume: the cache holds the expected PVs (claimRef set) and PVCs (selected-node set). */
 function assertAssumed(
-  binder: VolumeBinder,
+  binder: ClusterVolumeBinder,
   bindings: PodVolumes['staticBindings'],
   provisions: DynamicProvision[],
 ): void {
@@ -330,7 +330,7 @@ function assertAssumed(
 
 /** validateCacheRestored: every PV is its API object again, no PVC carries selected-node. */
 function assertRestored(
-  binder: VolumeBinder,
+  binder: ClusterVolumeBinder,
   bindings: PodVolumes['staticBindings'],
   provisions: DynamicProvision[],
 ): void {

@@ -162,7 +162,16 @@ it("a node's dense capacity row decides as the scan, in flight included, through
           const scanned = [...all.values()].find(
             (c) => c.storageClassName === cls && fits(c) && nodeHasAccess(node.labels, c),
           );
-          assert.equal(index.findForNode(cls, node.labels, node.ordinal, size * GI, joint, new Map()), scanned);
+          assert.equal(
+            index.findForNode(cls, {
+              nodeLabels: node.labels,
+              ordinal: node.ordinal,
+              size: size * GI,
+              joint,
+              pod: new Map(),
+            }),
+            scanned,
+          );
           continue;
         }
         const c = toCapacity(cmd.c);
@@ -196,7 +205,13 @@ it("a node's dense capacity row follows what its capacities owe and capacities p
   const ZONE = 'topology.kubernetes.io/zone';
   const node = { [HOST]: 'a', [ZONE]: 'z' };
   const find = (size: number) => {
-    const found = index.findForNode('x', node, 0, size * GI, true, new Map());
+    const found = index.findForNode('x', {
+      nodeLabels: node,
+      ordinal: 0,
+      size: size * GI,
+      joint: true,
+      pod: new Map(),
+    });
     return typeof found === 'object' ? found.metadata.name : found;
   };
   const capacity = (name: 'c0' | 'c1', key: string, value: string, gi: number) =>

@@ -4,10 +4,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PersistentVolume, PersistentVolumeClaim } from '../../src/cluster/types.ts';
 import { WriteError } from '../../src/cluster/writer.ts';
-import { type PodVolumes, VolumeBinder } from '../../src/volumes/binder.ts';
+import type { PodVolumes } from '../../src/volumes/binder.ts';
 import { ANN_SELECTED_VOLUME, claimHold, HOLD_SECONDS, holdValue, ServedHolds } from '../../src/volumes/claim-hold.ts';
 import { ANN_BOUND_BY_CONTROLLER } from '../../src/volumes/constants.ts';
 import { bindVolumeToClaim } from '../../src/volumes/pv-matching.ts';
+import { ClusterVolumeBinder } from '../../src/volumes/volume-binder.ts';
 import { makeNode, makePod, makePV, makePVC, makeStorageClass } from '../helpers/objects.ts';
 import { TestCluster } from './fixtures.ts';
 
@@ -39,8 +40,13 @@ function binding(cluster: TestCluster, pvName: string): PodVolumes {
 }
 
 /** A binder whose clock (the time holds are written and judged at) stands at `now`. */
-function binderAt(cluster: TestCluster, now: number): VolumeBinder {
-  return new VolumeBinder({ store: cluster.store, writer: cluster.writer, bindTimeoutSeconds: 5, now: () => now });
+function binderAt(cluster: TestCluster, now: number): ClusterVolumeBinder {
+  return new ClusterVolumeBinder({
+    store: cluster.store,
+    writer: cluster.writer,
+    bindTimeoutSeconds: 5,
+    now: () => now,
+  });
 }
 
 describe('claim holds', () => {

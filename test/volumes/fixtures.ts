@@ -19,7 +19,7 @@ import {
   unboundVolume,
   WriteError,
 } from '../../src/cluster/writer.ts';
-import { VolumeBinder } from '../../src/volumes/binder.ts';
+import { ClusterVolumeBinder } from '../../src/volumes/volume-binder.ts';
 import { capacityAccountingUnderTest } from '../helpers/capacity-accounting.ts';
 import * as build from '../helpers/objects.ts';
 
@@ -354,8 +354,8 @@ export class TestCluster {
     this.store.delete(kindOf(obj), obj);
   }
 
-  binder(bindTimeoutSeconds = 10): VolumeBinder {
-    return new VolumeBinder({
+  binder(bindTimeoutSeconds = 10): ClusterVolumeBinder {
+    return new ClusterVolumeBinder({
       store: this.store,
       writer: this.writer,
       bindTimeoutSeconds,

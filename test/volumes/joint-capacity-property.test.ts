@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import fc from 'fast-check';
 import type { CSIStorageCapacity, PersistentVolumeClaim, Pod } from '../../src/cluster/types.ts';
-import { VolumeBinder } from '../../src/volumes/binder.ts';
+import { ClusterVolumeBinder } from '../../src/volumes/volume-binder.ts';
 import { makeCSIDriver } from '../helpers/objects.ts';
 import {
   makeCapacity,
@@ -59,7 +59,7 @@ it('joint: the sizes admitted on a capacity object never exceed what it publishe
           ...claims.flat(),
           ...pods,
         ]);
-        const binder = new VolumeBinder({
+        const binder = new ClusterVolumeBinder({
           store: cluster.store,
           writer: cluster.writer,
           bindTimeoutSeconds: 10,

@@ -6,9 +6,9 @@ import { newNodeInfo } from '../../src/cache/node-info.ts';
 import type { AnyObject, CSIStorageCapacity, PersistentVolumeClaim } from '../../src/cluster/types.ts';
 import { CycleState } from '../../src/framework/cycle-state.ts';
 import { VolumeBindingPlugin } from '../../src/plugins/volume-binding.ts';
-import { VolumeBinder } from '../../src/volumes/binder.ts';
 import type { CapacityAccountingMode } from '../../src/volumes/provisioning.ts';
 import { buildCapacityScorer } from '../../src/volumes/scorer.ts';
+import { ClusterVolumeBinder } from '../../src/volumes/volume-binder.ts';
 import { makeCSIDriver } from '../helpers/objects.ts';
 import {
   makeCapacity,
@@ -39,7 +39,7 @@ function setup(mode: CapacityAccountingMode, objects: AnyObject[], capacity: CSI
     capacity,
     ...objects,
   ]);
-  const binder = new VolumeBinder({
+  const binder = new ClusterVolumeBinder({
     store: cluster.store,
     writer: cluster.writer,
     bindTimeoutSeconds: 10,
@@ -173,7 +173,7 @@ describe('provisions in flight count against the capacity until it is republishe
       makeCSIDriver(PROVISIONER, { storageCapacity: true }),
       provisioning,
     ]);
-    const binder = new VolumeBinder({ store: cluster.store, writer: cluster.writer, bindTimeoutSeconds: 10 });
+    const binder = new ClusterVolumeBinder({ store: cluster.store, writer: cluster.writer, bindTimeoutSeconds: 10 });
     assert.equal(binder.inFlight.size, 1);
     cluster.add(cap100);
     assert.equal(binder.inFlight.bytesFor(cap100), 0, 'node unknown yet');
@@ -217,7 +217,11 @@ describe('nominated pods’ provisions count with the in-flight ones', () => {
       const stored = binder.findCapacity(WAIT_CLASS_WITH_PROVISIONER, node1.metadata.labels, () => true, undefined)!;
       const held = { pvs: new Set<string>(), capacity: new Map([[stored, 40 * GI]]) };
       const pod = makePod('test-pod', { claims: [mine] });
-      assert.deepEqual(binder.findPodVolumes(pod, binder.getPodVolumeClaims(pod), node1, held).reasons, reasons, mode);
+      assert.deepEqual(
+        binder.findPodVolumes(pod, binder.getPodVolumeClaims(pod), node1, { held }).reasons,
+        reasons,
+        mode,
+      );
     }
   });
 });
@@ -228,7 +232,7 @@ describe('scoring uses the same accounting', () => {
     { utilization: 0, score: 0 },
     { utilization: 100, score: 10 },
   ]);
-  const score = (binder: VolumeBinder, claims: PersistentVolumeClaim[]) => {
+  const score = (binder: ClusterVolumeBinder, claims: PersistentVolumeClaim[]) => {
     const plugin = new VolumeBindingPlugin(binder, tightest);
     const pod = makePod('test-pod', { claims });
     const state = new CycleState();
