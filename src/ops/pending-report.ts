@@ -244,7 +244,11 @@ export class PendingReport {
     this.#claims = new ClaimSituation(deps, new ClaimReferences());
   }
 
-  /** Started (serve --pending-report) and not closed. */
+  /**
+   * Started and not closed. `serve` starts it once the store is synced when the pendingReport setting is on
+   * (--pending-report, TOPOLOGY_EXTENDER_PENDING_REPORT=true or `pendingReport: true` in --config; off by default,
+   * when GET /api/v1/pending answers 503); `analyze` starts one, explains every pod and closes it (pendingOnce).
+   */
   get running(): boolean {
     return this.#unsubscribe.length > 0;
   }
