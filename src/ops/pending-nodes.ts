@@ -3,7 +3,7 @@
 // read that node and the pods on it or nominated to it, and nothing else, for a pod whose own terms read no other
 // pods (no required pod (anti-)affinity, no spread constraints). The FitError line, the counts per reason and plugin,
 // and PostFilter's part are then derived again from the per-node results with explain's own functions, so they are
-// byte for byte what a full explain writes. What is not node-local is left to the report (pending-report.ts), which
+// byte for byte what a full explain writes. What is not node-local is left to the report (pending-events.ts), which
 // explains the pod afresh instead: any change of another kind (nodes, volumes, claims, PDBs, priority classes), a
 // changed pod with required pod (anti-)affinity terms (InterPodAffinity's preFilter counts those over every node), or
 // one naming a claim this pod names (VolumeRestrictions counts a ReadWriteOncePod claim's users over every node).
