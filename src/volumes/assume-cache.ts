@@ -305,7 +305,8 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
     input: ClaimMatchInput,
     nodeLabels: Readonly<Record<string, string>> | undefined,
     excluded: PVNames,
-    ordinal = -1,
+    /** The node's NodeInfo.ordinal, when known (a NodeInfo outside the cache has -1): its dense row may answer. */
+    ordinal?: number,
   ): PersistentVolume | undefined {
     const preBound = this.#byClaim.get(input.claimRefKey);
     if (preBound) {
@@ -316,7 +317,7 @@ export class PVAssumeCache extends AssumeCache<PersistentVolume> {
     if (!index) return undefined;
     const labels = nodeLabels ?? NO_LABELS;
     // The node's row answers a claim without selector (a selector's errors and label checks are the walk's).
-    if (ordinal >= 0 && input.pvc.spec.selector === undefined) {
+    if (ordinal !== undefined && ordinal >= 0 && input.pvc.spec.selector === undefined) {
       const found = index.rows.find(ordinal, labels, input, excluded);
       if (found !== ROW_UNDECIDED) return found;
     }

@@ -142,7 +142,8 @@ export class PodVolumeFinder {
   findPodVolumes(_pod: Pod, claims: PodVolumeClaims, node: Node, options?: FindOptions): FindResult {
     const held = options?.held;
     const explain = options?.explain;
-    const ordinal = options?.ordinal ?? -1;
+    // With an explainer every PV is looked at, never a node's dense row.
+    const ordinal = explain ? undefined : options?.ordinal;
     const sources = this.#sources;
     let boundVolumesSatisfied = true;
     let boundPVsFound = true;
@@ -204,9 +205,12 @@ export class PodVolumeFinder {
           unbound.jointAt = sources.generation();
         }
         const joint = this.capacityAccounting === 'joint' ? unbound.joint : undefined;
-        check = explain
-          ? checkVolumeProvisions(toProvision, labels, sources, held?.capacity, (v) => explain.provision(v), joint)
-          : checkVolumeProvisions(toProvision, labels, sources, held?.capacity, undefined, joint, ordinal);
+        check = checkVolumeProvisions(toProvision, labels, sources, {
+          taken: held?.capacity,
+          note: explain && ((v) => explain.provision(v)),
+          joint,
+          ordinal,
+        });
         jointOnly = check.jointOnly === true;
       } catch (err) {
         throw new BinderError((err as Error).message);
@@ -238,7 +242,7 @@ export class PodVolumeFinder {
     bindings: BindingInfo[],
     unmatched: PersistentVolumeClaim[],
     explain: FindExplainer | undefined,
-    ordinal: number,
+    ordinal: number | undefined,
   ): boolean {
     // Only a pod with several claims can choose a PV twice; PVs held for nominated pods are never offered.
     const chosen = inputs.length > 1 || held ? this.#chosen.reset(held) : NONE_CHOSEN;
@@ -247,7 +251,7 @@ export class PodVolumeFinder {
       const pvc = input.pvc;
       let pv: PersistentVolume | undefined;
       try {
-        pv = this.#sources.pvCache.findMatchingVolume(input, labels, chosen, explain ? -1 : ordinal);
+        pv = this.#sources.pvCache.findMatchingVolume(input, labels, chosen, ordinal);
       } catch (err) {
         if (err instanceof SelectorError) {
           throw new BinderError(`error creating internal label selector for claim: ${claimKey(pvc)}: ${err.message}`);

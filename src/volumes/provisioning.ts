@@ -239,21 +239,26 @@ export interface ProvisionVerdict {
 
 const NOTHING_TAKEN: ReadonlyMap<CSIStorageCapacity, number> = new Map();
 
-/**
- * checkVolumeProvisions: the first failing claim decides; class problems are errors, not reasons. `taken`: bytes
- * that claims of nominated pods would provision from a capacity object (not free for this pod). `joint`: check the
- * pod's claims together and after the provisions in flight (undefined: upstream's per-claim check). `note`, when
- * given, hears the verdict on each claim judged.
- */
+/** How checkVolumeProvisions judges the claims on one node. */
+export interface ProvisionCheckOptions {
+  /** Bytes that claims of nominated pods would provision from a capacity object (not free for this pod). */
+  taken?: ReadonlyMap<CSIStorageCapacity, number>;
+  /** Hears the verdict on each claim judged (explain). */
+  note?: (verdict: ProvisionVerdict) => void;
+  /** Check the pod's claims together and after the provisions in flight; absent: upstream's per-claim check. */
+  joint?: JointAccounting;
+  /** The node's NodeInfo.ordinal, when known: the check may then read the node's dense capacity row. */
+  ordinal?: number;
+}
+
+/** checkVolumeProvisions: the first failing claim decides; class problems are errors, not reasons. */
 export function checkVolumeProvisions(
   claims: readonly PersistentVolumeClaim[],
   nodeLabels: Readonly<Record<string, string>> | undefined,
   sources: ProvisioningSources,
-  taken?: ReadonlyMap<CSIStorageCapacity, number>,
-  note: (verdict: ProvisionVerdict) => void = ignore,
-  joint?: JointAccounting,
-  ordinal = -1,
+  options: ProvisionCheckOptions = {},
 ): ProvisionCheck {
+  const { taken, note = ignore, joint, ordinal = -1 } = options;
   const provisions: DynamicProvision[] = [];
   // What the pod's earlier claims took per capacity object (joint); made when a second claim needs it.
   let pod: Map<CSIStorageCapacity, number> | undefined;
@@ -283,7 +288,7 @@ export function checkVolumeProvisions(
       );
       // The claims before this one passed the stricter joint check; upstream's would judge only the rest.
       const perClaim = joint
-        ? checkVolumeProvisions(claims.slice(index), nodeLabels, sources, taken, ignore, undefined, ordinal)
+        ? checkVolumeProvisions(claims.slice(index), nodeLabels, sources, { taken, ordinal })
         : undefined;
       const jointOnly = perClaim?.satisfied === true && perClaim.sufficientStorage;
       return { satisfied: true, sufficientStorage: false, provisions: [], jointOnly };
