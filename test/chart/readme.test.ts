@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { PLUGIN_NAMES } from '../../src/plugins/names.ts';
-import { CHART, grants, type PolicyRule, parseObjects, renderChart } from '../helpers/chart.ts';
+import { CHART, grants, helm, type PolicyRule, parseObjects, renderChart } from '../helpers/chart.ts';
 import { readmeSchedulerConfigs } from '../helpers/readme.ts';
 
 const readme = readFileSync('docs/operating.md', 'utf8');
@@ -37,6 +37,10 @@ describe('docs/operating.md Helm commands', () => {
       (o) => o.kind === 'ClusterRole' && o.metadata.name.endsWith('-extender'),
     ) as unknown as { rules: PolicyRule[] };
     assert.deepEqual(grants(documented.rules), grants(chart.rules));
+  });
+
+  it("helm show readme prints the chart's README", async () => {
+    assert.equal((await helm(['show', 'readme', CHART])).trim(), chartReadme.trim());
   });
 
   it("the chart's README (helm show readme) gives only commands of docs/operating.md, which lifecycle.test.ts runs", () => {
