@@ -5,7 +5,7 @@
 // machine's load disturbs less than latency (in 10 ms clock ticks: keep --requests high enough that a round takes
 // hundreds of them). prioritize gets what --b's filter let through. The medians over the rounds close the report.
 // Run: ./node_modules/.bin/node bench/compare-checkouts.ts --a DIR --b DIR [--nodes 5000] [--rounds 4]
-//        [--requests 600] [--scenarios filter-3,filter-1,filter-0,prioritize-3]
+//        [--requests 600] [--scenarios filter-3,filter-1,filter-0,prioritize-3,preempt-3]
 import { spawn } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -14,7 +14,13 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { processCpuSeconds } from './proc.ts';
-import { candidateNames, generateCluster, LOCAL_STORAGE_SHAPE } from './synthetic.ts';
+import {
+  candidateNames,
+  generateCluster,
+  LOCAL_STORAGE_SHAPE,
+  lowerPriorityPodsByNode,
+  metaVictims,
+} from './synthetic.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -23,7 +29,7 @@ const { values: args } = parseArgs({
     nodes: { type: 'string', default: '5000' },
     rounds: { type: 'string', default: '4' },
     requests: { type: 'string', default: '600' },
-    scenarios: { type: 'string', default: 'filter-3,filter-1,filter-0,prioritize-3' },
+    scenarios: { type: 'string', default: 'filter-3,filter-1,filter-0,prioritize-3,preempt-3' },
   },
 });
 if (!args.a || !args.b) {
@@ -32,7 +38,7 @@ if (!args.a || !args.b) {
   );
   process.exit(2);
 }
-const SCENARIOS = ['filter-3', 'filter-1', 'filter-0', 'prioritize-3'];
+const SCENARIOS = ['filter-3', 'filter-1', 'filter-0', 'prioritize-3', 'preempt-3'];
 const scenarios = args.scenarios!.split(',');
 const unknown = scenarios.filter((name) => !SCENARIOS.includes(name));
 if (unknown.length > 0) {
@@ -43,6 +49,8 @@ const dirs = [args.a, args.b];
 const cluster = generateCluster({ ...LOCAL_STORAGE_SHAPE, nodes: Number(args.nodes), pendingPerKind: 50, seed: 1 });
 const file = join(tmpdir(), `ab-${process.pid}.json`);
 writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: cluster.objects }));
+// preempt-3's victims: running pods of lower priority than the 3-claim preemptor (as bench/results.ts).
+const victimsByNode = lowerPriorityPodsByNode(cluster.objects, cluster.pending.localAndCsi[0].spec.priority ?? 0);
 cluster.objects.length = 0;
 // undici's global dispatcher keeps one connection per server alive: one request at a time, as kube-scheduler's filter.
 const call = async (port: number, method: 'GET' | 'POST', path: string, body?: string) => {
@@ -96,6 +104,17 @@ const all: Record<string, { path: string; bodies: string[] }> = {
   'filter-1': { path: '/scheduler/filter', bodies: bodies(p.localClaim) },
   'filter-0': { path: '/scheduler/filter', bodies: bodies(p.noClaims) },
   'prioritize-3': { path: '/scheduler/prioritize', bodies: pr3 },
+  // 100 candidates x 3 victims in node-cache mode, as DefaultPreemption sends them.
+  'preempt-3': {
+    path: '/scheduler/preempt',
+    bodies: Array.from({ length: 8 }, (_, i) =>
+      JSON.stringify({
+        Pod: p.localAndCsi[i % p.localAndCsi.length],
+        NodeNameToVictims: null,
+        NodeNameToMetaVictims: metaVictims(names, victimsByNode, i * step),
+      }),
+    ),
+  },
 };
 const N = Number(args.requests);
 // Per scenario, per checkout: [p50 ms, CPU ms per request] of each round.

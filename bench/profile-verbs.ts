@@ -25,7 +25,13 @@ import { preempt } from '../src/extender/preempt.ts';
 import { prioritize } from '../src/extender/prioritize.ts';
 import type { ExtenderArgs, ExtenderFilterResult } from '../src/extender/wire.ts';
 import { createExtender } from '../src/wiring.ts';
-import { candidateNames, generateCluster, LOCAL_STORAGE_SHAPE } from './synthetic.ts';
+import {
+  candidateNames,
+  generateCluster,
+  LOCAL_STORAGE_SHAPE,
+  lowerPriorityPodsByNode,
+  metaVictims,
+} from './synthetic.ts';
 
 const { values } = parseArgs({
   options: {
@@ -52,14 +58,7 @@ const dir = await mkdtemp(join(tmpdir(), 'te-prof-'));
 const file = join(dir, 'cluster.json');
 await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: cluster.objects }));
 // Preempt's victims: running pods of lower priority than the 3-claim preemptor, by node (as bench/results.ts).
-const preemptorPriority = cluster.pending.localAndCsi[0].spec.priority ?? 0;
-const victimsByNode = new Map<string, string[]>();
-for (const o of cluster.objects) {
-  const spec = o.kind === 'Pod' ? (o as Pod).spec : undefined;
-  if (spec?.nodeName && (spec.priority ?? 0) < preemptorPriority) {
-    victimsByNode.set(spec.nodeName, [...(victimsByNode.get(spec.nodeName) ?? []), o.metadata.uid as string]);
-  }
-}
+const victimsByNode = lowerPriorityPodsByNode(cluster.objects, cluster.pending.localAndCsi[0].spec.priority ?? 0);
 cluster.objects.length = 0;
 const source = new ClusterStateSource({ file, watch: false });
 const extender = await createExtender({
@@ -97,17 +96,14 @@ const verb: (args: ExtenderArgs, deps: typeof extender.verbs) => unknown = value
     : filter;
 if (verb === preempt) {
   // 100 candidates with 3 victims each, from each body's window of the node order.
-  bodies = bodies.map((b, i) => {
-    const victims: Record<string, { Pods: { UID: string }[]; NumPDBViolations: number }> = {};
-    for (let k = 0, found = 0; found < 100 && k < cluster.nodeNames.length; k++) {
-      const name = cluster.nodeNames[(i * step + k) % cluster.nodeNames.length];
-      const uids = victimsByNode.get(name) ?? [];
-      if (uids.length < 3) continue;
-      victims[name] = { Pods: uids.slice(0, 3).map((UID) => ({ UID })), NumPDBViolations: 0 };
-      found++;
-    }
-    return { Pod: b.Pod, NodeNameToVictims: null, NodeNameToMetaVictims: victims } as unknown as ExtenderArgs;
-  });
+  bodies = bodies.map(
+    (b, i) =>
+      ({
+        Pod: b.Pod,
+        NodeNameToVictims: null,
+        NodeNameToMetaVictims: metaVictims(cluster.nodeNames, victimsByNode, i * step),
+      }) as unknown as ExtenderArgs,
+  );
 }
 if (verb === prioritize) {
   bodies = bodies.map(

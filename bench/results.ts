@@ -34,7 +34,13 @@ import { measureExtenderHeap } from './live/extender-heap.ts';
 import { HEAP_PER_POD_TARGET, measurePodHeap } from './live/memory.ts';
 import { measureTimeToReady, startFakeApiServer } from './live/time-to-ready.ts';
 import { onSchedule } from './open-loop.ts';
-import { candidateNames, generateCluster, LOCAL_STORAGE_SHAPE } from './synthetic.ts';
+import {
+  candidateNames,
+  generateCluster,
+  LOCAL_STORAGE_SHAPE,
+  lowerPriorityPodsByNode,
+  metaVictims,
+} from './synthetic.ts';
 import {
   measureScaling,
   SCALING_GOAL,
@@ -85,17 +91,8 @@ const nodeNames = cluster.nodeNames;
 const nodesByName = new Map<string, Node>();
 const pending = cluster.pending;
 // Preempt's victims are real running pods of lower priority than the preemptor (a 3-claim pod), by node.
-const preemptorPriority = pending.localAndCsi[0].spec.priority ?? 0;
-const victimsByNode = new Map<string, string[]>();
-for (const o of cluster.objects) {
-  if (o.kind === 'Node') nodesByName.set(o.metadata.name, o as Node);
-  const spec = o.kind === 'Pod' ? (o as Pod).spec : undefined;
-  if (spec?.nodeName && (spec.priority ?? 0) < preemptorPriority) {
-    const uids = victimsByNode.get(spec.nodeName) ?? [];
-    uids.push(o.metadata.uid!);
-    victimsByNode.set(spec.nodeName, uids);
-  }
-}
+const victimsByNode = lowerPriorityPodsByNode(cluster.objects, pending.localAndCsi[0].spec.priority ?? 0);
+for (const o of cluster.objects) if (o.kind === 'Node') nodesByName.set(o.metadata.name, o as Node);
 cluster.objects.length = 0;
 log(
   `cluster: ${counts.Node} nodes, ${counts.runningPods} running pods, ${counts.PersistentVolume} PVs, ` +
@@ -207,25 +204,13 @@ const prioritize3 = await Promise.all(
 const feasible3 = Math.round(prioritize3.reduce((a, b) => a + JSON.parse(b).NodeNames.length, 0) / VARIANTS);
 // preempt in node-cache mode (NodeNameToMetaVictims), as DefaultPreemption sends it: 100 candidate nodes from a
 // window of the node order, each with 3 of its running pods of lower priority than the 3-claim preemptor.
-const PREEMPT_CANDIDATES = 100;
-const VICTIMS_PER_NODE = 3;
-const preempt3 = Array.from({ length: VARIANTS }, (_, i) => {
-  const victims: Record<string, { Pods: { UID: string }[]; NumPDBViolations: number }> = {};
-  let found = 0;
-  for (let k = 0; k < nodeNames.length && found < PREEMPT_CANDIDATES; k++) {
-    const name = nodeNames[(i * step + k) % nodeNames.length];
-    const uids = victimsByNode.get(name) ?? [];
-    if (uids.length < VICTIMS_PER_NODE) continue;
-    victims[name] = { Pods: uids.slice(0, VICTIMS_PER_NODE).map((UID) => ({ UID })), NumPDBViolations: 0 };
-    found++;
-  }
-  if (found < PREEMPT_CANDIDATES) throw new Error(`preempt: only ${found} nodes carry ${VICTIMS_PER_NODE} victims`);
-  return JSON.stringify({
+const preempt3 = Array.from({ length: VARIANTS }, (_, i) =>
+  JSON.stringify({
     Pod: pending.localAndCsi[i % pending.localAndCsi.length],
     NodeNameToVictims: null,
-    NodeNameToMetaVictims: victims,
-  });
-});
+    NodeNameToMetaVictims: metaVictims(nodeNames, victimsByNode, i * step),
+  }),
+);
 victimsByNode.clear();
 // What the extender decides on them (the scenario's label): candidates kept and victims in its answers.
 let preemptKept = 0;
@@ -278,7 +263,7 @@ const scenarios: Scenario[] = [
   {
     name: 'preempt-3',
     what:
-      `preempt, ${PREEMPT_CANDIDATES} candidates × ${VICTIMS_PER_NODE} victims (node-cache mode), 3 claims; ` +
+      `preempt, 100 candidates × 3 victims (node-cache mode), 3 claims; ` +
       `${Math.round(preemptKept)} kept, ${Math.round(preemptVictims)} victims in the answer`,
     path: '/scheduler/preempt',
     bodies: preempt3,

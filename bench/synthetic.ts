@@ -610,3 +610,44 @@ export function candidateNames(nodeNames: readonly string[], count: number, offs
   for (let i = 0; i < Math.min(count, nodeNames.length); i++) out.push(nodeNames[(offset + i) % nodeNames.length]);
   return out;
 }
+
+/** Running pods of lower priority than `priority`, by node: the victims DefaultPreemption could offer. */
+export function lowerPriorityPodsByNode(
+  objects: readonly { kind?: string }[],
+  priority: number,
+): Map<string, string[]> {
+  const byNode = new Map<string, string[]>();
+  for (const o of objects) {
+    if (o.kind !== 'Pod') continue;
+    const pod = o as Pod;
+    if (!pod.spec.nodeName || (pod.spec.priority ?? 0) >= priority) continue;
+    const uids = byNode.get(pod.spec.nodeName);
+    if (uids) uids.push(pod.metadata.uid!);
+    else byNode.set(pod.spec.nodeName, [pod.metadata.uid!]);
+  }
+  return byNode;
+}
+
+/**
+ * What DefaultPreemption sends in node-cache mode (NodeNameToMetaVictims): `candidates` nodes from the window of the
+ * node order starting at `offset`, each with `victimsPerNode` of its lower-priority pods. Throws when too few nodes
+ * carry that many.
+ */
+export function metaVictims(
+  nodeNames: readonly string[],
+  victimsByNode: ReadonlyMap<string, readonly string[]>,
+  offset: number,
+  { candidates = 100, victimsPerNode = 3 } = {},
+): Record<string, { Pods: { UID: string }[]; NumPDBViolations: number }> {
+  const victims: Record<string, { Pods: { UID: string }[]; NumPDBViolations: number }> = {};
+  let found = 0;
+  for (let k = 0; k < nodeNames.length && found < candidates; k++) {
+    const name = nodeNames[(offset + k) % nodeNames.length];
+    const uids = victimsByNode.get(name) ?? [];
+    if (uids.length < victimsPerNode) continue;
+    victims[name] = { Pods: uids.slice(0, victimsPerNode).map((UID) => ({ UID })), NumPDBViolations: 0 };
+    found++;
+  }
+  if (found < candidates) throw new Error(`preempt: only ${found} nodes carry ${victimsPerNode} victims`);
+  return victims;
+}
