@@ -11,6 +11,8 @@
 //   do-nothing   the floor server as filter + prioritize extender (nodeCacheCapable)
 //   filter-only  ours, filter/prioritize/preempt (kube-scheduler binds; its VolumeBinding still runs)
 //   delegated    ours, full delegation: bindVerb, every in-tree volume plugin off (the chart's default)
+//   baseline     the same as delegated through a second extender run from another checkout (--baseline-root, e.g. a
+//                `git worktree add` of the commit to compare): "not slower than before" as a same-run ratio
 // Pods per phase are created at once and timed from creation to the last Binding a watch sees. Where the time goes
 // comes from kube-scheduler's /metrics (scheduling attempt, Bind extension point), ours (verb latency, CPU, GC
 // pauses), /proc (each process's CPU, our main thread's apart) and kube-apiserver's audit log of writes. Writes its
@@ -19,6 +21,7 @@
 // Run: ./node_modules/.bin/node bench/scheduler-throughput.ts [--nodes 500,5000] [--rounds 2] [--pods 300]
 //        [--kcm-qps N]
 //        [--claim-pods 150] [--alone-claim-pods 1] [--out bench/RESULTS.md] [--configs delegated,...]
+//        [--baseline-root DIR --configs delegated,baseline]
 //        [--profile DIR]   (a CPU profile of our extender, written when it exits)
 //        [--extender-node-options=--trace-gc]   (with '=': the value starts with a dash)
 import { type ChildProcess, execSync, spawn } from 'node:child_process';
@@ -56,6 +59,8 @@ const { values: args } = parseArgs({
     profile: { type: 'string' },
     /** Node flags for our extender, space-separated (e.g. `--trace-gc`): what it prints outside its log is logged here. */
     'extender-node-options': { type: 'string', default: '' },
+    /** Another checkout (its node_modules installed or linked) run as the `baseline` configuration. */
+    'baseline-root': { type: 'string' },
     /** kube-controller-manager's --kube-api-qps (burst 1.5×); unset: its default, 20. */
     'kcm-qps': { type: 'string' },
     /** The section of RESULTS.md to write (another name keeps an earlier run for comparison) and its title. */
@@ -78,9 +83,15 @@ if (found.skip) {
 }
 const binary = found.binaries[0];
 
-type ConfigId = 'alone' | 'do-nothing' | 'filter-only' | 'delegated';
-const ALL_CONFIGS: ConfigId[] = ['alone', 'do-nothing', 'filter-only', 'delegated'];
+type ConfigId = 'alone' | 'do-nothing' | 'filter-only' | 'delegated' | 'baseline';
+const ALL_CONFIGS: ConfigId[] = ['alone', 'do-nothing', 'filter-only', 'delegated', 'baseline'];
 const CONFIGS = ALL_CONFIGS.filter((id) => args.configs.split(',').includes(id));
+if (CONFIGS.includes('baseline') !== Boolean(args['baseline-root'])) {
+  console.error('scheduler-throughput: the baseline configuration and --baseline-root go together');
+  process.exit(2);
+}
+/** Configurations whose extender is ours (this checkout's or the baseline's): its metrics are read. */
+const isOurs = (id: ConfigId) => id === 'filter-only' || id === 'delegated' || id === 'baseline';
 /** Claims per pod each configuration is measured with; alone's claim pods run apart (seconds each). */
 const FLAVOURS: Record<ConfigId, number[]> = {
   alone: [0],
@@ -88,6 +99,7 @@ const FLAVOURS: Record<ConfigId, number[]> = {
   // kube-scheduler's own VolumeBinding filter runs before our filter: claim pods cost what they cost alone.
   'filter-only': [0],
   delegated: [0, 1, 3],
+  baseline: [0, 1, 3],
 };
 
 interface Phase extends PhaseResult {
@@ -215,15 +227,17 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
     `${nodes} nodes: real control plane ready in ${(cluster.plane.readyInMs.total / 1000).toFixed(1)} s, cluster loaded in ${cluster.loadSeconds.toFixed(0)} s`,
   );
   const { pods } = cluster;
-  const extender = await startExtender(
-    cluster.extenderKubeconfig,
-    // As the chart runs it: its kube-scheduler's name, so that pods with bound claims are nominated early.
-    ['--bind-timeout-seconds', '600', '--scheduler-names=bench-delegated'],
-    [
-      ...(args.profile ? ['--cpu-prof', `--cpu-prof-dir=${args.profile}`] : []),
-      ...args['extender-node-options'].split(' ').filter(Boolean),
-    ],
-  );
+  // As the chart runs it: its kube-scheduler's name, so that pods with bound claims are nominated early.
+  const ourArgs = (scheduler: string) => ['--bind-timeout-seconds', '600', `--scheduler-names=${scheduler}`];
+  const nodeArgs = [
+    ...(args.profile ? ['--cpu-prof', `--cpu-prof-dir=${args.profile}`] : []),
+    ...args['extender-node-options'].split(' ').filter(Boolean),
+  ];
+  const extender = await startExtender(cluster.extenderKubeconfig, ourArgs('bench-delegated'), nodeArgs);
+  const baseline = args['baseline-root']
+    ? await startExtender(cluster.extenderKubeconfig, ourArgs('bench-baseline'), nodeArgs, args['baseline-root'])
+    : undefined;
+  const extenderOf = (id: ConfigId) => (id === 'baseline' ? baseline! : extender);
   // Lines that are not its JSON log (a --trace-gc line), stamped with the time they arrive: V8 writes its trace
   // through C stdio, buffered on a pipe, so the trace's own milliseconds since start tell when a GC ran.
   createInterface(extender.child.stdout!).on('line', (line) => {
@@ -244,6 +258,7 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
     },
     'filter-only': { url: extender.url, mode: 'scheduler-binds', nodeCacheCapable: true },
     delegated: { url: extender.url, mode: 'delegated', nodeCacheCapable: true, httpTimeoutSeconds: 610 },
+    baseline: baseline && { url: baseline.url, mode: 'delegated', nodeCacheCapable: true, httpTimeoutSeconds: 610 },
   };
   const schedulers = new Map<ConfigId, { ks: KubeSchedulerProcess; metrics: string }>();
   for (const id of CONFIGS) {
@@ -273,15 +288,16 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
 
   const phase = async (id: ConfigId, claims: number, count: number, timeoutMs: number): Promise<Phase> => {
     const ks = schedulers.get(id)!;
-    const ours = id === 'filter-only' || id === 'delegated';
-    const before = [await scrape(ks.metrics, true), ours ? await scrape(`${extender.url}/metrics`, false) : undefined];
+    const ours = isOurs(id);
+    const ext = extenderOf(id);
+    const before = [await scrape(ks.metrics, true), ours ? await scrape(`${ext.url}/metrics`, false) : undefined];
     const floorCpuBefore = id === 'do-nothing' ? await processCpuSeconds(floor.pid!) : 0;
     let floorCpuAfter = 0;
     const ourThreads = async () =>
       ours
         ? {
-            all: await processCpuSeconds(extender.child.pid!),
-            main: await processCpuSeconds(extender.child.pid!, true),
+            all: await processCpuSeconds(ext.child.pid!),
+            main: await processCpuSeconds(ext.child.pid!, true),
           }
         : { all: 0, main: 0 };
     const threadsBefore = await ourThreads();
@@ -298,7 +314,7 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
     // Scraped at the last Binding: the burst's figures, not the PV controller's tail after it.
     const after: (Map<string, number> | undefined)[] = [];
     const r = await cluster.phase(`bench-${id}`, claims, count, timeoutMs, async () => {
-      after.push(await scrape(ks.metrics, true), ours ? await scrape(`${extender.url}/metrics`, false) : undefined);
+      after.push(await scrape(ks.metrics, true), ours ? await scrape(`${ext.url}/metrics`, false) : undefined);
       if (id === 'do-nothing') floorCpuAfter = await processCpuSeconds(floor.pid!);
       threadsAfter = await ourThreads();
       planeAfter = await planeCpu();
@@ -397,6 +413,7 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
   for (const { ks } of schedulers.values()) await ks.stop();
   floor.kill();
   await extender.stop();
+  await baseline?.stop();
   await cluster.stop();
   await rm(dir, { recursive: true, force: true });
   return { phases, alone, pods };
@@ -423,22 +440,25 @@ const select = (ps: Phase[], config: ConfigId, claims: number) =>
   ps.filter((p) => p.config === config && p.claims === claims);
 const CLAIMS_LABEL: Record<number, string> = { 0: 'no claims', 1: '1 local claim', 3: '2 local + 1 CSI claim' };
 
+const baselineRun = CONFIGS.includes('baseline');
+const baselineCommit = args['baseline-root']
+  ? execSync('git rev-parse --short HEAD', { cwd: args['baseline-root'] }).toString().trim()
+  : '';
 const sectionArgs = args.section === 'scheduler-throughput' ? '' : ` --section ${args.section} --title '${args.title}'`;
 let md = `<!-- ${args.section}: written by bench/scheduler-throughput.ts -->
 ## ${args.title}
 
-Written by \`./node_modules/.bin/node bench/scheduler-throughput.ts${sectionArgs}${args['kcm-qps'] ? ` --kcm-qps ${args['kcm-qps']}` : ''} --configs ${args.configs} --nodes ${args.nodes} --rounds ${rounds} --pods ${plainPods} --claim-pods ${claimPods} --alone-claim-pods ${aloneClaimPods}${args['extender-node-options'] ? ` '--extender-node-options=${args['extender-node-options']}'` : ''}\`.
+Written by \`./node_modules/.bin/node bench/scheduler-throughput.ts${sectionArgs}${args['kcm-qps'] ? ` --kcm-qps ${args['kcm-qps']}` : ''} --configs ${args.configs} --nodes ${args.nodes} --rounds ${rounds} --pods ${plainPods} --claim-pods ${claimPods} --alone-claim-pods ${aloneClaimPods}${args['baseline-root'] ? ` --baseline-root ${args['baseline-root']}` : ''}${args['extender-node-options'] ? ` '--extender-node-options=${args['extender-node-options']}'` : ''}\`.
 
 - **When**: ${started.toISOString()}; kube-scheduler ${binary.version}; load before: \`${loadBefore}\`; after: \`${loadAfter}\`
 - **Cluster**: the local-storage shape (\`LOCAL_STORAGE_SHAPE\`: ten local PVs per node, 30 % bound, one CSIStorageCapacity per node), on a real control plane (etcd, kube-apiserver and kube-controller-manager ${binary.version}: its PV controller at --kube-api-qps ${args['kcm-qps'] ?? '20 (default)'}; a stand-in CSI external-provisioner); the extender runs as the chart's ServiceAccount; ${CONFIGS.length === 1 ? 'one kube-scheduler (own schedulerName) uses it' : `${CONFIGS.length} kube-schedulers (one per column, own schedulerName) share it`}.
 - **Method**: per phase N pending pods created at once; pods/s from their creation to their last Binding, as the API server saw it. ${rounds} rounds, configurations alternating (forward, then backward); the rate is the pooled one, the range the per-round rates. Claim pods: ${claimPods} with 1 claim, ${Math.ceil(claimPods / 2)} with 3; claim-less: ${plainPods}. Metrics are read at the last Binding (our CPU per pod is the burst's, and so are the floor's, kube-scheduler's (its /metrics), kube-apiserver's with etcd's and kube-controller-manager's (/proc)); then the phase waits until the PV controller has bound all its claims (the tail), so that the next phase starts quiet; the writes per pod include the tail's.
-- **Columns**: *alone*: kube-scheduler only, default plugins. *do-nothing*: through \`bench/floor-server.ts\` as filter + prioritize extender (answers at once: the extender protocol's own price). *filter-only*: ours, kube-scheduler binds (its VolumeBinding runs first, so claim pods cost what they cost alone). *delegated*: ours, full delegation (bindVerb, VolumeBinding/VolumeZone/VolumeRestrictions/NodeVolumeLimits off: the chart's default).
+- **Columns**: *alone*: kube-scheduler only, default plugins. *do-nothing*: through \`bench/floor-server.ts\` as filter + prioritize extender (answers at once: the extender protocol's own price). *filter-only*: ours, kube-scheduler binds (its VolumeBinding runs first, so claim pods cost what they cost alone). *delegated*: ours, full delegation (bindVerb, VolumeBinding/VolumeZone/VolumeRestrictions/NodeVolumeLimits off: the chart's default).${args['baseline-root'] ? ` *baseline*: the same through a second extender run from \`${args['baseline-root']}\` (${baselineCommit}), beside ours on the same control plane.` : ''}
 `;
 for (const r of results) {
   const floor0 = rate(select(r.phases, 'do-nothing', 0));
   md += `\n### ${r.nodes.toLocaleString('en')} nodes (${r.pods.toLocaleString('en')} running pods)\n\n`;
-  md +=
-    '| pods | alone | do-nothing extender | ours, filter-only | **ours, delegated** | delegated ÷ do-nothing (claim-less) | delegated ÷ alone |\n|---|---:|---:|---:|---:|---:|---:|\n';
+  md += `| pods | alone | do-nothing extender | ours, filter-only | **ours, delegated** | delegated ÷ do-nothing (claim-less) | delegated ÷ alone |${baselineRun ? ' baseline | delegated ÷ baseline |' : ''}\n|---|---:|---:|---:|---:|---:|---:|${baselineRun ? '---:|---:|' : ''}\n`;
   for (const claims of [0, 1, 3]) {
     const aloneRows = claims === 0 ? select(r.phases, 'alone', 0) : r.alone.filter((p) => p.claims === claims);
     const aloneRate = rate(aloneRows);
@@ -464,7 +484,11 @@ for (const r of results) {
           ? 'as alone'
           : '—';
     };
-    md += `| ${CLAIMS_LABEL[claims]} | ${aloneCell} | ${cell('do-nothing')} | ${cell('filter-only')} | **${fmt(delRate)} pods/s**${range(del)} | ${floor0 ? `${(delRate / floor0).toFixed(2)}×` : '—'} | ${aloneRate ? `${(delRate / aloneRate).toFixed(claims === 0 ? 2 : 0)}×` : '—'} |\n`;
+    const baseRate = rate(select(r.phases, 'baseline', claims));
+    const baselineCells = baselineRun
+      ? ` ${cell('baseline')} | ${baseRate ? `${(delRate / baseRate).toFixed(2)}×` : '—'} |`
+      : '';
+    md += `| ${CLAIMS_LABEL[claims]} | ${aloneCell} | ${cell('do-nothing')} | ${cell('filter-only')} | **${fmt(delRate)} pods/s**${range(del)} | ${floor0 ? `${(delRate / floor0).toFixed(2)}×` : '—'} | ${aloneRate ? `${(delRate / aloneRate).toFixed(claims === 0 ? 2 : 0)}×` : '—'} |${baselineCells}\n`;
   }
   md +=
     "\n**Where each pod's time goes** (means over the phases; ours are server-side latencies, and of filter's and prioritize's the mean wait in our verb queue, the mean compute (wall clock) and the main thread's CPU in it, in ms: the compute beyond its CPU is time the extender waited for a core):\n\n";
@@ -483,7 +507,7 @@ for (const r of results) {
         .sort()
         .map(([k, v]) => `${k} ${(v / Math.max(1, bound)).toFixed(1)}`)
         .join(', ');
-      const ours = id === 'filter-only' || id === 'delegated';
+      const ours = isOurs(id);
       const ms = (x: number) => `${x.toFixed(2)} ms`;
       const waits = ps.flatMap((p) => p.pvControllerWaits).sort((a, b) => a - b);
       const pct = (q: number) => waits[Math.min(waits.length - 1, Math.floor(q * waits.length))];
@@ -495,12 +519,12 @@ for (const r of results) {
         avg((p) => p.verbSplitMs?.[verb]?.[key] ?? 0).toFixed(2);
       const verbText = (verb: string) =>
         `${ms(avg((p) => p.verbMs[verb]))} (${part(verb, 'wait')}, ${part(verb, 'compute')}, ${part(verb, 'cpu')})`;
-      md += `| ${id} | ${CLAIMS_LABEL[claims]} | ${ms(avg((p) => p.attemptMs))} | ${ms(avg((p) => p.bindPointMs))} | ${ours ? verbText('filter') : '—'} | ${ours ? verbText('prioritize') : '—'} | ${id === 'delegated' ? ms(avg((p) => p.verbMs.bind)) : '—'} | ${ours ? `${ms(avg((p) => p.cpuMsPerPod))} (${cpuShares(ps)})` : id === 'do-nothing' ? ms(avg((p) => p.cpuMsPerPod)) : '—'} | ${ms(avg((p) => p.schedulerCpuMsPerPod))} | ${ms(avg((p) => p.apiserverCpuMsPerPod))}, ${ms(avg((p) => p.controllerManagerCpuMsPerPod))} | ${waitText} | ${writeText} | ${ps.reduce((s, p) => s + p.misplaced, 0)} / ${Math.max(...ps.map((p) => p.doubleBooked))} |\n`;
+      md += `| ${id} | ${CLAIMS_LABEL[claims]} | ${ms(avg((p) => p.attemptMs))} | ${ms(avg((p) => p.bindPointMs))} | ${ours ? verbText('filter') : '—'} | ${ours ? verbText('prioritize') : '—'} | ${id === 'delegated' || id === 'baseline' ? ms(avg((p) => p.verbMs.bind)) : '—'} | ${ours ? `${ms(avg((p) => p.cpuMsPerPod))} (${cpuShares(ps)})` : id === 'do-nothing' ? ms(avg((p) => p.cpuMsPerPod)) : '—'} | ${ms(avg((p) => p.schedulerCpuMsPerPod))} | ${ms(avg((p) => p.apiserverCpuMsPerPod))}, ${ms(avg((p) => p.controllerManagerCpuMsPerPod))} | ${waitText} | ${writeText} | ${ps.reduce((s, p) => s + p.misplaced, 0)} / ${Math.max(...ps.map((p) => p.doubleBooked))} |\n`;
     }
   }
   md += '\n**Watch events we applied per pod** (at the last Binding; kinds in alphabetical order):\n\n';
   md += '| configuration | pods | events per pod, by kind | JSON per pod |\n|---|---|---|---:|\n';
-  for (const id of ['filter-only', 'delegated'] as const) {
+  for (const id of ['filter-only', 'delegated', 'baseline'] as const) {
     for (const claims of [0, 1, 3]) {
       const ps = select(r.phases, id, claims);
       if (ps.length === 0) continue;

@@ -24,11 +24,15 @@ export interface ExtenderProcess {
   stop(): Promise<number | null>;
 }
 
-/** `nodeArgs` go to Node itself (a bench's `--cpu-prof`), `extraArgs` to `serve`. */
+/**
+ * `nodeArgs` go to Node itself (a bench's `--cpu-prof`), `extraArgs` to `serve`; `root` is the checkout whose
+ * src/main.ts runs (a bench's baseline: another commit's worktree).
+ */
 export async function startExtender(
   kubeconfig: string,
   extraArgs: string[] = [],
   nodeArgs: string[] = [],
+  root = ROOT,
 ): Promise<ExtenderProcess> {
   const child = spawn(
     process.execPath,
@@ -44,7 +48,7 @@ export async function startExtender(
       '127.0.0.1',
       ...extraArgs,
     ],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '' } },
+    { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '' } },
   );
   dieWithTestProcess(child);
   const logs: LogLine[] = [];
