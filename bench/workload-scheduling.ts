@@ -63,6 +63,11 @@ interface Run {
   misplaced: number;
   /** Our nominations during the run (delegated). */
   nominated: number;
+  /**
+   * Rollout: each recreated pod's seconds from its creation to its Binding, the part the scheduler configuration
+   * decides (the deletions between are the API server's, alike for both).
+   */
+  podSeconds?: number[];
 }
 
 type Stored = KubeObject & { metadata: { uid?: string }; spec?: Record<string, unknown>; status?: { phase?: string } };
@@ -331,13 +336,15 @@ async function main() {
           const before = await nominations();
           const t0 = performance.now();
           const placed = new Map<string, string>();
+          const podSeconds: number[] = [];
           for (let i = pods.length - 1; i >= 0; i--) {
             const pod = podOf(pods[i], scheduler, claims[i]);
             await api.delete(pod, 0);
             await waitGone(api, pods[i]);
-            const { nodeOf } = await bindings(api, [pods[i]], () => api.create(pod));
+            const { nodeOf, seconds: scheduled } = await bindings(api, [pods[i]], () => api.create(pod));
             for (const [k, v] of nodeOf) placed.set(k, v);
             if (nodeOf.size === 0) break;
+            podSeconds.push(scheduled);
           }
           const seconds = (performance.now() - t0) / 1000;
           const misplaced = await misplacedOf(placed, (p) => p.replace(/-p(\d+)$/, '-c$1'));
@@ -350,6 +357,7 @@ async function main() {
               bound: placed.size,
               seconds,
               misplaced,
+              podSeconds,
             },
             before,
           );
@@ -433,6 +441,17 @@ Written by \`./node_modules/.bin/node bench/workload-scheduling.ts --nodes ${NOD
       const d = of(v, s, 'delegated');
       md += `| ${v} | ${s} | ${boundOf(a)}, ${secs(a)} | ${boundOf(d)}, ${secs(d)} | ${(mean(d) / Math.max(1e-9, mean(a))).toFixed(2)}× | ${d.map((r) => r.nominated).join(' / ')} | ${[...a, ...d].reduce((x, r) => x + r.misplaced, 0)} |\n`;
     }
+  const rollouts = runs.filter((r) => r.podSeconds?.length);
+  if (rollouts.length > 0) {
+    md +=
+      '\n**Rollout, per recreated pod** (seconds from its creation to its Binding; the rest of a round is deleting and waiting for the pod to go, alike for both):\n\n| kube-scheduler | configuration | round | sum | p50 | p90 | max | pods over 1 s |\n|---|---|---:|---:|---:|---:|---:|---:|\n';
+    for (const r of rollouts) {
+      const xs = [...r.podSeconds!].sort((a, b) => a - b);
+      const q = (f: number) => xs[Math.min(xs.length - 1, Math.floor(f * xs.length))].toFixed(2);
+      const round = of(r.version, 'rollout', r.config).indexOf(r) + 1;
+      md += `| ${r.version} | ${r.config} | ${round} | ${xs.reduce((a, b) => a + b, 0).toFixed(1)} s | ${q(0.5)} | ${q(0.9)} | ${xs[xs.length - 1].toFixed(2)} | ${xs.filter((x) => x > 1).length} |\n`;
+    }
+  }
   md += `<!-- /${args.section} -->\n`;
   await writeResultsSection(args.out, args.section, md);
   console.log(md);
