@@ -193,7 +193,9 @@ async function settle(): Promise<void> {
 const sleepUntil = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t - performance.now())));
 let failedBinds = 0;
 // Per scenario, per checkout: [p50 ms, CPU ms per request, share of a core] of each round.
-const results: Record<string, [number, number, number][][]> = Object.fromEntries(scenarios.map((name) => [name, [[], []]]));
+const results: Record<string, [number, number, number][][]> = Object.fromEntries(
+  scenarios.map((name) => [name, [[], []]]),
+);
 for (let r = 0; r < Number(args.rounds); r++) {
   for (const name of scenarios) {
     const s = all[name];
