@@ -483,8 +483,8 @@ describe('the report in a running extender', () => {
     }
   });
 
-  it('without --pending-report (the default) answers 503 saying it is off, rather than an empty report', async () => {
-    const t = await createTestExtender([node('n0'), pod('waiting')]);
+  it('with --no-pending-report answers 503 saying it is off, rather than an empty report', async () => {
+    const t = await createTestExtender([node('n0'), pod('waiting')], { pendingReport: false });
     try {
       const res = await t.request.get('/api/v1/pending').expect(503);
       assert.match(res.body.message, /the pending report is off \(start the extender with --pending-report\)/);
