@@ -8,11 +8,12 @@
 // (e.g. --b-args=--no-pending-report). --rate: requests sent at that many per second (open loop, still one at a time)
 // instead of back to back, leaving the gaps a background worker runs in. --binds: that many claim-less pending pods per
 // second bound on the side being measured (the bind verb, beside the requests timed), the churn kube-scheduler's binds
-// bring; --pending-per-kind sets how many pending pods of each kind the cluster has (4 kinds). Before each side is
+// bring; --scrape: GET /metrics every that many seconds on the side measured, from its start, as Prometheus would
+// (the pending report refreshes for a reader); --pending-per-kind sets how many pending pods of each kind the cluster has (4 kinds). Before each side is
 // measured, both servers' CPU is let settle, so that one catching up in the background does not slow the other.
 // Run: ./node_modules/.bin/node bench/compare-checkouts.ts --a DIR --b DIR [--nodes 5000] [--rounds 4]
 //        [--requests 600] [--scenarios filter-3,filter-1,filter-0,prioritize-3,preempt-3] [--a-args '...']
-//        [--b-args '...'] [--rate 0] [--binds 0] [--pending-per-kind 50]
+//        [--b-args '...'] [--rate 0] [--binds 0] [--scrape 0] [--pending-per-kind 50]
 import { spawn } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -41,6 +42,7 @@ const { values: args } = parseArgs({
     'b-args': { type: 'string', default: '' },
     rate: { type: 'string', default: '0' },
     binds: { type: 'string', default: '0' },
+    scrape: { type: 'string', default: '0' },
     'pending-per-kind': { type: 'string', default: '50' },
   },
 });
@@ -180,6 +182,19 @@ function bindChurn(side: number): () => Promise<number> {
     return failed;
   };
 }
+/** GETs /metrics on `side` now and every --scrape seconds until the returned function is called. */
+function scraping(side: number): () => Promise<void> {
+  const seconds = Number(args.scrape);
+  if (seconds <= 0) return async () => {};
+  let last = call(servers[side].port, 'GET', '/metrics');
+  const timer = setInterval(() => {
+    last = call(servers[side].port, 'GET', '/metrics');
+  }, seconds * 1000);
+  return async () => {
+    clearInterval(timer);
+    await last;
+  };
+}
 /** Waits until neither server takes more than 5 % of a core over 300 ms (at most 30 s): a side catching up is done. */
 async function settle(): Promise<void> {
   const until = performance.now() + 30_000;
@@ -205,6 +220,7 @@ for (let r = 0; r < Number(args.rounds); r++) {
       await settle();
       for (let k = 0; k < 50; k++) await call(srv.port, 'POST', s.path, s.bodies[k % 8]);
       const stopBinds = bindChurn(i);
+      const stopScraping = scraping(i);
       const lat: number[] = [];
       const c0 = await cpuMs(srv.pid);
       const t0 = performance.now();
@@ -218,6 +234,7 @@ for (let r = 0; r < Number(args.rounds); r++) {
       const share = ((await cpuMs(srv.pid)) - c0) / (performance.now() - t0);
       const cpu = (share * (performance.now() - t0)) / N;
       failedBinds += await stopBinds();
+      await stopScraping();
       lat.sort((x, y) => x - y);
       results[name][i].push([lat[N >> 1], cpu, share]);
       console.log(
