@@ -9,11 +9,13 @@
 // instead of back to back, leaving the gaps a background worker runs in. --binds: that many claim-less pending pods per
 // second bound on the side being measured (the bind verb, beside the requests timed), the churn kube-scheduler's binds
 // bring; --scrape: GET /metrics every that many seconds on the side measured, from its start, as Prometheus would
-// (the pending report refreshes for a reader); --pending-per-kind sets how many pending pods of each kind the cluster has (4 kinds). Before each side is
+// (the pending report refreshes for a reader); --verb-metrics: the server's own mean compute CPU and queue wait of the
+// verb timed (its /metrics before and after each side's run), which a loaded machine's scheduling disturbs far less
+// than latency (a /metrics read is a read of the pending report too); --pending-per-kind sets how many pending pods of each kind the cluster has (4 kinds). Before each side is
 // measured, both servers' CPU is let settle, so that one catching up in the background does not slow the other.
 // Run: ./node_modules/.bin/node bench/compare-checkouts.ts --a DIR --b DIR [--nodes 5000] [--rounds 4]
 //        [--requests 600] [--scenarios filter-3,filter-1,filter-0,prioritize-3,preempt-3] [--a-args '...']
-//        [--b-args '...'] [--rate 0] [--binds 0] [--scrape 0] [--pending-per-kind 50]
+//        [--b-args '...'] [--rate 0] [--binds 0] [--scrape 0] [--verb-metrics] [--pending-per-kind 50]
 import { spawn } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -43,6 +45,7 @@ const { values: args } = parseArgs({
     rate: { type: 'string', default: '0' },
     binds: { type: 'string', default: '0' },
     scrape: { type: 'string', default: '0' },
+    'verb-metrics': { type: 'boolean', default: false },
     'pending-per-kind': { type: 'string', default: '50' },
   },
 });
@@ -195,6 +198,20 @@ function scraping(side: number): () => Promise<void> {
     await last;
   };
 }
+/** The verb's compute CPU and queue wait so far on `side` (seconds summed, and how many), from its /metrics. */
+async function verbSums(side: number, verb: string) {
+  if (!args['verb-metrics']) return { cpu: 0, wait: 0, count: 0, report: 0 };
+  const text = (await call(servers[side].port, 'GET', '/metrics')).body;
+  const value = (series: string) =>
+    Number(new RegExp(`^topology_extender_${series}\\{verb="${verb}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  return {
+    cpu: value('verb_compute_cpu_seconds_sum'),
+    wait: value('verb_queue_wait_seconds_sum'),
+    count: value('verb_compute_cpu_seconds_count'),
+    // The pending report's slices so far (seconds): their rate is its share of a core.
+    report: Number(/^topology_extender_pending_report_work_seconds_total (\S+)$/m.exec(text)?.[1] ?? 0),
+  };
+}
 /** Waits until neither server takes more than 5 % of a core over 300 ms (at most 30 s): a side catching up is done. */
 async function settle(): Promise<void> {
   const until = performance.now() + 30_000;
@@ -219,6 +236,8 @@ for (let r = 0; r < Number(args.rounds); r++) {
       const srv = servers[i];
       await settle();
       for (let k = 0; k < 50; k++) await call(srv.port, 'POST', s.path, s.bodies[k % 8]);
+      const verb = s.path.slice(s.path.lastIndexOf('/') + 1);
+      const v0 = await verbSums(i, verb);
       const stopBinds = bindChurn(i);
       const stopScraping = scraping(i);
       const lat: number[] = [];
@@ -235,10 +254,15 @@ for (let r = 0; r < Number(args.rounds); r++) {
       const cpu = (share * (performance.now() - t0)) / N;
       failedBinds += await stopBinds();
       await stopScraping();
+      const v1 = await verbSums(i, verb);
+      // Server side, per verb: mean main-thread CPU of its compute and mean wait in the verb queue (ms).
+      const verbCpu = ((v1.cpu - v0.cpu) * 1000) / (v1.count - v0.count);
+      const verbWait = ((v1.wait - v0.wait) * 1000) / (v1.count - v0.count);
+      const reportShare = (v1.report - v0.report) / ((performance.now() - t0) / 1000);
       lat.sort((x, y) => x - y);
       results[name][i].push([lat[N >> 1], cpu, share]);
       console.log(
-        `round ${r} ${name} ${i === 0 ? 'A' : 'B'}: binds ${nextBind[i]}, p50 ${lat[N >> 1].toFixed(3)} ms, p90 ${lat[Math.floor(N * 0.9)].toFixed(3)} ms, CPU ${cpu.toFixed(3)} ms/req, ${(share * 100).toFixed(1)} % of a core, load ${loadavg()[0].toFixed(2)}`,
+        `round ${r} ${name} ${i === 0 ? 'A' : 'B'}: binds ${nextBind[i]}, p50 ${lat[N >> 1].toFixed(3)} ms, p90 ${lat[Math.floor(N * 0.9)].toFixed(3)} ms, CPU ${cpu.toFixed(3)} ms/req, ${(share * 100).toFixed(1)} % of a core, load ${loadavg()[0].toFixed(2)}${args['verb-metrics'] ? `, server: compute CPU ${verbCpu.toFixed(3)} ms, queue wait ${verbWait.toFixed(3)} ms, pending report ${(reportShare * 100).toFixed(1)} % of a core` : ''}`,
       );
     }
   }
