@@ -146,9 +146,9 @@ const SETTINGS = Type.Object({
     default: [],
     description: `plugins to turn off, by kube-scheduler's names: ${PLUGIN_NAMES.join(', ')} (kebab-case accepted)`,
   }),
-  // On by default (issue 46): its work yields to the verbs (never while one is queued or just answered, 0.25 ms pieces)
-  // and filter/prioritize p50 with it are within noise of without in an interleaved A/B (bench/RESULTS.md,
-  // pending-report-default-issue-46).
+  // On by default (issue 46): its work yields to the verbs (never while one is queued or just answered, 0.25 ms pieces,
+  // sweeps only for a reader while verbs come); what it still costs them, measured report on against off in an
+  // interleaved A/B, is in bench/RESULTS.md (pending-report-default-issue-46).
   pendingReport: Type.Boolean({
     default: true,
     description:
