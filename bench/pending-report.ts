@@ -11,11 +11,12 @@
 //   the order alternating (without then with, then with then without: the machine is shared and a process's verbs
 //   drift over its life, so a fixed order would count the drift as the report's), with the spread over the rounds and
 //   the load average after each; how far behind the report is when the binds stop, and how long it then takes to catch
-//   up (the verbs stopped too).
+//   up (the verbs stopped too). The report is read (a snapshot, as a scrape does) every --read seconds from each
+//   phase's start: while verbs come it sweeps its out-of-date explanations only for a reader.
 // Timings are never asserted; the machine is shared. --out FILE writes its section of bench/RESULTS.md.
 //
 // Run: ./node_modules/.bin/node --max-old-space-size=6144 bench/pending-report.ts [--nodes 5000] [--pending 1000,10000]
-//        [--seconds 20] [--rate 50] [--events 600] [--binds 100] [--rounds 4] [--out bench/RESULTS.md]
+//        [--seconds 20] [--rate 50] [--events 600] [--binds 100] [--rounds 4] [--read 30] [--out bench/RESULTS.md]
 import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
@@ -41,6 +42,7 @@ const { values: args } = parseArgs({
     events: { type: 'string', default: '600' },
     binds: { type: 'string', default: '100' },
     rounds: { type: 'string', default: '4' },
+    read: { type: 'string', default: '30' },
     out: { type: 'string' },
   },
 });
@@ -226,11 +228,14 @@ for (const pending of args.pending.split(',').map(Number)) {
     collectGarbage();
     await sleep(500);
     const stopChurn = churn(deps, EVENTS, binds);
+    report?.snapshot();
+    const reads = setInterval(() => report?.snapshot(), Number(args.read) * 1000);
     const work0 = report?.workMs ?? 0;
     const explained0 = report?.explained ?? 0;
     const refreshed0 = report?.refreshed ?? 0;
     const t0 = performance.now();
     const latencies = await verbLatency(deps, pods, nodeNames);
+    clearInterval(reads);
     const cpuShare = ((report?.workMs ?? 0) - work0) / (performance.now() - t0);
     const end = report?.snapshot();
     const explained = (report?.explained ?? 0) - explained0;
@@ -351,7 +356,7 @@ const summary = rows
 const section = `${BEGIN}
 ## The pending report (issue 33)
 
-\`./node_modules/.bin/node --max-old-space-size=6144 bench/pending-report.ts --nodes ${NODES} --pending ${args.pending} --seconds ${SECONDS} --rate ${RATE} --events ${EVENTS} --binds ${BINDS} --rounds ${ROUNDS} --out bench/RESULTS.md\`,
+\`./node_modules/.bin/node --max-old-space-size=6144 bench/pending-report.ts --nodes ${NODES} --pending ${args.pending} --seconds ${SECONDS} --rate ${RATE} --events ${EVENTS} --binds ${BINDS} --rounds ${ROUNDS} --read ${args.read} --out bench/RESULTS.md\`,
 in process on the synthetic cluster (${NODES} nodes, 30 running pods per node). The report runs with its defaults (duty
 cycle 0.5 in 2 ms slices while no verb came for a second, 0.1 in 1 ms slices while verbs come, run in 0.25 ms pieces
 with a turn of the event loop between two, no slice while a verb is due nor within 2 ms of a verb's answer, longer rests
@@ -361,7 +366,8 @@ read no other pod's labels as they are). "Binds": the same plus ${BINDS} pods bo
 deleted, each making every explanation out of date on its node: the report judges again, for explanations of pods
 whose verdicts read no pod elsewhere (all of the bench's), the nodes whose pods are not those it judged (a bound pod
 deleted again leaves its node as it was), and explains the others afresh; while verbs come it starts a sweep over the
-out-of-date explanations at most every 5 s. filter: ${RATE} calls per second,
+out-of-date explanations at most every 5 s, and only once read since the last (read at each phase's start and every
+${args.read} s). filter: ${RATE} calls per second,
 500 candidate nodes each, latency from when the call was due to its answer (a call held behind a slice of the report
 counts), over ${SECONDS} s; "waited" is the part before the call started (behind a slice, a store event, a GC), "ran"
 its own run. Each round measures both churns without the report and with it (after its first full report), in

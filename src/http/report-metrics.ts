@@ -1,6 +1,6 @@
 // The pending report and the storage view as Prometheus series, read on scrape: nothing is computed for a scrape;
 // the storage view is kept current from the store's events (storage-headroom.ts), so reading it costs its rows.
-import { Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { ClusterStore } from '../cluster/store.ts';
 import { ageOf } from '../ops/pending.ts';
 import type { PendingReport } from '../ops/pending-report.ts';
@@ -35,6 +35,17 @@ export function pendingMetrics(registry: Registry, report: PendingReport): void 
       this.reset();
       const now = Date.now();
       for (const p of report.snapshot().items) this.observe({ plugin: p.plugin }, ageOf(p, now));
+    },
+  });
+  new Counter({
+    name: 'topology_extender_pending_report_work_seconds_total',
+    help:
+      "Time the pending report's background work has held the event loop (its slices), in total: its rate is the " +
+      'share of a core it takes',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(report.workMs / 1000);
     },
   });
 }

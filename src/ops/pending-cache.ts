@@ -3,8 +3,10 @@
 // work(), which whoever runs it (the CPU throttle, or runToEnd) stops at a deadline. Pods never explained go first;
 // then a sweep over the out-of-date ones. An explanation is shared by the pods equivalent to it
 // (pending-equivalence.ts), and one kept per node (pending-nodes.ts) is refreshed on the nodes that changed only.
-// While verbs come, a sweep starts at most every sweepEveryMsWithVerbs: under pods bound every few milliseconds every
-// explanation is always out of date, and refreshing each more often would only take CPU from the verbs.
+// While verbs come, a sweep starts at most every sweepEveryMsWithVerbs, and only once the report was read (the route, a
+// scrape) since the last one started: under pods bound every few milliseconds every explanation is always out of date,
+// and refreshing them for no reader would only take CPU from the verbs. Pods never explained go on at once (they must
+// appear), and without verbs every sweep runs.
 import type { Pod } from '../cluster/types.ts';
 import type { ExtenderDeps } from '../extender/deps.ts';
 import type { Log } from '../log.ts';
@@ -15,6 +17,9 @@ import { NodeVerdicts } from './pending-nodes.ts';
 import { onlyVersionChanged, readsOtherPods } from './pending-relevance.ts';
 import type { StorageView } from './storage.ts';
 import { storageHeadroom } from './storage-headroom.ts';
+
+/** While verbs come and nobody read the report, how often the worker looks again whether a reader came (ms). */
+const UNREAD_RECHECK_MS = 1000;
 
 export interface ExplanationCacheOptions {
   schedulerNames: readonly string[];
@@ -105,6 +110,8 @@ export class ExplanationCache {
   /** When the current sweep started (clock ms), and when the next may start while verbs come (0: not waiting). */
   #sweepStartedAt = Number.NEGATIVE_INFINITY;
   #sweepDue = 0;
+  /** When the report was last read (clock ms): a sweep while verbs come waits for a read after the last one started. */
+  #readAt = Number.NEGATIVE_INFINITY;
   #running?: Running;
   /** Results of equivalent pods (equivalenceKey), kept while used. */
   #classes = new Map<string, SharedResult>();
@@ -163,6 +170,7 @@ export class ExplanationCache {
 
   /** The report as it stands, never computed here. */
   snapshot(): PendingSnapshot {
+    this.#readAt = this.#clock();
     const items: PendingPod[] = [];
     let waiting = 0;
     let stale = 0;
@@ -296,8 +304,10 @@ export class ExplanationCache {
       else {
         if (this.#sweepAt >= this.#sweep.length) {
           const now = this.#clock();
-          if (verbs && now - this.#sweepStartedAt < this.#sweepEveryMsWithVerbs) {
-            this.#sweepDue = this.#sweepStartedAt + this.#sweepEveryMsWithVerbs;
+          const due = this.#sweepStartedAt + this.#sweepEveryMsWithVerbs;
+          const unread = this.#readAt < this.#sweepStartedAt;
+          if (verbs && (now < due || unread)) {
+            this.#sweepDue = unread ? Math.max(due, now + UNREAD_RECHECK_MS) : due;
             return 'none';
           }
           const stale = [...this.#entries].filter(([, e]) => !this.#events.current(e)).map(([u]) => u);

@@ -63,8 +63,8 @@ export class PendingReport {
   }
 
   /**
-   * Started and not closed. `serve` starts it once the store is synced when the pendingReport setting is on
-   * (--pending-report, TOPOLOGY_EXTENDER_PENDING_REPORT=true or `pendingReport: true` in --config; off by default,
+   * Started and not closed. `serve` starts it once the store is synced unless the pendingReport setting is off
+   * (on by default; --no-pending-report, TOPOLOGY_EXTENDER_PENDING_REPORT=false or `pendingReport: false` in --config,
    * when GET /api/v1/pending answers 503); `analyze` starts one, explains every pod and closes it (pendingOnce).
    */
   get running(): boolean {

@@ -185,8 +185,8 @@ for (const file of ['(defaults)', ...valueSets]) {
       assert.equal(settings.host, mode === 'scheduler' ? '127.0.0.1' : '0.0.0.0');
       // explain and the pending report write the line of the kube-scheduler the chart registers.
       assert.equal(settings.delegatedVolumeBinding, delegated);
-      // Off unless asked for, as in the binary.
-      assert.equal(settings.pendingReport, (v.pendingReport as { enabled?: boolean } | undefined)?.enabled === true);
+      // On unless turned off, as in the binary.
+      assert.equal(settings.pendingReport, (v.pendingReport as { enabled?: boolean } | undefined)?.enabled !== false);
     });
 
     if (mode === 'scheduler') {

@@ -43,7 +43,7 @@ describe('PrometheusRule under promtool', { skip }, () => {
   let dir: string;
   before(async () => {
     dir = await tempDir('promtool-');
-    // rules.yaml with the pending report on (every alert), rules-off.yaml as the chart renders them by default.
+    // rules.yaml with the pending report on (every alert), as the chart renders them by default; rules-off.yaml without it.
     for (const [file, enabled] of [
       ['rules.yaml', true],
       ['rules-off.yaml', false],

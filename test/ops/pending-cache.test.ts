@@ -1,7 +1,7 @@
 // The pending report's explanation cache (src/ops/pending-cache.ts) explains only what is stale: a pod never explained
 // once, then again only when the cluster event log says its explanation is out of date, node by node when it is kept
 // per node, once for pods equivalent to each other, and while verbs come in sweeps at most every
-// sweepEveryMsWithVerbs. Driven here by hand, on a clock the test sets, without the throttle.
+// sweepEveryMsWithVerbs, once the report was read since the last. Driven here by hand, on a clock the test sets, without the throttle.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ClusterStore } from '../../src/cluster/store.ts';
@@ -51,6 +51,29 @@ function update(store: ClusterStore, p: Pod, change: (p: Pod) => void): Pod {
   change(q);
   store.upsert('Pod', q);
   return q;
+}
+
+/**
+ * A node and a pod too big for it, sweeps at most every 5 s while verbs come, and a change of the node's labels: the
+ * first sweep (it needs no reader) ran at 100 ms after the node changed, and the node changed again since.
+ */
+function sweptAt100ThenTouched() {
+  const { cache, store, clock } = cached([node('n0', { cpu: '2' }), pod('big', { cpu: '64' })], {
+    sweepEveryMsWithVerbs: 5000,
+  });
+  const touchNode = (version: string) => {
+    const n0 = structuredClone(store.get('Node', 'n0')!);
+    n0.metadata.labels = { ...n0.metadata.labels, version };
+    n0.metadata.resourceVersion = version;
+    store.upsert('Node', n0);
+  };
+  cache.work(Number.POSITIVE_INFINITY, true);
+  touchNode('2');
+  clock.now = 100;
+  cache.work(Number.POSITIVE_INFINITY, true);
+  assert.equal(cache.explained, 2, 'a sweep started at 100');
+  touchNode('3');
+  return { cache, store, clock, touchNode };
 }
 
 const names = (cache: ExplanationCache) =>
@@ -161,21 +184,7 @@ describe('what is explained again', () => {
   });
 
   it('while verbs come, in sweeps at most every sweepEveryMsWithVerbs', () => {
-    const { cache, store, clock } = cached([node('n0', { cpu: '2' }), pod('big', { cpu: '64' })], {
-      sweepEveryMsWithVerbs: 5000,
-    });
-    const touchNode = (version: string) => {
-      const n0 = structuredClone(store.get('Node', 'n0')!);
-      n0.metadata.labels = { ...n0.metadata.labels, version };
-      n0.metadata.resourceVersion = version;
-      store.upsert('Node', n0);
-    };
-    cache.work(Number.POSITIVE_INFINITY, true);
-    touchNode('2');
-    clock.now = 100;
-    cache.work(Number.POSITIVE_INFINITY, true);
-    assert.equal(cache.explained, 2, 'a sweep started at 100');
-    touchNode('3');
+    const { cache, clock, touchNode } = sweptAt100ThenTouched();
     clock.now = 200;
     assert.equal(cache.work(Number.POSITIVE_INFINITY, true), false);
     assert.equal(cache.sweepDue, 5100, 'the next sweep is due 5 s after the last started');
@@ -188,5 +197,27 @@ describe('what is explained again', () => {
     touchNode('4');
     cache.work(Number.POSITIVE_INFINITY, false);
     assert.equal(cache.explained, 4);
+  });
+
+  it('while verbs come, sweeps only once the report was read since the last sweep started', () => {
+    const { cache, store, clock, touchNode } = sweptAt100ThenTouched();
+    clock.now = 10_000;
+    assert.equal(cache.work(Number.POSITIVE_INFINITY, true), false, 'unread: no sweep, however long ago the last');
+    assert.equal(cache.explained, 2);
+    assert.equal(cache.sweepDue, 11_000, 'looked at again a second later');
+    // A pod never explained goes on all the same.
+    store.upsert('Pod', pod('new', { cpu: '65' }));
+    cache.work(Number.POSITIVE_INFINITY, true);
+    assert.equal(cache.explained, 3);
+    assert.equal(cache.snapshot().stale, 1, 'read at 10,000');
+    clock.now = 10_001;
+    cache.work(Number.POSITIVE_INFINITY, true);
+    assert.equal(cache.explained, 4, 'read since the last sweep started: the stale one is explained again');
+    assert.equal(cache.upToDate(), true);
+    // Unread, without verbs: a sweep starts at once.
+    touchNode('4');
+    clock.now = 20_000;
+    cache.work(Number.POSITIVE_INFINITY, false);
+    assert.equal(cache.explained, 6);
   });
 });

@@ -460,6 +460,9 @@ describe('the report in a running extender', () => {
       assert.match(metrics, /^topology_extender_local_volumes\{storage_class="local",zone="z1",state="bound"\} 0$/m);
       assert.match(metrics, /^topology_extender_claims_waiting\{storage_class="local"\} 1$/m);
       assert.ok(metrics.includes(`topology_extender_pending_pod_age_seconds_count{plugin="${left.plugin}"} 1\n`));
+      // The time its slices took, as the report counts it (it explained pods, so more than none).
+      const work = Number(/^topology_extender_pending_report_work_seconds_total (\S+)$/m.exec(metrics)?.[1]);
+      assert.ok(work > 0 && work <= report.workMs / 1000, `work ${work} s, the report's ${report.workMs} ms`);
     } finally {
       await t.close();
     }
@@ -483,8 +486,8 @@ describe('the report in a running extender', () => {
     }
   });
 
-  it('without --pending-report (the default) answers 503 saying it is off, rather than an empty report', async () => {
-    const t = await createTestExtender([node('n0'), pod('waiting')]);
+  it('with --no-pending-report answers 503 saying it is off, rather than an empty report', async () => {
+    const t = await createTestExtender([node('n0'), pod('waiting')], { pendingReport: false });
     try {
       const res = await t.request.get('/api/v1/pending').expect(503);
       assert.match(res.body.message, /the pending report is off \(start the extender with --pending-report\)/);

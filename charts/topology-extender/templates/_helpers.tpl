@@ -219,6 +219,8 @@ topologySpreadConstraints:
 {{- end }}
 {{- if .Values.pendingReport.enabled }}
 - --pending-report
+{{- else }}
+- --no-pending-report
 {{- end }}
 {{- range .Values.extender.extraArgs }}
 - {{ . | quote }}
