@@ -8,11 +8,12 @@
 // the time, at most 1 GiB); with --out it writes those figures into that file's yaml-dump section (bench/RESULTS.md).
 // Not run by run.ts.
 //
+// --file PATH keeps the JSON file there and reuses it when it exists (15,000 nodes take minutes to generate).
 // Run: ./node_modules/.bin/node bench/ready-memory.ts [--runs 2] [--nodes 5000] [--format json|yaml|both]
-//      [--root ../other-checkout] [--out bench/RESULTS.md]
+//      [--root ../other-checkout] [--file /tmp/cluster-15000.json] [--out bench/RESULTS.md]
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +31,7 @@ const { values: args } = parseArgs({
     nodes: { type: 'string', default: '5000' },
     root: { type: 'string' },
     format: { type: 'string', default: 'json' },
+    file: { type: 'string' },
     out: { type: 'string' },
   },
 });
@@ -42,7 +44,13 @@ const dir = await mkdtemp(join(tmpdir(), 'topology-extender-ready-'));
 const files: Record<string, string> = {};
 const sizes: Record<string, number> = {};
 let counts = '';
-{
+const reused = args.file && args.format === 'json' ? await stat(args.file).catch(() => undefined) : undefined;
+if (reused && args.file) {
+  files.json = args.file;
+  sizes.json = Math.round(reused.size / 2 ** 20);
+  counts = '(reused file)';
+  console.log(`cluster-state file json: ${args.file}, ${sizes.json} MiB (reused)`);
+} else {
   const cluster = generateCluster({ ...LOCAL_STORAGE_SHAPE, nodes: Number(args.nodes), pendingPerKind: 400, seed: 1 });
   console.log(`cluster: ${JSON.stringify(cluster.counts)}`);
   counts = Object.entries(cluster.counts)
@@ -53,7 +61,7 @@ let counts = '';
       format === 'json'
         ? JSON.stringify({ apiVersion: 'v1', kind: 'List', items: cluster.objects })
         : kubectlYamlList(cluster.objects);
-    files[format] = join(dir, `cluster.${format}`);
+    files[format] = format === 'json' && args.file ? args.file : join(dir, `cluster.${format}`);
     await writeFile(files[format], text);
     sizes[format] = Math.round(Buffer.byteLength(text) / 2 ** 20);
     console.log(`cluster-state file ${format}: ${Math.round(Buffer.byteLength(text) / 2 ** 20)} MiB`);
@@ -85,7 +93,9 @@ async function measure(root: string, file: string) {
   const child = spawn(process.execPath, argv, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   process.on('exit', () => child.kill('SIGKILL'));
   let port: number | undefined;
+  let compactMs: number | undefined;
   for await (const line of createInterface(child.stdout!)) {
+    compactMs ??= Number(/"compacted":\{"ms":(\d+)/.exec(line)?.[1] ?? Number.NaN) || undefined;
     port = Number(/"address":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(line)?.[1]) || undefined;
     if (port) break;
   }
@@ -96,7 +106,7 @@ async function measure(root: string, file: string) {
   const { rssMiB, cpuSeconds } = await processFigures(child.pid!);
   child.kill('SIGTERM');
   await once(child, 'exit');
-  return { readyMs, cpuSeconds, rssMiB };
+  return { readyMs, cpuSeconds, rssMiB, compactMs };
 }
 
 type Run = { readyMs: number; cpuSeconds: number; rssMiB: number; load: number };
@@ -105,12 +115,13 @@ const startedAt = new Date().toISOString().slice(0, 16).replace('T', ' ');
 for (let run = 1; run <= Number(args.runs); run++) {
   for (const root of roots) {
     for (const format of formats) {
-      const { readyMs, cpuSeconds, rssMiB } = await measure(root, files[format]);
+      const { readyMs, cpuSeconds, rssMiB, compactMs } = await measure(root, files[format]);
       const load = loadavg()[0];
       results[format] = [...(results[format] ?? []), { readyMs, cpuSeconds, rssMiB, load }];
       console.log(
         `run ${run} ${root} ${format}: ready ${(readyMs / 1000).toFixed(1)} s, CPU ${cpuSeconds.toFixed(1)} s, ` +
-          `RSS at ready ${rssMiB} MiB (load ${load.toFixed(1)})`,
+          `RSS at ready ${rssMiB} MiB${compactMs === undefined ? '' : `, compacting GC ${compactMs} ms`} ` +
+          `(load ${load.toFixed(1)})`,
       );
     }
   }
