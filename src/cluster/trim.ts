@@ -38,12 +38,32 @@ function internRecord<V extends string | number>(r: Record<string, V>): Record<s
 // already held is replaced by it (held objects are never mutated, see `trimmed` below). Bounded like the string pool.
 const SHARED_MAX_ENTRIES = 50_000;
 const sharedPool = new Map<string, object>();
-function shared<T extends object>(value: T): T {
+/** PVs' and claims' parts, apart from the pods' so that neither crowds the other out of its bound. */
+const volumePool = new Map<string, object>();
+function shared<T extends object>(value: T, pool = sharedPool): T {
   const key = JSON.stringify(value);
-  const hit = sharedPool.get(key);
+  const hit = pool.get(key);
   if (hit !== undefined) return hit as T;
-  if (sharedPool.size < SHARED_MAX_ENTRIES) sharedPool.set(key, value);
+  if (pool.size < SHARED_MAX_ENTRIES) pool.set(key, value);
   return value;
+}
+
+/**
+ * A PV or claim repeats its class's capacity, access modes and source, and a local PV its node's affinity (ten PVs
+ * a node): those parts of the spec, the status and the annotations are held once. A claim reference and a CSI source
+ * name one volume's own claim and handle: pooling them would only fill the pool.
+ */
+function shareVolumeParts(obj: { metadata: ObjectMeta; spec?: object; status?: object }): void {
+  const spec = obj.spec as Record<string, unknown> | undefined;
+  if (spec) {
+    for (const key of Object.keys(spec)) {
+      const value = spec[key];
+      if (key !== 'claimRef' && key !== 'csi' && value !== null && typeof value === 'object')
+        spec[key] = shared(value, volumePool);
+    }
+  }
+  if (obj.status) obj.status = shared(obj.status, volumePool);
+  if (obj.metadata.annotations) obj.metadata.annotations = shared(obj.metadata.annotations, volumePool);
 }
 
 /**
@@ -233,6 +253,7 @@ function trimKind<K extends Kind>(kind: K, raw: KindMap[K]): KindMap[K] {
   // (a spread into a literal would).
   const out = internDeep(rest) as unknown as KindMap[K] & { status?: Record<string, unknown> };
   out.metadata = trimMeta(metadata);
+  if (kind === 'PersistentVolume' || kind === 'PersistentVolumeClaim') shareVolumeParts(out);
   if (kind === 'Node') {
     const node = out as KindMap['Node'];
     const status = node.status;
