@@ -19,8 +19,11 @@ describe('compactHeap', () => {
     }
     const result = compactHeap(0);
     assert.ok(result, 'ran');
+    // An ordinary full GC leaves the young generation and half-empty pages committed (over 100 MiB here).
+    const after = getHeapStatistics();
     assert.ok(result.afterBytes < result.beforeBytes, `${result.afterBytes} < ${result.beforeBytes}`);
-    assert.equal(getHeapStatistics().total_heap_size, result.afterBytes);
+    const slack = after.total_heap_size - after.used_heap_size;
+    assert.ok(slack < 8 * 2 ** 20, `${slack} B committed but unused`);
     assert.equal(kept.length, 200_000);
   });
 });
