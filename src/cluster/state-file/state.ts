@@ -111,13 +111,13 @@ export class ClusterState {
     }
     for (const kind of KINDS) this.#applyKind(kind, objects.get(kind) ?? []);
     this.#loaded = true;
-    if (this.#store) for (const kind of KINDS) this.#store.replace(kind, this.#map(kind).values());
+    if (this.#store) for (const kind of KINDS) this.#store.replace(kind, this.#map(kind));
   }
 
   /** Fills the store with the current objects (every kind becomes synced) and delivers later changes to it. */
   attach(store: ClusterStore): void {
     this.#store = store;
-    for (const kind of KINDS) store.replace(kind, this.#map(kind).values());
+    for (const kind of KINDS) store.replace(kind, this.#map(kind));
   }
 
   /** Resolves once every committed write has reached the store. */
