@@ -8,11 +8,14 @@
 // the time, at most 1 GiB); with --out it writes those figures into that file's yaml-dump section (bench/RESULTS.md).
 // Not run by run.ts.
 //
+// --live serves the same cluster from the fake API server (bench/live/fake-server-process.ts --local-storage) through
+// `serve --kubeconfig`: the API path's list, watch and trimming instead of the file's.
+// --file PATH keeps the JSON file there and reuses it when it exists (15,000 nodes take minutes to generate).
 // Run: ./node_modules/.bin/node bench/ready-memory.ts [--runs 2] [--nodes 5000] [--format json|yaml|both]
-//      [--root ../other-checkout] [--out bench/RESULTS.md]
+//      [--root ../other-checkout] [--file /tmp/cluster-15000.json] [--live] [--out bench/RESULTS.md]
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +23,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { kubectlYamlList } from './kubectl-yaml.ts';
+import { startFakeApiServer } from './live/time-to-ready.ts';
 import { processCpuSeconds } from './proc.ts';
 import { writeResultsSection } from './results-section.ts';
 import { generateCluster, LOCAL_STORAGE_SHAPE } from './synthetic.ts';
@@ -30,6 +34,8 @@ const { values: args } = parseArgs({
     nodes: { type: 'string', default: '5000' },
     root: { type: 'string' },
     format: { type: 'string', default: 'json' },
+    file: { type: 'string' },
+    live: { type: 'boolean', default: false },
     out: { type: 'string' },
   },
 });
@@ -38,11 +44,21 @@ if (!formats.every((f) => f === 'json' || f === 'yaml')) throw new Error('--form
 const here = fileURLToPath(new URL('..', import.meta.url));
 const roots = args.root ? [here, args.root] : [here];
 
+const live = args.live ? await startFakeApiServer(['--local-storage', args.nodes]) : undefined;
+if (live) console.log(`fake API server: ${live.nodes} nodes, ${live.pods} pods, loaded in ${live.loadMs} ms`);
 const dir = await mkdtemp(join(tmpdir(), 'topology-extender-ready-'));
 const files: Record<string, string> = {};
 const sizes: Record<string, number> = {};
 let counts = '';
-{
+const reused = args.file && args.format === 'json' ? await stat(args.file).catch(() => undefined) : undefined;
+if (live) {
+  counts = `${live.nodes.toLocaleString('en')} nodes, ${live.pods.toLocaleString('en')} pods from the fake API server`;
+} else if (reused && args.file) {
+  files.json = args.file;
+  sizes.json = Math.round(reused.size / 2 ** 20);
+  counts = '(reused file)';
+  console.log(`cluster-state file json: ${args.file}, ${sizes.json} MiB (reused)`);
+} else {
   const cluster = generateCluster({ ...LOCAL_STORAGE_SHAPE, nodes: Number(args.nodes), pendingPerKind: 400, seed: 1 });
   console.log(`cluster: ${JSON.stringify(cluster.counts)}`);
   counts = Object.entries(cluster.counts)
@@ -53,7 +69,7 @@ let counts = '';
       format === 'json'
         ? JSON.stringify({ apiVersion: 'v1', kind: 'List', items: cluster.objects })
         : kubectlYamlList(cluster.objects);
-    files[format] = join(dir, `cluster.${format}`);
+    files[format] = format === 'json' && args.file ? args.file : join(dir, `cluster.${format}`);
     await writeFile(files[format], text);
     sizes[format] = Math.round(Buffer.byteLength(text) / 2 ** 20);
     console.log(`cluster-state file ${format}: ${Math.round(Buffer.byteLength(text) / 2 ** 20)} MiB`);
@@ -79,24 +95,31 @@ const status = (port: number, path: string) =>
     req.end();
   });
 
-async function measure(root: string, file: string) {
+/** `--cluster-state FILE`, or with --live `--kubeconfig` of the fake API server. */
+async function measure(root: string, source: string[]) {
   const t0 = performance.now();
-  const argv = ['src/main.ts', 'serve', '--cluster-state', file, '--port', '0', '--log-level', 'info'];
+  const argv = ['src/main.ts', 'serve', ...source, '--port', '0', '--log-level', 'info'];
   const child = spawn(process.execPath, argv, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   process.on('exit', () => child.kill('SIGKILL'));
-  let port: number | undefined;
-  for await (const line of createInterface(child.stdout!)) {
-    port = Number(/"address":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(line)?.[1]) || undefined;
-    if (port) break;
-  }
-  if (!port) throw new Error(`${root}: the extender exited before listening`);
-  child.stdout!.resume();
-  while ((await status(port, '/readyz')) !== 200) await new Promise((r) => setTimeout(r, 50));
+  let compactMs: number | undefined;
+  // From a file the load comes before listening; from an API server after: read the log to the end.
+  const port = new Promise<number | undefined>((resolve) => {
+    const lines = createInterface(child.stdout!);
+    lines.on('line', (line) => {
+      compactMs ??= Number(/"compacted":\{"ms":(\d+)/.exec(line)?.[1] ?? Number.NaN) || undefined;
+      const port = Number(/"address":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(line)?.[1]);
+      if (port) resolve(port);
+    });
+    lines.on('close', () => resolve(undefined));
+  });
+  const listening = await port;
+  if (!listening) throw new Error(`${root}: the extender exited before listening`);
+  while ((await status(listening, '/readyz')) !== 200) await new Promise((r) => setTimeout(r, 50));
   const readyMs = Math.round(performance.now() - t0);
   const { rssMiB, cpuSeconds } = await processFigures(child.pid!);
   child.kill('SIGTERM');
   await once(child, 'exit');
-  return { readyMs, cpuSeconds, rssMiB };
+  return { readyMs, cpuSeconds, rssMiB, compactMs };
 }
 
 type Run = { readyMs: number; cpuSeconds: number; rssMiB: number; load: number };
@@ -105,12 +128,14 @@ const startedAt = new Date().toISOString().slice(0, 16).replace('T', ' ');
 for (let run = 1; run <= Number(args.runs); run++) {
   for (const root of roots) {
     for (const format of formats) {
-      const { readyMs, cpuSeconds, rssMiB } = await measure(root, files[format]);
+      const source = live ? ['--kubeconfig', live.kubeconfig] : ['--cluster-state', files[format]];
+      const { readyMs, cpuSeconds, rssMiB, compactMs } = await measure(root, source);
       const load = loadavg()[0];
       results[format] = [...(results[format] ?? []), { readyMs, cpuSeconds, rssMiB, load }];
       console.log(
-        `run ${run} ${root} ${format}: ready ${(readyMs / 1000).toFixed(1)} s, CPU ${cpuSeconds.toFixed(1)} s, ` +
-          `RSS at ready ${rssMiB} MiB (load ${load.toFixed(1)})`,
+        `run ${run} ${root} ${live ? 'live' : format}: ready ${(readyMs / 1000).toFixed(1)} s, CPU ${cpuSeconds.toFixed(1)} s, ` +
+          `RSS at ready ${rssMiB} MiB${compactMs === undefined ? '' : `, compacting GC ${compactMs} ms`} ` +
+          `(load ${load.toFixed(1)})`,
       );
     }
   }
@@ -147,4 +172,5 @@ ${verdict} (medians).
   if (args.out) await writeResultsSection(args.out, 'yaml-dump', md);
 }
 
+await live?.stop();
 await rm(dir, { recursive: true, force: true });

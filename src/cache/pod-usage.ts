@@ -1,6 +1,6 @@
 // Everything a pod occupies on its node, computed once when the pod enters the cache so that removing it later
 // subtracts exactly what was added, whatever the object the removal event carries.
-import { namespaceOf, objectKey, type Pod } from '../cluster/types.ts';
+import { namespacedKey, namespaceOf, objectKey, type Pod } from '../cluster/types.ts';
 import type { PodResource } from './resources.ts';
 
 export interface PodUsage {
@@ -43,7 +43,7 @@ export function podClaimKeys(pod: Pod): string[] {
   const ns = namespaceOf(pod);
   const out: string[] = [];
   for (const v of pod.spec.volumes ?? [])
-    if (v.persistentVolumeClaim) out.push(`${ns}/${v.persistentVolumeClaim.claimName}`);
+    if (v.persistentVolumeClaim) out.push(namespacedKey(ns, v.persistentVolumeClaim.claimName));
   return out;
 }
 

@@ -51,10 +51,12 @@ export class ClusterStore {
     return () => set.delete(handler as StoreHandler<Kind>);
   }
 
-  /** Add or update from a watch event or a list item. An unchanged resourceVersion is a resync: no event. */
-  upsert<K extends Kind>(kind: K, raw: KindMap[K]): void {
+  /**
+   * Add or update from a watch event or a list item. An unchanged resourceVersion is a resync: no event. `key` is
+   * objectKey's for `raw`, when the caller holds it already: a new entry then shares that string.
+   */
+  upsert<K extends Kind>(kind: K, raw: KindMap[K], key = objectKey(kind, raw)): void {
     const obj = trimObject(kind, raw);
-    const key = objectKey(kind, obj);
     const map = this.#map(kind);
     const old = map.get(key);
     if (old && old.metadata.resourceVersion === obj.metadata.resourceVersion) return;
@@ -74,13 +76,23 @@ export class ClusterStore {
 
   /**
    * Replace a kind's whole content with a fresh list (initial list, relist after 410 Gone, edited cluster-state file):
-   * objects that vanished are deleted, new ones added, changed ones updated, and the kind counts as synced.
+   * objects that vanished are deleted, new ones added, changed ones updated, and the kind counts as synced. A Map is
+   * read as objects by their keys.
    */
-  replace<K extends Kind>(kind: K, items: Iterable<KindMap[K]>): void {
-    const seen = new Set<string>();
-    for (const item of items) {
-      seen.add(objectKey(kind, item));
-      this.upsert(kind, item);
+  replace<K extends Kind>(kind: K, items: Iterable<KindMap[K]> | ReadonlyMap<string, KindMap[K]>): void {
+    let seen: { has(key: string): boolean };
+    if (items instanceof Map) {
+      // By the source's own keys (the cluster-state file's objects): the store's entries share those strings.
+      for (const [key, item] of items as ReadonlyMap<string, KindMap[K]>) this.upsert(kind, item, key);
+      seen = items;
+    } else {
+      const keys = new Set<string>();
+      for (const item of items as Iterable<KindMap[K]>) {
+        const key = objectKey(kind, item);
+        keys.add(key);
+        this.upsert(kind, item, key);
+      }
+      seen = keys;
     }
     for (const [key, obj] of [...this.#map(kind)]) {
       if (!seen.has(key)) this.delete(kind, obj);

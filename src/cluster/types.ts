@@ -389,6 +389,25 @@ export function namespaceOf(obj: { metadata: { namespace?: string } }): string {
   return obj.metadata.namespace ?? DEFAULT_NAMESPACE;
 }
 
+// Every namespaced key held (the store's, the cluster-state file's, the caches' and indexes') starts with its
+// namespace: built on one held `namespace/` per namespace, a key is a single concatenation instead of a copied prefix
+// plus one. Bounded: namespaces are few.
+const PREFIX_MAX_ENTRIES = 100_000;
+const namespacePrefixes = new Map<string, string>();
+function namespacePrefix(namespace: string): string {
+  let prefix = namespacePrefixes.get(namespace);
+  if (prefix === undefined) {
+    prefix = `${namespace}/`;
+    if (namespacePrefixes.size < PREFIX_MAX_ENTRIES) namespacePrefixes.set(namespace, prefix);
+  }
+  return prefix;
+}
+
+/** `namespace/name`, on the held prefix (for keys that are kept, like the store's). */
+export function namespacedKey(namespace: string, name: string): string {
+  return namespacePrefix(namespace) + name;
+}
+
 export function objectKey(kind: Kind, obj: { metadata: { name: string; namespace?: string } }): string {
-  return NAMESPACED.has(kind) ? `${namespaceOf(obj)}/${obj.metadata.name}` : obj.metadata.name;
+  return NAMESPACED.has(kind) ? namespacedKey(namespaceOf(obj), obj.metadata.name) : obj.metadata.name;
 }

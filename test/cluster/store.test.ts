@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ClusterStore, type StoreEvent } from '../../src/cluster/store.ts';
 import { trimObject } from '../../src/cluster/trim.ts';
-import type { Node, PersistentVolumeClaim, Pod } from '../../src/cluster/types.ts';
-import { claim, node, pod } from '../helpers/objects.ts';
+import type { Node, PersistentVolume, PersistentVolumeClaim, Pod } from '../../src/cluster/types.ts';
+import { claim, localPV, node, pod } from '../helpers/objects.ts';
 
 function recorder(store: ClusterStore) {
   const events: string[] = [];
@@ -207,5 +207,24 @@ describe('trimming', () => {
       { name: 'c', image: 'nginx:1.27', resources: { requests: { cpu: '2' } } },
     ]);
     assert.deepEqual(a.status, { startTime: '2026-11-01T10:00:05Z' });
+  });
+
+  it("holds one copy of what PVs repeat (a node's affinity, capacity, status), never of their claim references", () => {
+    const bound = (name: string, nodeName: string, claimName: string): PersistentVolume => {
+      const pv = JSON.parse(JSON.stringify(localPV(name, nodeName))) as PersistentVolume;
+      pv.spec.claimRef = { kind: 'PersistentVolumeClaim', namespace: 'd', name: claimName, uid: claimName };
+      return pv;
+    };
+    const [a, b, elsewhere] = [bound('pv-a', 'n1', 'c1'), bound('pv-b', 'n1', 'c2'), bound('pv-c', 'n2', 'c3')].map(
+      (pv) => trimObject('PersistentVolume', pv),
+    );
+    assert.equal(a.spec.nodeAffinity, b.spec.nodeAffinity);
+    assert.equal(a.spec.capacity, b.spec.capacity);
+    assert.equal(a.status, b.status);
+    assert.notEqual(a.spec.nodeAffinity, elsewhere.spec.nodeAffinity);
+    assert.deepEqual(elsewhere.spec.nodeAffinity, localPV('pv-c', 'n2').spec.nodeAffinity);
+    assert.deepEqual(b.spec.claimRef, { kind: 'PersistentVolumeClaim', namespace: 'd', name: 'c2', uid: 'c2' });
+    const again = trimObject('PersistentVolume', bound('pv-d', 'n1', 'c1'));
+    assert.notEqual(again.spec.claimRef, a.spec.claimRef, "a claim reference is one volume's own");
   });
 });

@@ -6,6 +6,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import type { Log } from '../../log.ts';
 import { ANALYSIS_ONLY_KINDS, unavailableKinds } from '../analysis-kinds.ts';
+import { compactHeap } from '../compact-heap.ts';
 import type { KindStatus, Source } from '../source.ts';
 import type { ClusterStore } from '../store.ts';
 import { KINDS, type Kind } from '../types.ts';
@@ -65,12 +66,14 @@ export class KubeSource implements Source {
     );
     const started = performance.now();
     await Promise.all([...this.#reflectors.map((r) => r.start()), this.#readServerVersion()]);
+    // The lists' pages are garbage now: give their memory back before ready, as the cluster-state source does.
+    const compacted = compactHeap();
     const statuses = this.status();
     if (statuses.every((s) => s.synced || ANALYSIS_ONLY_KINDS.has(s.kind))) {
       const counts = Object.fromEntries(this.#reflectors.map((r) => [r.kind, store.count(r.kind)]));
       const unavailable = unavailableKinds(statuses).map((s) => s.kind);
       this.#logger.info(
-        { server: this.#client.server, ms: Math.round(performance.now() - started), counts, unavailable },
+        { server: this.#client.server, ms: Math.round(performance.now() - started), counts, unavailable, compacted },
         'cluster state synced',
       );
     }

@@ -6,6 +6,7 @@ import { type FSWatcher, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { pino } from 'pino';
 import type { Log } from '../../log.ts';
+import { compactHeap } from '../compact-heap.ts';
 import type { KindStatus, Source } from '../source.ts';
 import type { ClusterStore } from '../store.ts';
 import { KINDS } from '../types.ts';
@@ -59,7 +60,10 @@ export class ClusterStateSource implements Source {
     this.#appliedDigest = digest;
     this.#loaded = true;
     this.state.attach(store);
-    this.#logger.info({ file: this.file, counts: this.#counts() }, 'cluster-state file loaded');
+    this.#logger.info(
+      { file: this.file, counts: this.#counts(), compacted: compactHeap() },
+      'cluster-state file loaded',
+    );
     if (this.#watch) this.#startWatching();
   }
 
@@ -102,7 +106,10 @@ export class ClusterStateSource implements Source {
     this.state.applyFile(parsed.objects);
     this.#appliedDigest = digest;
     this.#relists++;
-    this.#logger.info({ file: this.file, counts: this.#counts() }, 'cluster-state file reloaded');
+    this.#logger.info(
+      { file: this.file, counts: this.#counts(), compacted: compactHeap() },
+      'cluster-state file reloaded',
+    );
   }
 
   async #read(): Promise<{ parsed: ParsedClusterState; digest: string }> {
