@@ -34,15 +34,15 @@ function signature(pv: PersistentVolume): string {
 }
 
 /**
- * Only the PVs changed in the last SETTLED_SECONDS are kept, oldest first (the PVs of the first list count from the
- * start), so that a cluster's worth of PVs costs nothing once settled.
+ * Only the PVs changed in the last SETTLED_SECONDS are kept, oldest first (the PVs the store held at the start count
+ * from the start), so that a cluster's worth of PVs costs nothing once settled.
  */
 export class PVControllerView {
   readonly #unsettled = new Map<string, Unsettled>();
   readonly #now: () => number;
   readonly #startedAt: number;
 
-  /** Start it before the store's first list is read: what that list holds counts as changed now. */
+  /** The PVs the store holds already count as changed now, as do those its list or watch adds later. */
   constructor(now: () => number) {
     this.#now = now;
     this.#startedAt = now();
@@ -64,6 +64,7 @@ export class PVControllerView {
 
   /** Whether the PV controller surely sees `pv`'s incarnation and claimRef (pv: a version our watch delivered). */
   seesClaimRef(pv: PersistentVolume): boolean {
+    this.#sweep();
     const now = this.#now();
     const entry = this.#unsettled.get(pv.metadata.name);
     if (!entry) return now - this.#startedAt >= SETTLED_SECONDS * 1000;

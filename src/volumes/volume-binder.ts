@@ -84,7 +84,7 @@ export class ClusterVolumeBinder implements VolumeBinder {
     this.pvcCache = sources.pvcCache;
     this.inFlight = sources.inFlight;
     this.#finder = new PodVolumeFinder(sources, this.capacityAccounting);
-    // Before the sources list the store, so that the PVs listed count as changed now.
+    // The PVs the store holds now count as changed now (pv-controller-view.ts).
     const controllerView = new PVControllerView(this.#now);
     this.#offControllerView = options.store.on('PersistentVolume', (e) => controllerView.observe(e));
     this.#writes = new BindWriter({

@@ -56,6 +56,19 @@ describe('what the PV controller surely sees of a PV', () => {
     assert.equal(v.seesClaimRef(free), true);
   });
 
+  it('a PV the store held before the view started: from the start, or at once after a status write', () => {
+    const { clock, view: v } = view();
+    const held = pv('Available');
+    assert.equal(v.seesClaimRef(held), false);
+    clock.now = T0 + SETTLED;
+    assert.equal(v.seesClaimRef(held), true);
+
+    const early = view();
+    const bound = pv('Bound', { name: 'data', uid: 'c-1' });
+    early.view.observe(update(pv('Available', { name: 'data', uid: 'c-1' }), bound));
+    assert.equal(early.view.seesClaimRef(bound), true, 'the phase written over the same claimRef');
+  });
+
   it("a PV created while we watch: at once after the controller's status write (its Available)", () => {
     const { view: v } = view(true);
     assert.equal(v.seesClaimRef(createdAndAvailable(v)), true);
