@@ -438,6 +438,11 @@ const range = (ps: Phase[]) => {
 const fmt = (x: number, digits = 1) => (x >= 100 ? Math.round(x).toLocaleString('en') : x.toFixed(digits));
 const select = (ps: Phase[], config: ConfigId, claims: number) =>
   ps.filter((p) => p.config === config && p.claims === claims);
+/** A configuration's phases of pods with `claims` claims (alone's claim pods are run apart). */
+const phasesOf = (r: { phases: Phase[]; alone: Phase[] }, config: ConfigId, claims: number) =>
+  config === 'alone' && claims > 0 ? r.alone.filter((p) => p.claims === claims) : select(r.phases, config, claims);
+/** Writes to PVs and claims, their status included: a claim's binding, whoever writes it. */
+const isVolumeWrite = (kind: string) => / (PV|claim)( status)?$/.test(kind);
 const CLAIMS_LABEL: Record<number, string> = { 0: 'no claims', 1: '1 local claim', 3: '2 local + 1 CSI claim' };
 
 const baselineRun = CONFIGS.includes('baseline');
@@ -496,8 +501,7 @@ for (const r of results) {
     '| configuration | pods | kube-scheduler attempt | its Bind step | our filter (queue wait, compute, its CPU) | our prioritize (queue wait, compute, its CPU) | our bind | extender CPU per pod (ours, or the floor’s; of ours, the main thread’s share with its GC pauses per pod, and the kernel’s share) | kube-scheduler CPU per pod | kube-apiserver + etcd, kube-controller-manager CPU per pod | PV controller wait per claim, p50 / p99 | API writes per pod | misplaced / double-booked |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n';
   for (const id of CONFIGS) {
     for (const claims of [0, 1, 3]) {
-      const ps =
-        id === 'alone' && claims > 0 ? r.alone.filter((p) => p.claims === claims) : select(r.phases, id, claims);
+      const ps = phasesOf(r, id, claims);
       if (ps.length === 0) continue;
       const avg = (f: (p: Phase) => number) => ps.reduce((s, p) => s + f(p), 0) / ps.length;
       const writes: Record<string, number> = {};
@@ -520,6 +524,25 @@ for (const r of results) {
       const verbText = (verb: string) =>
         `${ms(avg((p) => p.verbMs[verb]))} (${part(verb, 'wait')}, ${part(verb, 'compute')}, ${part(verb, 'cpu')})`;
       md += `| ${id} | ${CLAIMS_LABEL[claims]} | ${ms(avg((p) => p.attemptMs))} | ${ms(avg((p) => p.bindPointMs))} | ${ours ? verbText('filter') : '—'} | ${ours ? verbText('prioritize') : '—'} | ${id === 'delegated' || id === 'baseline' ? ms(avg((p) => p.verbMs.bind)) : '—'} | ${ours ? `${ms(avg((p) => p.cpuMsPerPod))} (${cpuShares(ps)})` : id === 'do-nothing' ? ms(avg((p) => p.cpuMsPerPod)) : '—'} | ${ms(avg((p) => p.schedulerCpuMsPerPod))} | ${ms(avg((p) => p.apiserverCpuMsPerPod))}, ${ms(avg((p) => p.controllerManagerCpuMsPerPod))} | ${waitText} | ${writeText} | ${ps.reduce((s, p) => s + p.misplaced, 0)} / ${Math.max(...ps.map((p) => p.doubleBooked))} |\n`;
+    }
+  }
+  md +=
+    '\n**API writes per claim** (to PVs and claims, their status included, per claim of the bound pods; `alone` is upstream: kube-scheduler with its own VolumeBinding, and the PV controller; docs/design.md, *What a bind writes, and why*):\n\n';
+  md += '| pods | configuration | writes per claim | by writer and request |\n|---|---|---:|---|\n';
+  for (const claims of [1, 3]) {
+    for (const id of ['delegated', 'alone'] as const) {
+      const ps = phasesOf(r, id, claims);
+      const perClaim = Math.max(1, ps.reduce((s, p) => s + p.bound, 0) * claims);
+      const writes: Record<string, number> = {};
+      for (const p of ps)
+        for (const [k, v] of Object.entries(p.writes)) if (isVolumeWrite(k)) writes[k] = (writes[k] ?? 0) + v;
+      if (ps.length === 0 || Object.keys(writes).length === 0) continue;
+      const total = Object.values(writes).reduce((s, v) => s + v, 0);
+      const text = Object.entries(writes)
+        .sort()
+        .map(([k, v]) => `${k} ${(v / perClaim).toFixed(2)}`)
+        .join(', ');
+      md += `| ${CLAIMS_LABEL[claims]} | ${id} | ${(total / perClaim).toFixed(2)} | ${text} |\n`;
     }
   }
   md += '\n**Watch events we applied per pod** (at the last Binding; kinds in alphabetical order):\n\n';

@@ -15,7 +15,8 @@ import {
   withHold,
   withoutHold,
 } from './claim-hold.ts';
-import { ANN_BOUND_BY_CONTROLLER } from './constants.ts';
+import { ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER } from './constants.ts';
+import type { PVControllerView } from './pv-controller-view.ts';
 import { claimKey, isVolumeBoundToClaim } from './pv-matching.ts';
 import type { BinderSources } from './sources.ts';
 
@@ -31,6 +32,8 @@ export interface BindWriterOptions {
   logger: Log;
   /** The clock of claim holds. */
   now: () => number;
+  /** Whether the PV controller surely sees a PV's claimRef as we do (when a claim half may carry bind-completed). */
+  controllerView: PVControllerView;
 }
 
 export class BindWriter {
@@ -39,9 +42,11 @@ export class BindWriter {
   readonly #logger: Log;
   readonly #now: () => number;
   readonly #servedHolds: ServedHolds;
+  readonly #controllerView: PVControllerView;
 
   constructor(options: BindWriterOptions) {
     this.#sources = options.sources;
+    this.#controllerView = options.controllerView;
     this.#writer = options.writer;
     this.#logger = options.logger;
     this.#now = options.now;
@@ -69,6 +74,8 @@ export class BindWriter {
     const holds: (PersistentVolumeClaim | undefined)[] = [];
     /** Per binding: its PV written, not written, or 'maybe' (an outcome unknown: the PV may be prebound). */
     const pvWritten: (boolean | 'maybe')[] = bindings.map(() => false);
+    /** Per binding: whether its claim half may carry bind-completed (pv-controller-view.ts). */
+    const completes = bindings.map(() => false);
     const pvcWritten = provisions.map(() => false);
     try {
       // A stage writes its object of every claim at once, and starts once the one before succeeded for all: every
@@ -82,8 +89,14 @@ export class BindWriter {
       await allWritten(
         bindings.map(async (b, i) => {
           this.#logger.debug({ pv: b.pv.metadata.name, pvc: claimKey(b.pvc) }, 'binding PV to PVC');
+          // Judged on the version our write is conditional on, before its event can arrive.
+          const base = this.#sources.pvCache.getAPI(b.pv.metadata.name);
+          const seen =
+            base?.metadata.resourceVersion === b.pv.metadata.resourceVersion && this.#controllerView.seesClaimRef(base);
           try {
-            b.pv = await this.#writePV(b);
+            const written = await this.#writePV(b);
+            b.pv = written.pv;
+            completes[i] = seen && written.ours;
             pvWritten[i] = true;
           } catch (err) {
             if (err instanceof WriteError && err.uncertain) pvWritten[i] = 'maybe';
@@ -93,7 +106,7 @@ export class BindWriter {
       );
       await allWritten(
         bindings.map(async (b, i) => {
-          b.pvc = await this.#bindClaim(b, holds[i]);
+          b.pvc = await this.#bindClaim(b, holds[i], completes[i]);
         }),
       );
       await allWritten(
@@ -158,31 +171,36 @@ export class BindWriter {
 
   /**
    * Writes the PV's claimRef. A 409 is read back: the PV already prebound to the same claim (another bind of the
-   * claim wrote it) is taken as written; anything else fails the bind.
+   * claim wrote it) is taken as written, though not by us (`ours` false); anything else fails the bind.
    */
-  async #writePV(b: BindingInfo): Promise<PersistentVolume> {
+  async #writePV(b: BindingInfo): Promise<{ pv: PersistentVolume; ours: boolean }> {
     const written = await writeThenReadBack(() => this.#writer.updatePersistentVolume(b.pv), {
       readBack: () => this.#writer.getPersistentVolume(b.pv.metadata.name),
     });
-    if (written.kind === 'written') return written.value;
+    if (written.kind === 'written') return { pv: written.value, ours: true };
     if (written.kind === 'unread') throw written.readError;
     const live = written.current;
-    if (live?.spec.claimRef?.uid && isVolumeBoundToClaim(live, b.pvc)) return live;
+    if (live?.spec.claimRef?.uid && isVolumeBoundToClaim(live, b.pvc)) return { pv: live, ours: false };
     throw written.error;
   }
 
   /**
    * The claim's half of a static binding, written once its PV names it: spec.volumeName and bound-by-controller, as
-   * the PV controller's bindClaimToVolume would write them, leaving it only the two Bound phases to set (upstream
-   * leaves it the claim too, and its PreBind waits for all three). volumeName can be set only once, so it is the
-   * binding's record and the hold, having served, is dropped. bind-completed stays the controller's to write: on a
-   * claim carrying it, a controller whose PV informer lags (a PV just recreated under the same name) would see the
-   * PV's old claimant and mark the claim Lost; without it, such a controller only retries.
+   * the PV controller's bindClaimToVolume would write them, and with `bindCompleted` its bind-completed too, leaving
+   * the controller only the two Bound phases to set (upstream leaves it the claim too, and its PreBind waits for all
+   * three). volumeName can be set only once, so it is the binding's record and the hold, having served, is dropped.
+   * bind-completed only when the controller surely sees the PV's claimRef (pv-controller-view.ts): on a claim
+   * carrying it, a controller whose PV informer lags would see the PV's old claimant and mark the claim Lost; without
+   * it, such a controller only retries, and writes bind-completed itself.
    * The controller races this write (our PV write told it the claim's PV): a 409 or an unknown outcome is read back;
    * a claim bound to this PV is the binding done (its hold goes once the controller has marked it Bound: ServedHolds),
    * one bound or held elsewhere fails the bind, one changed otherwise (its status) is written again.
    */
-  async #bindClaim(b: BindingInfo, held: PersistentVolumeClaim | undefined): Promise<PersistentVolumeClaim> {
+  async #bindClaim(
+    b: BindingInfo,
+    held: PersistentVolumeClaim | undefined,
+    bindCompleted: boolean,
+  ): Promise<PersistentVolumeClaim> {
     const pvName = b.pv.metadata.name;
     let current = held ?? this.#sources.pvcCache.getAPI(claimKey(b.pvc)) ?? b.pvc;
     for (let attempt = 1; ; attempt++) {
@@ -196,6 +214,7 @@ export class BindWriter {
       const annotations: Record<string, string | null> = {};
       if (!Object.hasOwn(existing, ANN_BOUND_BY_CONTROLLER)) annotations[ANN_BOUND_BY_CONTROLLER] = 'yes';
       if (Object.hasOwn(existing, ANN_SELECTED_VOLUME)) annotations[ANN_SELECTED_VOLUME] = null;
+      if (bindCompleted && !Object.hasOwn(existing, ANN_BIND_COMPLETED)) annotations[ANN_BIND_COMPLETED] = 'yes';
       const claim = current;
       const written = await writeThenReadBack(() => this.#writer.bindClaimToVolume(claim, pvName, annotations), {
         readBack:
@@ -217,7 +236,7 @@ export class BindWriter {
     const pvc = this.#sources.pvcCache.getAPI(key) ?? written;
     if (pvc.spec.volumeName) return pvc;
     const pv = this.#sources.pvCache.apiVolumeClaimedBy(key, pvc.metadata.uid);
-    return pv ? this.#bindClaim({ pvc, pv }, undefined) : pvc;
+    return pv ? this.#bindClaim({ pvc, pv }, undefined, this.#controllerView.seesClaimRef(pv)) : pvc;
   }
 
   /** Releases holds this bind wrote (best effort: a hold it cannot release expires). */

@@ -39,6 +39,7 @@ import { PodVolumeFinder } from './find-pod-volumes.ts';
 import type { InFlightProvisions } from './in-flight.ts';
 import { KeyedWaiter } from './keyed-waiter.ts';
 import type { CapacityAccountingMode, DynamicProvision } from './provisioning.ts';
+import { PVControllerView } from './pv-controller-view.ts';
 import { claimKey } from './pv-matching.ts';
 import { BinderSources } from './sources.ts';
 
@@ -62,6 +63,7 @@ export class ClusterVolumeBinder implements VolumeBinder {
   readonly #writer: ClusterWriter;
   readonly #logger: Log;
   readonly #now: () => number;
+  readonly #offControllerView: () => void;
   bindTimeoutSeconds: number;
   readonly capacityAccounting: CapacityAccountingMode;
   readonly pvCache: PVAssumeCache;
@@ -82,12 +84,22 @@ export class ClusterVolumeBinder implements VolumeBinder {
     this.pvcCache = sources.pvcCache;
     this.inFlight = sources.inFlight;
     this.#finder = new PodVolumeFinder(sources, this.capacityAccounting);
-    this.#writes = new BindWriter({ sources, writer: this.#writer, logger: this.#logger, now: this.#now });
+    // The PVs the store holds now count as changed now (pv-controller-view.ts).
+    const controllerView = new PVControllerView(this.#now);
+    this.#offControllerView = options.store.on('PersistentVolume', (e) => controllerView.observe(e));
+    this.#writes = new BindWriter({
+      sources,
+      writer: this.#writer,
+      logger: this.#logger,
+      now: this.#now,
+      controllerView,
+    });
     this.#checker = new BindingChecker(sources, this.#writer, this.#now);
     sources.start((key) => this.#writes.claimChanged(key));
   }
 
   close(): void {
+    this.#offControllerView();
     this.#sources.close();
   }
 

@@ -24,6 +24,7 @@ import type { KubeObject } from '../components/kube-api.ts';
 import * as build from '../helpers/objects.ts';
 import { kubeSchedulers, unschedulableTail } from './kube-scheduler.ts';
 import {
+  type ApiWrite,
   CSI_CLASS,
   claim,
   clusterObjects,
@@ -285,13 +286,28 @@ if (found.skip) {
                 [ours, theirs].some(
                   ({ pvc, pv }) => path.endsWith(`/${pv.metadata.name}`) && endState({ pvc, pv }).volume.namesItsClaim,
                 );
-              assert.ok(last!.status < 400 || pvBindDone, `its last try was refused too: ${write}`);
+              // Likewise its bind of the claim (bindClaimToVolume), refused because our claim half, carrying
+              // bind-completed, landed first: it writes only while its informer shows the claim without them.
+              const claimBindDone =
+                /^\/api\/v1\/namespaces\/default\/persistentvolumeclaims\/[^/]+$/.test(path) &&
+                [ours, theirs].some(({ pvc, pv }) => {
+                  const claimState = endState({ pvc, pv }).claim;
+                  return (
+                    path.endsWith(`/${pvc.metadata.name}`) &&
+                    claimState.namesItsPV &&
+                    claimState.annotations['pv.kubernetes.io/bind-completed'] === 'yes'
+                  );
+                });
+              assert.ok(last!.status < 400 || pvBindDone || claimBindDone, `its last try was refused too: ${write}`);
             }
           }
           // The controller's writes that landed, per claim: the PV's phase (Available, Bound), the claim's
           // bind-completed (upstream: its volumeName too), the claim's phase; ours are the claim hold, the PV's claimRef
-          // and the claim's volumeName (docs/operating.md, "What a bind writes"). A claim to provision is spared one more: the
-          // storage-provisioner annotations, which our selected-node write carries.
+          // and the claim's half (docs/design.md, "What a bind writes"). A claim to provision is spared one: the
+          // storage-provisioner annotations, which our selected-node write carries. A local one is spared the claim's
+          // bind-completed, which our claim half carries (the PV's Available, the controller's own write, came after
+          // its claimRef last changed), unless the controller bound the claim from our PV write before our half landed:
+          // then our hold's drop comes after its write.
           const byController = (kind: string) =>
             writes
               .filter(
@@ -303,7 +319,14 @@ if (found.skip) {
               )
               .sort();
           const spared = byController('theirs');
-          if (volume === 'provisioned') spared.splice(spared.indexOf('PUT pvc'), 1);
+          const ourClaim = `/api/v1/namespaces/default/persistentvolumeclaims/${name('ours')}`;
+          const landed = (w: ApiWrite) => w.path === ourClaim && w.status < 400;
+          const theirBind = writes.findIndex(
+            (w) => landed(w) && w.method === 'PUT' && w.user.endsWith(':persistent-volume-binder'),
+          );
+          const controllerBoundFirst =
+            theirBind >= 0 && theirBind < writes.findLastIndex((w) => landed(w) && w.user === cluster.extenderUser);
+          if (volume === 'provisioned' || !controllerBoundFirst) spared.splice(spared.indexOf('PUT pvc'), 1);
           assert.deepEqual(byController('ours'), spared);
         });
       }

@@ -6,7 +6,8 @@ import type { PersistentVolume, PersistentVolumeClaim } from '../../src/cluster/
 import { WriteError } from '../../src/cluster/writer.ts';
 import type { PodVolumes } from '../../src/volumes/binder.ts';
 import { ANN_SELECTED_VOLUME, claimHold, HOLD_SECONDS, holdValue, ServedHolds } from '../../src/volumes/claim-hold.ts';
-import { ANN_BOUND_BY_CONTROLLER } from '../../src/volumes/constants.ts';
+import { ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER } from '../../src/volumes/constants.ts';
+import { SETTLED_SECONDS } from '../../src/volumes/pv-controller-view.ts';
 import { bindVolumeToClaim } from '../../src/volumes/pv-matching.ts';
 import { ClusterVolumeBinder } from '../../src/volumes/volume-binder.ts';
 import { makeNode, makePod, makePV, makePVC, makeStorageClass } from '../helpers/objects.ts';
@@ -37,6 +38,12 @@ function binding(cluster: TestCluster, pvName: string): PodVolumes {
   const pvc = cluster.store.get('PersistentVolumeClaim', 'default/data')!;
   const pv = bindVolumeToClaim(cluster.store.get('PersistentVolume', pvName)!, pvc).pv;
   return { staticBindings: [{ pvc, pv }], dynamicProvisions: [] };
+}
+
+/** The PV controller's status writes (Pending, then Available) after the binder started watching. */
+function controllerMadeAvailable(cluster: TestCluster, pvName: string): void {
+  for (const phase of ['Pending', 'Available'])
+    cluster.add({ ...cluster.store.get('PersistentVolume', pvName)!, status: { phase } });
 }
 
 /** A binder whose clock (the time holds are written and judged at) stands at `now`. */
@@ -79,8 +86,60 @@ describe('claim holds', () => {
     assert.deepEqual(
       pvc.metadata.annotations,
       { [ANN_BOUND_BY_CONTROLLER]: 'yes' },
-      "bind-completed is the controller's",
+      "bind-completed stays the controller's: a PV just listed, which its informer may not show as we do",
     );
+  });
+
+  it("the claim half carries bind-completed once the controller's own write of the PV followed its claimRef", async () => {
+    const { cluster } = setup();
+    const binder = binderAt(cluster, NOW);
+    controllerMadeAvailable(cluster, 'pv-a');
+    await binder.bindAPIUpdate(binding(cluster, 'pv-a'));
+    assert.deepEqual(cluster.writer.updates, ['default/data', 'pv-a', 'default/data'], 'hold, PV, claim half');
+    const pvc = cluster.store.get('PersistentVolumeClaim', 'default/data')!;
+    assert.equal(pvc.spec.volumeName, 'pv-a');
+    assert.deepEqual(pvc.metadata.annotations, {
+      [ANN_BOUND_BY_CONTROLLER]: 'yes',
+      [ANN_BIND_COMPLETED]: 'yes',
+    });
+  });
+
+  it('so does a PV our watch has shown unchanged for SETTLED_SECONDS, but not one freed since', async () => {
+    const settled = setup();
+    const clock = { now: NOW };
+    const binder = new ClusterVolumeBinder({
+      store: settled.cluster.store,
+      writer: settled.cluster.writer,
+      bindTimeoutSeconds: 5,
+      now: () => clock.now,
+    });
+    // pv-b: prebound to another claim, then freed by someone other than the PV controller (phase unchanged).
+    const pvB = settled.cluster.store.get('PersistentVolume', 'pv-b')!;
+    settled.cluster.add({ ...pvB, spec: { ...pvB.spec, claimRef: { namespace: 'default', name: 'x', uid: 'x' } } });
+    clock.now = NOW + SETTLED_SECONDS * 1000;
+    settled.cluster.add({ ...settled.cluster.store.get('PersistentVolume', 'pv-b')!, spec: pvB.spec });
+    await binder.bindAPIUpdate(binding(settled.cluster, 'pv-a'));
+    const annotations = () => settled.cluster.store.get('PersistentVolumeClaim', 'default/data')!.metadata.annotations;
+    assert.equal(annotations()?.[ANN_BIND_COMPLETED], 'yes', 'pv-a, listed SETTLED_SECONDS ago');
+
+    const freed = setup();
+    const pvBFreed = freed.cluster.store.get('PersistentVolume', 'pv-b')!;
+    const freedBinder = new ClusterVolumeBinder({
+      store: freed.cluster.store,
+      writer: freed.cluster.writer,
+      bindTimeoutSeconds: 5,
+      now: () => clock.now,
+    });
+    clock.now += SETTLED_SECONDS * 1000;
+    freed.cluster.add({
+      ...pvBFreed,
+      spec: { ...pvBFreed.spec, claimRef: { namespace: 'default', name: 'x', uid: 'x' } },
+    });
+    freed.cluster.add({ ...freed.cluster.store.get('PersistentVolume', 'pv-b')!, spec: pvBFreed.spec });
+    await freedBinder.bindAPIUpdate(binding(freed.cluster, 'pv-b'));
+    const pvc = freed.cluster.store.get('PersistentVolumeClaim', 'default/data')!;
+    assert.equal(pvc.spec.volumeName, 'pv-b');
+    assert.equal(pvc.metadata.annotations?.[ANN_BIND_COMPLETED], undefined, 'pv-b, freed just now');
   });
 
   it('a claim half that conflicts with an unrelated change (its status) is written again on the claim read back', async () => {
@@ -150,6 +209,25 @@ describe('claim holds', () => {
     cluster.add(volumes.staticBindings[0].pv);
     const written = await binder.bindAPIUpdate(volumes);
     assert.equal(written.staticBindings[0].pv.spec.claimRef?.name, 'data');
+  });
+
+  it('... but its claim half leaves bind-completed to the controller: the version that write was based on is unknown', async () => {
+    const { cluster } = setup();
+    const binder = binderAt(cluster, NOW);
+    controllerMadeAvailable(cluster, 'pv-a');
+    const volumes = binding(cluster, 'pv-a');
+    // Our watch shows the version the controller wrote; the other bind's write is not delivered yet.
+    const theirs = volumes.staticBindings[0].pv;
+    cluster.writer.updatePersistentVolume = async () => {
+      throw new WriteError(409, 'Conflict', 'the object has been modified');
+    };
+    cluster.writer.getPersistentVolume = async () => ({
+      ...theirs,
+      metadata: { ...theirs.metadata, resourceVersion: cluster.nextRV() },
+    });
+    const written = await binder.bindAPIUpdate(volumes);
+    assert.equal(written.staticBindings[0].pvc.spec.volumeName, 'pv-a');
+    assert.equal(written.staticBindings[0].pvc.metadata.annotations?.[ANN_BIND_COMPLETED], undefined);
   });
 });
 
