@@ -139,6 +139,13 @@ export const BENCHMARKS: Benchmark[] = [
     byHand: 'a before/after study of loading',
   },
   {
+    name: 'kind-heap',
+    file: 'bench/live/kind-heap.ts',
+    flags: [],
+    measures: 'heap bytes per trimmed object of each kind, from a cluster-state file',
+    byHand: 'needs a cluster-state file (ready-memory.ts --file writes one)',
+  },
+  {
     name: 'profile-verbs',
     file: 'bench/profile-verbs.ts',
     flags: [],
