@@ -152,7 +152,7 @@ const SETTINGS = Type.Object({
   pendingReport: Type.Boolean({
     default: true,
     description:
-      'keep the pending report (GET /api/v1/pending, topology_extender_pending_* metrics) current in the background, between verbs (--no-pending-report: that route answers 503 and those series stay empty; while pods keep being bound its slices take up to a tenth of a core, and its heap adds to the garbage collection the verbs meet: a fraction of a millisecond of a 3-claim filter at 5,000 nodes (bench/RESULTS.md))',
+      'keep the pending report (GET /api/v1/pending, topology_extender_pending_* metrics) current in the background, between verbs (--no-pending-report: that route answers 503 and those series stay empty; while pods keep being bound its slices take up to a tenth of a core, and at 5,000 nodes the answer to a verb may take a few tenths of a millisecond longer (bench/RESULTS.md))',
   }),
   // Off by default: the line of a kube-scheduler that runs its own volume plugins (the filter-only registration) is
   // upstream's alone, which explain writes; the chart turns it on with delegateVolumeBinding.
