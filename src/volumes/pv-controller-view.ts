@@ -48,9 +48,13 @@ export class PVControllerView {
     this.#startedAt = now();
   }
 
-  /** Follows the store's PV events. */
-  observe(event: StoreEvent<'PersistentVolume'>): void {
+  /**
+   * Follows the store's PV events. The adds of the store's first list (`firstList`) count from the start, as the PVs
+   * it held did, without an entry each: a cluster's worth of entries at ready was ~100 MiB at 15,000 nodes.
+   */
+  observe(event: StoreEvent<'PersistentVolume'>, firstList = false): void {
     const name = event.obj.metadata.name;
+    if (firstList && event.type === 'add') return;
     if (event.type === 'delete') this.#unsettled.delete(name);
     else {
       const sig = signature(event.obj);

@@ -86,7 +86,9 @@ export class ClusterVolumeBinder implements VolumeBinder {
     this.#finder = new PodVolumeFinder(sources, this.capacityAccounting);
     // The PVs the store holds now count as changed now (pv-controller-view.ts).
     const controllerView = new PVControllerView(this.#now);
-    this.#offControllerView = options.store.on('PersistentVolume', (e) => controllerView.observe(e));
+    this.#offControllerView = options.store.on('PersistentVolume', (e) =>
+      controllerView.observe(e, !options.store.isSynced('PersistentVolume')),
+    );
     this.#writes = new BindWriter({
       sources,
       writer: this.#writer,

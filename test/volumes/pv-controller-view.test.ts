@@ -127,3 +127,25 @@ describe('what the PV controller surely sees of a PV', () => {
     assert.equal(v.seesClaimRef(later), false);
   });
 });
+
+describe("the store's first list", () => {
+  it('counts from the start without an entry per PV, as the PVs held at the start do', () => {
+    const { clock, view: v } = view();
+    const listed = pv('Available');
+    v.observe(add(listed), true);
+    assert.equal(v.tracked, 0);
+    assert.equal(v.seesClaimRef(listed), false);
+    clock.now = T0 + SETTLED;
+    assert.equal(v.seesClaimRef(listed), true);
+  });
+
+  it('tracks a PV added after it, from when the watch showed it', () => {
+    const { clock, view: v } = view();
+    clock.now = T0 + SETTLED / 2;
+    const added = pv('Pending');
+    v.observe(add(added));
+    assert.equal(v.tracked, 1);
+    clock.now = T0 + SETTLED;
+    assert.equal(v.seesClaimRef(added), false);
+  });
+});
