@@ -447,7 +447,8 @@ export async function startControlPlane(
 
 /**
  * What a kubelet does for a deleted pod it ran: confirm the deletion (grace period 0) once the API server marked it
- * terminating. Without it a preemption victim would hold its node's resources forever. Returns its stop.
+ * terminating, of that pod only (its UID: the watch may be late, and a pod recreated under the name is not the one it
+ * ran). Without it a preemption victim would hold its node's resources forever. Returns its stop.
  */
 export function finishTerminatingPods(api: KubeApi): Promise<() => void> {
   return api.watch<KubeObject & { metadata: { deletionTimestamp?: string } }>('Pod', (type, pod) => {

@@ -167,13 +167,19 @@ export class KubeApi {
     };
   }
 
+  /**
+   * Deletes `o`. With a `metadata.uid`, only that object: a late delete by name would take another object made since
+   * under the same name (a pod recreated by a rollout). Gone, or replaced, is done.
+   */
   async delete(o: KubeObject, gracePeriodSeconds?: number): Promise<void> {
+    const uid = typeof o.metadata.uid === 'string' ? o.metadata.uid : undefined;
     try {
       await this.client.request('DELETE', `${pathOf(o)}/${o.metadata.name}`, {
-        query: { gracePeriodSeconds },
+        body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds, ...(uid && { preconditions: { uid } }) },
       });
     } catch (err) {
-      if (!(err instanceof KubeApiError && err.code === 404)) throw err;
+      if (err instanceof KubeApiError && (err.code === 404 || (uid && err.code === 409))) return;
+      throw err;
     }
   }
 }

@@ -91,6 +91,19 @@ if (found.skip) {
       'default',
     );
 
+  // The rollout below depends on it: the tests' stand-in kubelet (finishTerminatingPods) confirms a deletion from a
+  // watch that may be late; by name alone it would delete the pod the rollout has just made again.
+  test('a late confirmation of a pod’s deletion leaves the pod recreated under its name', async () => {
+    const name = 'recreated-under-its-name';
+    const first = await cluster.api.create(pendingPod(name, 'no-such-scheduler'));
+    await cluster.api.delete(first, 0);
+    await waitFor(`pod ${name} gone`, async () => !(await cluster.api.get('Pod', name, 'default')));
+    const second = await cluster.api.create(pendingPod(name, 'no-such-scheduler'));
+    await cluster.api.delete(first, 0);
+    assert.equal((await cluster.api.get('Pod', name, 'default'))?.metadata.uid, second.metadata.uid);
+    await cluster.api.delete(second, 0);
+  });
+
   for (const [v, binary] of found.binaries.entries()) {
     const scheduler = schedulerName(binary.version);
     describe(`${binary.version} fully delegated, ${NODES} nodes, ${PERCENTAGE} % of them sampled`, () => {
