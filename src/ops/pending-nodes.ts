@@ -76,49 +76,118 @@ export type Fingerprint = readonly [number, number];
 
 const NONE: Fingerprint = [0, 0];
 
-function hash(text: string, seed: number, prime: number): number {
+/** FNV-1a over `uid`, a NUL and `version`, without building the joined string (every pod of the cluster is hashed). */
+function hash(uid: string, version: string, seed: number, prime: number): number {
   let h = seed;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), prime);
+  for (let i = 0; i < uid.length; i++) h = Math.imul(h ^ uid.charCodeAt(i), prime);
+  h = Math.imul(h, prime); // the NUL between them
+  for (let i = 0; i < version.length; i++) h = Math.imul(h ^ version.charCodeAt(i), prime);
   return h | 0;
 }
 
-/** Every node's Fingerprint, fed with the pods placed on it and taken off it. */
+/** No status or verdict in a NodeVerdicts code array. */
+const NOTHING = 0;
+
+/** No node in a pod slot. */
+const NO_NODE = -1;
+
+function grown(a: Int32Array<ArrayBuffer>, size: number): Int32Array<ArrayBuffer> {
+  if (size <= a.length) return a;
+  const b = new Int32Array(Math.max(size, a.length * 2));
+  b.set(a);
+  return b;
+}
+
+/**
+ * Every node's Fingerprint, fed with the pods placed on it and taken off it. It holds every placed pod of the cluster
+ * (450,000 at 15,000 nodes), so in typed arrays: per pod a slot with its two hashes and its at most two nodes (its own
+ * and the one it is nominated to), per node its two XORs.
+ */
 export class NodeFingerprints {
-  readonly #prints = new Map<string, [number, number]>();
-  /** What each placed pod XORed in, and where: taken out alike (a change of labels alone keeps it). */
-  readonly #pods = new Map<string, { a: number; b: number; nodes: string[] }>();
+  readonly #nodeIndex = new Map<string, number>();
+  readonly #freeNodes: number[] = [];
+  readonly #names: string[] = [];
+  #printA = new Int32Array(1024);
+  #printB = new Int32Array(1024);
+  /** Per node, its placed pods: at none its XORs are 0 again and its index is let go (nodes come and go). */
+  #podCount = new Int32Array(1024);
+  /** Pod UID → its slot: what it XORed in, and where, taken out alike (a change of labels alone keeps it). */
+  readonly #slots = new Map<string, number>();
+  readonly #free: number[] = [];
+  #used = 0;
+  #podA = new Int32Array(1024);
+  #podB = new Int32Array(1024);
+  #podNode = new Int32Array(2048);
 
   /** `pod` is on or nominated to `nodes` (none: nothing to keep). */
   add(pod: Pod, nodes: readonly (string | undefined)[]): void {
-    const on = [...new Set(nodes)].filter((n): n is string => !!n);
-    if (on.length === 0) return;
-    const id = `${pod.metadata.uid}\u0000${pod.metadata.resourceVersion ?? ''}`;
-    // FNV-1a with two offset bases and primes: a false match needs both 32-bit hashes to collide.
-    const placed = { a: hash(id, 0x811c9dc5, 0x01000193), b: hash(id, 0x050c5d1f, 0x01000737), nodes: on };
+    if (!nodes.some((name) => name)) return;
+    // First: a node it leaves empty lets its index go.
     this.remove(pod);
-    this.#pods.set(pod.metadata.uid, placed);
-    this.#xor(placed);
+    let first = NO_NODE;
+    let second = NO_NODE;
+    for (const name of nodes) {
+      if (!name) continue;
+      const i = this.#node(name);
+      if (first === NO_NODE) first = i;
+      else if (i !== first) second = i;
+    }
+    const uid = pod.metadata.uid;
+    const version = pod.metadata.resourceVersion ?? '';
+    // Two offset bases and primes: a false match needs both 32-bit hashes to collide.
+    const a = hash(uid, version, 0x811c9dc5, 0x01000193);
+    const b = hash(uid, version, 0x050c5d1f, 0x01000737);
+    const slot = this.#free.pop() ?? this.#used++;
+    this.#podA = grown(this.#podA, slot + 1);
+    this.#podB = grown(this.#podB, slot + 1);
+    this.#podNode = grown(this.#podNode, 2 * slot + 2);
+    this.#podA[slot] = a;
+    this.#podB[slot] = b;
+    this.#podNode[2 * slot] = first;
+    this.#podNode[2 * slot + 1] = second;
+    this.#slots.set(uid, slot);
+    this.#place(first, a, b, 1);
+    if (second !== NO_NODE) this.#place(second, a, b, 1);
   }
 
   remove(pod: Pod): void {
-    const placed = this.#pods.get(pod.metadata.uid);
-    if (!placed) return;
-    this.#pods.delete(pod.metadata.uid);
-    this.#xor(placed);
-  }
-
-  #xor({ a, b, nodes }: { a: number; b: number; nodes: string[] }): void {
-    for (const node of nodes) {
-      const print = this.#prints.get(node);
-      if (print) {
-        print[0] ^= a;
-        print[1] ^= b;
-      } else this.#prints.set(node, [a, b]);
-    }
+    const slot = this.#slots.get(pod.metadata.uid);
+    if (slot === undefined) return;
+    this.#slots.delete(pod.metadata.uid);
+    this.#free.push(slot);
+    const a = this.#podA[slot];
+    const b = this.#podB[slot];
+    this.#place(this.#podNode[2 * slot], a, b, -1);
+    const second = this.#podNode[2 * slot + 1];
+    if (second !== NO_NODE) this.#place(second, a, b, -1);
   }
 
   of(node: string): Fingerprint {
-    return this.#prints.get(node) ?? NONE;
+    const i = this.#nodeIndex.get(node);
+    return i === undefined ? NONE : [this.#printA[i], this.#printB[i]];
+  }
+
+  #node(name: string): number {
+    let i = this.#nodeIndex.get(name);
+    if (i === undefined) {
+      i = this.#freeNodes.pop() ?? this.#nodeIndex.size;
+      this.#nodeIndex.set(name, i);
+      this.#printA = grown(this.#printA, i + 1);
+      this.#printB = grown(this.#printB, i + 1);
+      this.#podCount = grown(this.#podCount, i + 1);
+      this.#names[i] = name;
+    }
+    return i;
+  }
+
+  #place(node: number, a: number, b: number, by: 1 | -1): void {
+    this.#printA[node] ^= a;
+    this.#printB[node] ^= b;
+    this.#podCount[node] += by;
+    if (this.#podCount[node] === 0) {
+      this.#nodeIndex.delete(this.#names[node]);
+      this.#freeNodes.push(node);
+    }
   }
 }
 
@@ -131,12 +200,15 @@ export class NodeVerdicts {
   readonly #names: readonly string[];
   readonly #index: ReadonlyMap<string, number>;
   readonly #minor: number;
-  /** Per node (by position in #names): the status kube-scheduler counts, FITS when the node fits. */
-  readonly #statuses: (Status | typeof FITS)[];
+  /**
+   * Per node (by position in #names): the status kube-scheduler counts, FITS when the node fits; as its code in #values
+   * (two bytes a node, not an eight-byte reference: hundreds of explanations of 15,000 nodes are kept).
+   */
+  #statuses: Uint16Array | Uint32Array;
   /** Per node: filtered, not left out by a narrowing preFilter (which reads the pod only). */
   readonly #judged: Uint8Array;
-  /** Per node: DefaultPreemption's verdict, undefined where its dry run has not tried the node as it is now. */
-  readonly #tried: (PreemptionVerdict | undefined)[];
+  /** Per node: DefaultPreemption's verdict's code, NOTHING where its dry run has not tried the node as it is now. */
+  #tried: Uint16Array | Uint32Array;
   /** Per node: the Fingerprint of its pods when its status was judged; #seen 0 where not known. */
   readonly #printA: Int32Array;
   readonly #printB: Int32Array;
@@ -145,6 +217,9 @@ export class NodeVerdicts {
   /** Statuses by content: the nodes share a few (5,000 nodes, hundreds of explanations kept). */
   readonly #interned = new Map<string, Status>();
   #lastInterned?: Status;
+  /** The interned statuses and verdicts by code (NOTHING, then FITS, then as first met), and their codes. */
+  readonly #values: (Status | PreemptionVerdict | typeof FITS | undefined)[] = [undefined, FITS];
+  readonly #codes = new Map<Status | PreemptionVerdict | typeof FITS, number>([[FITS, 1]]);
   /** How many filtered nodes have each status (FITS: fit), so that a refresh counts without a pass over the nodes. */
   readonly #counts = new Map<Status | typeof FITS, number>();
   /** Nodes a narrowing preFilter left out, and their status (one for all). */
@@ -161,9 +236,9 @@ export class NodeVerdicts {
     this.#names = j.names;
     this.#minor = j.minor;
     const n = j.names.length;
-    this.#statuses = new Array(n);
+    this.#statuses = new Uint16Array(n);
     this.#judged = new Uint8Array(n);
-    this.#tried = new Array(n);
+    this.#tried = new Uint16Array(n);
     this.#printA = new Int32Array(n);
     this.#printB = new Int32Array(n);
     this.#seen = new Uint8Array(n);
@@ -180,7 +255,7 @@ export class NodeVerdicts {
         this.#set(i, failed ? this.#intern(failed) : FITS);
       }
       const v = j.tried.get(name);
-      this.#tried[i] = v === undefined ? undefined : this.#intern(v);
+      if (v !== undefined) this.#tried[i] = this.#code(this.#intern(v));
       this.#print(i, name);
     });
     this.candidate = j.preemptionCandidate;
@@ -225,13 +300,13 @@ export class NodeVerdicts {
       const i = this.#index.get(name);
       if (i === undefined || !this.#judged[i]) continue;
       // The dry run may have tried the node as it was in between: tried again when needed (no node fits).
-      this.#tried[i] = undefined;
+      this.#tried[i] = NOTHING;
       const [a, b] = this.#fingerprints.of(name);
       // Its pods are those it was judged with (a pod bound since is gone again).
       if (this.#seen[i] && this.#printA[i] === a && this.#printB[i] === b) continue;
       if (step++ % NODES_PER_STEP === 0) yield;
       const { s } = judgeNode(c, name);
-      const old = this.#statuses[i];
+      const old = this.#status(i);
       if (isSuccess(s)) this.#set(i, FITS);
       else {
         const now = counted(s, c.delegated);
@@ -300,13 +375,13 @@ export class NodeVerdicts {
     // A preFilter's rejection: judge hands postFilter no node.
     if (isSuccess(c.podPre))
       for (let i = 0; i < n; i++) {
-        const s = this.#statuses[i];
-        if (s === FITS || !this.#judged[i]) continue;
-        let v = this.#tried[i];
+        const s = this.#status(i);
+        if (s === FITS || s === undefined || !this.#judged[i]) continue;
+        let v = this.#values[this.#tried[i]] as PreemptionVerdict | undefined;
         if (v === undefined) {
           yield;
           v = this.#intern(preemptionVerdict(run, this.#names[i], s));
-          this.#tried[i] = v;
+          this.#tried[i] = this.#code(v);
         }
         if (v === CANDIDATE) return { message: '', candidate: this.#names[i] };
         verdicts.push(v);
@@ -316,15 +391,36 @@ export class NodeVerdicts {
 
   /** Node `i` (filtered) now has status `s`. */
   #set(i: number, s: Status | typeof FITS): void {
-    const old = this.#statuses[i];
+    const old = this.#status(i);
     if (old === s) return;
     if (old !== undefined) {
       const k = this.#counts.get(old)! - 1;
       if (k > 0) this.#counts.set(old, k);
       else this.#counts.delete(old);
     }
-    this.#statuses[i] = s;
+    this.#statuses[i] = this.#code(s);
     this.#counts.set(s, (this.#counts.get(s) ?? 0) + 1);
+  }
+
+  /** Node `i`'s status (undefined: not filtered). */
+  #status(i: number): Status | typeof FITS | undefined {
+    return this.#values[this.#statuses[i]] as Status | typeof FITS | undefined;
+  }
+
+  /** The code of an interned status or verdict. */
+  #code(v: Status | PreemptionVerdict | typeof FITS): number {
+    let code = this.#codes.get(v);
+    if (code === undefined) {
+      code = this.#values.length;
+      this.#values.push(v);
+      this.#codes.set(v, code);
+      // A few codes serve most pods; past two bytes' worth, four.
+      if (code > 0xffff && this.#statuses instanceof Uint16Array) {
+        this.#statuses = Uint32Array.from(this.#statuses);
+        this.#tried = Uint32Array.from(this.#tried);
+      }
+    }
+    return code;
   }
 
   #intern<T extends Status | PreemptionVerdict>(s: T): T {

@@ -11,6 +11,7 @@ import type { AnyObject, PersistentVolumeClaim, Pod, PodDisruptionBudget } from 
 import type { ExtenderDeps } from '../../src/extender/deps.ts';
 import { drain } from '../../src/ops/explain.ts';
 import { explainPending } from '../../src/ops/pending.ts';
+import { NodeFingerprints } from '../../src/ops/pending-nodes.ts';
 import { PendingReport } from '../../src/ops/pending-report.ts';
 import { storageView } from '../../src/ops/storage.ts';
 import { claim, localPV, node, pod, storageClass } from '../helpers/objects.ts';
@@ -296,4 +297,46 @@ it('judges again only the node a bind changed, and writes the line a full explai
   assert.deepEqual(item.preemption, { helps: true, node: 'n2', victims: ['default/filler'] });
   assert.deepEqual(report.snapshot().items[0], drain(explainPending(deps, waiting, storageView(store), NOW)));
   report.close();
+});
+
+// NodeFingerprints keeps every placed pod of the cluster in typed-array slots, reused after a pod goes, and lets a node
+// go once no pod is on it: whatever the order of adds and removes, a node's Fingerprint is the XOR over the pods on it
+// now (uid and resourceVersion), and a node with none has the empty one.
+it('a node’s fingerprint is that of the pods placed on it now, slots and nodes reused', () => {
+  const slotOp = fc.record({
+    pod: fc.integer({ min: 0, max: 11 }),
+    remove: fc.boolean(),
+    nodes: fc.array(fc.option(fc.constantFrom('n0', 'n1', 'n2', 'n3'), { nil: undefined }), { maxLength: 2 }),
+    version: fc.integer({ min: 1, max: 3 }),
+  });
+  fc.assert(
+    fc.property(fc.array(slotOp, { maxLength: 60 }), (ops) => {
+      const prints = new NodeFingerprints();
+      const placed = new Map<string, { version: string; nodes: string[] }>();
+      for (const op of ops) {
+        const p = {
+          metadata: { uid: `uid-${op.pod}`, resourceVersion: String(op.version) },
+          spec: {},
+        } as unknown as Pod;
+        if (op.remove) {
+          prints.remove(p);
+          placed.delete(p.metadata.uid);
+          continue;
+        }
+        const nodes: string[] = [...new Set(op.nodes.filter((n) => n !== undefined))];
+        prints.add(p, op.nodes);
+        // Placed nowhere: add keeps what was there (its caller removed the pod before).
+        if (nodes.length > 0) placed.set(p.metadata.uid, { version: p.metadata.resourceVersion!, nodes });
+      }
+      for (const node of ['n0', 'n1', 'n2', 'n3']) {
+        const on = [...placed].filter(([, v]) => v.nodes.includes(node));
+        const expected = new NodeFingerprints();
+        for (const [uid, v] of on) {
+          expected.add({ metadata: { uid, resourceVersion: v.version }, spec: {} } as unknown as Pod, [node]);
+        }
+        assert.deepEqual(prints.of(node), expected.of(node), node);
+        if (on.length === 0) assert.deepEqual(prints.of(node), [0, 0], `${node} has no pods`);
+      }
+    }),
+  );
 });
