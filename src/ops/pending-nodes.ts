@@ -45,6 +45,8 @@ export function claimKeys(pod: Pod): string[] {
 
 /** A node's status when it fits. */
 const FITS = null;
+/** No status or verdict, in NodeVerdicts' arrays of codes. */
+const NOTHING = 0;
 
 /** The last node list's positions: every explanation judges the cache's node list, the same until a Node event. */
 let shared: { names: readonly string[]; index: ReadonlyMap<string, number> } | undefined;
@@ -84,9 +86,6 @@ function hash(uid: string, version: string, seed: number, prime: number): number
   for (let i = 0; i < version.length; i++) h = Math.imul(h ^ version.charCodeAt(i), prime);
   return h | 0;
 }
-
-/** No status or verdict in a NodeVerdicts code array. */
-const NOTHING = 0;
 
 /** No node in a pod slot. */
 const NO_NODE = -1;
