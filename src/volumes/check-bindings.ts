@@ -47,6 +47,8 @@ export class BindingChecker {
    * satisfies, or is being provisioned for this node. Returns why not, or undefined.
    * `written`: the claims (by name) whose binding this bind wrote, both halves, with the API's answers to those
    * writes: already read from the API, and for good (a claim's volumeName never changes once set), so not read again.
+   * Nor is a claim the watch shows settled (see #settledInWatch): upstream reads nothing before a bound claim's pod's
+   * Binding, and a recreated StatefulSet pod should not wait two API round trips for facts that cannot change.
    */
   async checkPodVolumesFromAPI(
     pod: Pod,
@@ -59,7 +61,7 @@ export class BindingChecker {
     const namespace = namespaceOf(pod);
     const problems = await Promise.all(
       podClaimRefs(pod).map(async ({ name }) => {
-        const known = written.get(name);
+        const known = written.get(name) ?? this.#settledInWatch(namespace, name);
         const pvc = known?.pvc ?? (await this.#writer.getPersistentVolumeClaim(namespace, name));
         if (!pvc) return `persistentvolumeclaim "${namespace}/${name}" not found`;
         const volumeName = pvc.spec.volumeName;
@@ -80,6 +82,21 @@ export class BindingChecker {
       }),
     );
     return problems.find((p) => p !== undefined);
+  }
+
+  /**
+   * The claim and its PV as the watch has them (never assumed objects), when that is final: the claim fully bound
+   * (its bind-completed annotation) and not being deleted, its PV bound back to it by UID. A claim's volumeName never
+   * changes once set, and neither object can go while a pod uses the claim (the pvc- and pv-protection finalizers),
+   * so a later read could only say the same.
+   */
+  #settledInWatch(namespace: string, name: string): BindingInfo | undefined {
+    const { store } = this.#sources;
+    const pvc = store.get('PersistentVolumeClaim', `${namespace}/${name}`);
+    if (!pvc || pvc.metadata.deletionTimestamp || !isClaimFullyBound(pvc)) return undefined;
+    const pv = store.get('PersistentVolume', pvc.spec.volumeName!);
+    if (!pv?.spec.claimRef?.uid || !isVolumeBoundToClaim(pv, pvc)) return undefined;
+    return { pvc, pv };
   }
 
   /**

@@ -455,17 +455,20 @@ describe('reserve, preBind and unreserve', () => {
     assert.equal(plugin.binder.pvCache.isAssumed('pv-1'), false);
   });
 
-  /** A pod whose only claim is bound to pv-1 on `node` (bound back to it), reserved on node-a. */
-  const boundPVOn = (node: string) =>
+  /**
+   * A pod whose only claim is bound to pv-1 on `node` (bound back to it), reserved on node-a. `uid`: the PV's claimRef
+   * names the claim's UID, as once the PV controller has bound it (without: the watch does not show it settled).
+   */
+  const boundPVOn = (node: string, uid = true) =>
     makePV('pv-1', {
       className: 'wait-sc',
       phase: 'Bound',
       affinity: { 'kubernetes.io/hostname': [node] },
-      spec: { claimRef: { namespace: 'default', name: 'claim-1', uid: 'uid-claim-1' } },
+      spec: { claimRef: { namespace: 'default', name: 'claim-1', ...(uid ? { uid: 'uid-claim-1' } : {}) } },
     });
-  function boundCycle(node: string) {
+  function boundCycle(node: string, uid = true) {
     const pod = makePod('pod-1', { claims: ['claim-1'] });
-    const boundPV = boundPVOn(node);
+    const boundPV = boundPVOn(node, uid);
     const claim = makePVC('claim-1', { className: 'wait-sc', volumeName: 'pv-1', bindCompleted: true });
     const { cluster, plugin } = setup([nodeA, boundPV, claim, pod]);
     const { state, reserve } = bindCycle(plugin, pod, 'node-a');
@@ -473,18 +476,26 @@ describe('reserve, preBind and unreserve', () => {
     return { cluster, plugin, pod, state };
   }
 
-  it('all claims bound: reserve and preBind have nothing to do', async () => {
+  it('all claims bound, and settled in the watch: reserve and preBind have nothing to do, nothing is read', async () => {
     const { cluster, plugin, pod, state } = boundCycle('node-a');
     const s = await plugin.preBind(state, pod, 'node-a', new AbortController().signal);
     assert.equal(s.code, 'Success');
     assert.deepEqual(cluster.writer.updates, []);
-    assert.deepEqual(cluster.writer.reads, ['default/claim-1', 'pv-1'], 'read back from the API before the Binding');
+    assert.deepEqual(cluster.writer.reads, [], 'a settled binding cannot change: upstream reads nothing either');
   });
 
-  it('all claims bound, to a PV the node does not satisfy: preBind fails before the Binding', async () => {
-    const { cluster, plugin, pod, state } = boundCycle('node-a');
+  it('all claims bound, a PV not yet bound back by UID in the watch: read back from the API before the Binding', async () => {
+    const { cluster, plugin, pod, state } = boundCycle('node-a', false);
+    const s = await plugin.preBind(state, pod, 'node-a', new AbortController().signal);
+    assert.equal(s.code, 'Success');
+    assert.deepEqual(cluster.writer.updates, []);
+    assert.deepEqual(cluster.writer.reads, ['default/claim-1', 'pv-1']);
+  });
+
+  it('all claims bound but not settled in the watch, to a PV the node does not satisfy: preBind fails before the Binding', async () => {
+    const { cluster, plugin, pod, state } = boundCycle('node-a', false);
     // Another writer's choice reached the API after our decision; the watch has not told us yet.
-    const elsewhere = boundPVOn('node-b');
+    const elsewhere = boundPVOn('node-b', false);
     cluster.writer.getPersistentVolume = async () => elsewhere;
     const s = await plugin.preBind(state, pod, 'node-a', new AbortController().signal);
     assert.equal(s.code, 'Error');
