@@ -8,8 +8,10 @@
 // profile with the volume plugins would, and sets the best one as the pod's status.nominatedNodeName. kube-scheduler
 // tries a nominated node before any sample (findNodesThatFitPod → evaluateNominatedNode: its filters, then ours, on
 // that node alone), and the pod's update event requeues it: an extender's rejection makes the pod wait for any event
-// (the "Extender" rejector, kubernetes#122019). Its own PodScheduled write leaves the nomination alone (updatePod
-// patches from the status it read at the attempt's start); kube-scheduler clears it only when it preempts for the pod.
+// (the "Extender" rejector, kubernetes#122019). After a failed attempt, v1.36 and later write the pod's status from
+// their informer's copy with the preemption's empty nomination (handleSchedulingFailure), which clears a nomination
+// that landed while the attempt ran; the pod is requeued with that copy, so its retry still starts at the node, and
+// the rejection's nomination here sets it again for any attempt after. v1.35 patches from the attempt's own copy.
 //
 // A pod whose claims are all bound to PVs few nodes satisfy (a StatefulSet pod recreated by a rollout or an eviction)
 // is nominated as soon as the watch sees it, in a cluster larger than kube-scheduler's smallest sample: its first
@@ -177,6 +179,7 @@ export class NodeNominator {
   ): Promise<NominationResult | undefined> {
     const { logger, writer, store } = this.#deps;
     const key = objectKey('Pod', pod);
+    const started = performance.now();
     let node: string | undefined;
     try {
       const found = this.#search(pod, refused, early ? MIN_FEASIBLE_NODES_TO_FIND : Number.POSITIVE_INFINITY);
@@ -200,6 +203,7 @@ export class NodeNominator {
       if (nominated && this.#ours.get(uid) !== nominated) return this.#count('kept');
     }
     const target = { namespace: pod.metadata.namespace ?? 'default', name: pod.metadata.name, uid };
+    const searched = performance.now();
     try {
       await writer.nominatePod(early ? { ...target, resourceVersion: pod.metadata.resourceVersion } : target, node);
     } catch (err) {
@@ -208,14 +212,15 @@ export class NodeNominator {
       return this.#count('failed');
     }
     this.#ours.set(uid, node);
+    const ms = { searchMs: Math.round(searched - started), writeMs: Math.round(performance.now() - searched) };
     if (early)
       logger.info(
-        { pod: key, node },
+        { pod: key, node, ...ms },
         `nominated node "${node}" before kube-scheduler's first attempt: the pod's bound claims allow few nodes, which its sample of nodes may miss`,
       );
     else
       logger.info(
-        { pod: key, node, asked: refused.size },
+        { pod: key, node, asked: refused.size, ...ms },
         `nominated node "${node}": none of the ${refused.size} node(s) kube-scheduler asked about fits the pod's volumes`,
       );
     return this.#count('nominated');
