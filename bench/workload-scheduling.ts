@@ -33,13 +33,16 @@ const { values: args } = parseArgs({
     versions: { type: 'string' },
     out: { type: 'string', default: fileURLToPath(new URL('./RESULTS.md', import.meta.url)) },
     section: { type: 'string', default: 'workload-scheduling' },
+    /** Which scenarios run: bound, rollout, scarce (all by default). */
+    scenarios: { type: 'string', default: 'bound,rollout,scarce' },
     /** How long a scenario may wait for its pods (kube-scheduler retries an unschedulable pod within 5 minutes). */
     'timeout-seconds': { type: 'string', default: '600' },
   },
 });
 const NODES = Number(args.nodes);
 const ROUNDS = Number(args.rounds);
-const SCARCE = args.scarce.split(',').map(Number);
+const SCENARIOS = new Set(args.scenarios.split(','));
+const SCARCE = SCENARIOS.has('scarce') ? args.scarce.split(',').map(Number) : [];
 const NAMESPACE = 'bench';
 const TIMEOUT_MS = Number(args['timeout-seconds']) * 1000;
 const log = (msg: string) => console.error(`[${new Date().toISOString().slice(11, 19)}] ${msg}`);
@@ -68,6 +71,8 @@ interface Run {
    * decides (the deletions between are the API server's, alike for both).
    */
   podSeconds?: number[];
+  /** Delegated rollout: where a pod's time went, from the extender's log (traceRollout). */
+  trace?: string;
 }
 
 type Stored = KubeObject & { metadata: { uid?: string }; spec?: Record<string, unknown>; status?: { phase?: string } };
@@ -265,6 +270,56 @@ async function main() {
     const text = await (await fetch(`${extender.url}/metrics`)).text();
     return Number(/topology_extender_nominations_total\{result="nominated"\} (\d+)/.exec(text)?.[1] ?? 0);
   };
+  /**
+   * Where a delegated rollout pod's time goes, from the extender's log: creation → our nomination (early: the watch's
+   * new pod; late: after a filter that passed none of kube-scheduler's sample), → the bind's start, the bind itself.
+   */
+  const traceRollout = (createdAt: Map<string, number>, podSeconds: number[]) => {
+    type Trace = {
+      early?: number;
+      late?: number;
+      bindStart?: number;
+      bindMs?: number;
+      volumesMs?: number;
+      searchMs?: number;
+      writeMs?: number;
+    };
+    const by = new Map<string, Trace>();
+    for (const line of extender.logs) {
+      const pod = String(line.pod ?? '').replace(`${NAMESPACE}/`, '');
+      const t0 = createdAt.get(pod);
+      if (t0 === undefined || Number(line.time) < t0) continue;
+      const e = by.get(pod) ?? {};
+      by.set(pod, e);
+      if (line.msg.includes('before kube-scheduler')) {
+        e.early ??= Number(line.time) - t0;
+        e.searchMs = Number(line.searchMs);
+        e.writeMs = Number(line.writeMs);
+      } else if (line.msg.startsWith('nominated node')) e.late ??= Number(line.time) - t0;
+      else if (line.msg === 'pod bound') {
+        e.bindMs = Number(line.ms);
+        e.volumesMs = Number(line.volumesMs);
+        e.bindStart = Number(line.time) - Number(line.ms) - t0;
+      }
+    }
+    const p50 = (xs: number[]) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] : NaN);
+    const all = [...by.values()];
+    const pick = (f: (e: (typeof all)[number]) => number | undefined) =>
+      all.map(f).filter((x): x is number => x !== undefined);
+    const ms = (f: (e: Trace) => number | undefined) => p50(pick(f));
+    const summary =
+      `nominated at creation ${pick((e) => e.early).length} (+${ms((e) => e.early)} ms: search ${ms((e) => e.searchMs)}, ` +
+      `write ${ms((e) => e.writeMs)}), again after a refused sample ${pick((e) => e.late).length}; bind starts ` +
+      `+${ms((e) => e.bindStart)} ms, takes ${ms((e) => e.bindMs)} (volumes ${ms((e) => e.volumesMs)}); Binding seen ` +
+      `+${p50(podSeconds.map((x) => Math.round(x * 1000)))} ms`;
+    log(`delegated rollout, per pod (p50): ${summary}`);
+    for (const [pod, e] of by)
+      if (e.late !== undefined || (e.bindStart ?? 0) > 1000)
+        log(
+          `  ${pod}: early ${e.early ?? '-'} late ${e.late ?? '-'} bind start ${e.bindStart ?? '-'} bind ${e.bindMs ?? '-'} ms`,
+        );
+    return summary;
+  };
   const volumeNodes = async () =>
     new Map(
       (await api.list<Stored>('PersistentVolume'))
@@ -304,7 +359,7 @@ async function main() {
       for (const config of configs) {
         const scheduler = nameOf(b.version, config);
         // bound: every pod's claim bound already, the pods created at once.
-        {
+        if (SCENARIOS.has('bound')) {
           const tag = `b${++serial}`;
           const claims = await boundClaims(api, tag, randomNodes(nodes, Number(args.bound)));
           const pods = claims.map((_, i) => `${tag}-p${i}`);
@@ -328,7 +383,7 @@ async function main() {
         }
         // rollout: a StatefulSet's pods, running on their claims' nodes, deleted and recreated in order (the last
         // ordinal first), each once the one before is bound again.
-        {
+        if (SCENARIOS.has('rollout')) {
           const tag = `r${++serial}`;
           const claims = await boundClaims(api, tag, randomNodes(nodes, Number(args.replicas)));
           const pods = claims.map((_, i) => `${tag}-p${i}`);
@@ -337,15 +392,19 @@ async function main() {
           const t0 = performance.now();
           const placed = new Map<string, string>();
           const podSeconds: number[] = [];
+          const createdAt = new Map<string, number>();
           for (let i = pods.length - 1; i >= 0; i--) {
             const pod = podOf(pods[i], scheduler, claims[i]);
             await api.delete(pod, 0);
             await waitGone(api, pods[i]);
+            const created = Date.now();
             const { nodeOf, seconds: scheduled } = await bindings(api, [pods[i]], () => api.create(pod));
             for (const [k, v] of nodeOf) placed.set(k, v);
             if (nodeOf.size === 0) break;
             podSeconds.push(scheduled);
+            createdAt.set(pods[i], created);
           }
+          const trace = config === 'delegated' ? traceRollout(createdAt, podSeconds) : undefined;
           const seconds = (performance.now() - t0) / 1000;
           const misplaced = await misplacedOf(placed, (p) => p.replace(/-p(\d+)$/, '-c$1'));
           await record(
@@ -358,6 +417,7 @@ async function main() {
               seconds,
               misplaced,
               podSeconds,
+              trace,
             },
             before,
           );
@@ -450,6 +510,12 @@ Written by \`./node_modules/.bin/node bench/workload-scheduling.ts --nodes ${NOD
       const q = (f: number) => xs[Math.min(xs.length - 1, Math.floor(f * xs.length))].toFixed(2);
       const round = of(r.version, 'rollout', r.config).indexOf(r) + 1;
       md += `| ${r.version} | ${r.config} | ${round} | ${xs.reduce((a, b) => a + b, 0).toFixed(1)} s | ${q(0.5)} | ${q(0.9)} | ${xs[xs.length - 1].toFixed(2)} | ${xs.filter((x) => x > 1).length} |\n`;
+    }
+    const traced = rollouts.filter((r) => r.trace);
+    if (traced.length > 0) {
+      md += "\n**Delegated rollout, where a pod's time goes** (p50 from its creation, the extender's log):\n\n";
+      for (const r of traced)
+        md += `- ${r.version}, round ${of(r.version, 'rollout', r.config).indexOf(r) + 1}: ${r.trace}\n`;
     }
   }
   md += `<!-- /${args.section} -->\n`;
