@@ -304,8 +304,7 @@ async function main() {
     }
     const p50 = (xs: number[]) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] : NaN);
     const all = [...by.values()];
-    const pick = (f: (e: (typeof all)[number]) => number | undefined) =>
-      all.map(f).filter((x): x is number => x !== undefined);
+    const pick = (f: (e: Trace) => number | undefined) => all.map(f).filter((x): x is number => x !== undefined);
     const ms = (f: (e: Trace) => number | undefined) => p50(pick(f));
     const summary =
       `nominated at creation ${pick((e) => e.early).length} (+${ms((e) => e.early)} ms: search ${ms((e) => e.searchMs)}, ` +
@@ -489,7 +488,16 @@ async function report(
 Written by \`./node_modules/.bin/node bench/workload-scheduling.ts --nodes ${NODES} --rounds ${ROUNDS} --bound ${args.bound} --replicas ${args.replicas} --scarce ${args.scarce} --scarce-pods ${args['scarce-pods']}${SCENARIOS.size < 3 ? ` --scenarios ${args.scenarios}` : ''}${args.versions ? ` --versions ${args.versions}` : ''}${args.section === 'workload-scheduling' ? '' : ` --section ${args.section}`}\` on ${o.started.toISOString().slice(0, 16).replace('T', ' ')} UTC.
 
 - **Cluster**: the local-storage shape (${o.pods.toLocaleString('en')} running pods, ten local PVs per node, one CSIStorageCapacity per node) on a real control plane; per kube-scheduler minor one alone (its VolumeBinding on) and one fully delegated to the extender (the chart's registration; percentageOfNodesToScore unset: adaptive), backoff at kube-scheduler's defaults (1 s, 10 s).
-- **Scenarios**: *bound*: ${args.bound} pods created at once, each claim already bound to a local PV on its own random node; *rollout*: a ${args.replicas}-replica StatefulSet's pods deleted and recreated one by one, last ordinal first, each once the one before is bound (claims bound, as a rolling update finds them); *scarce-k*: ${args['scarce-pods']} pods at once of a WaitForFirstConsumer class whose ${args['scarce-pods']} free PVs sit on k random nodes only. Seconds from creation to the last Binding; rounds alternate which configuration goes first.
+- **Scenarios**: ${[
+    SCENARIOS.has('bound') &&
+      `*bound*: ${args.bound} pods created at once, each claim already bound to a local PV on its own random node`,
+    SCENARIOS.has('rollout') &&
+      `*rollout*: a ${args.replicas}-replica StatefulSet's pods deleted and recreated one by one, last ordinal first, each once the one before is bound (claims bound, as a rolling update finds them)`,
+    SCENARIOS.has('scarce') &&
+      `*scarce-k*: ${args['scarce-pods']} pods at once of a WaitForFirstConsumer class whose ${args['scarce-pods']} free PVs sit on k random nodes only`,
+  ]
+    .filter(Boolean)
+    .join('; ')}. Seconds from creation to the last Binding; rounds alternate which configuration goes first.
 - **Load**: before \`${o.loadBefore}\`, after \`${o.loadAfter}\`.
 
 | kube-scheduler | scenario | alone: bound, seconds per round | delegated: bound, seconds per round | delegated ÷ alone (mean) | nominations per round | misplaced |
