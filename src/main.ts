@@ -5,10 +5,6 @@
 import closeWithGrace from 'close-with-grace';
 import type { pino } from 'pino';
 import { ANALYZE_COMMANDS, ANALYZE_USAGE, type AnalyzeCommand, analyze, COMMAND_USAGE } from './cli/analyze.ts';
-import { makeApiListers } from './cluster/kube/listers.ts';
-import { KubeSource } from './cluster/kube/source.ts';
-import { KubeWriter } from './cluster/kube/writer.ts';
-import { loadKubeConfig } from './cluster/kubeconfig.ts';
 import { ClusterStateSource } from './cluster/state-file/source.ts';
 import { VolumeController } from './cluster/state-file/volume-controller.ts';
 import { ClusterStateWriter } from './cluster/state-file/writer.ts';
@@ -30,7 +26,10 @@ Settings (flag, environment variable):
 ${settingsHelp()}
 `;
 
-function sourceParts(settings: Settings, logger: pino.Logger): Omit<ExtenderParts, 'settings' | 'logger'> {
+async function sourceParts(
+  settings: Settings,
+  logger: pino.Logger,
+): Promise<Omit<ExtenderParts, 'settings' | 'logger'>> {
   if (settings.clusterState) {
     const source = new ClusterStateSource({
       file: settings.clusterState,
@@ -41,6 +40,13 @@ function sourceParts(settings: Settings, logger: pino.Logger): Omit<ExtenderPart
     const controllerLog = logger.child({ component: 'volume-controller' });
     return { source, writer, onStore: (store) => new VolumeController(store, source, controllerLog).start() };
   }
+  // client-node takes over half a second to load: only an API server source imports it, so a file starts without.
+  const [{ loadKubeConfig }, { KubeSource }, { KubeWriter }, { makeApiListers }] = await Promise.all([
+    import('./cluster/kubeconfig.ts'),
+    import('./cluster/kube/source.ts'),
+    import('./cluster/kube/writer.ts'),
+    import('./cluster/kube/listers.ts'),
+  ]);
   const kubeConfig = loadKubeConfig({ kubeconfig: settings.kubeconfig, inCluster: settings.inCluster });
   return {
     source: new KubeSource({
@@ -100,7 +106,7 @@ async function serve(argv: string[]): Promise<void> {
   let extender: Awaited<ReturnType<typeof createExtender>>;
   try {
     // Loading a kubeconfig (sourceParts) fails on a missing or malformed file: an operator's mistake, said plainly.
-    extender = await createExtender({ settings, logger, ...sourceParts(settings, logger) });
+    extender = await createExtender({ settings, logger, ...(await sourceParts(settings, logger)) });
   } catch (err) {
     return fail(err);
   }

@@ -5,8 +5,6 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { parseAllDocuments } from 'yaml';
-import { KubeSource } from '../cluster/kube/source.ts';
-import { loadKubeConfig } from '../cluster/kubeconfig.ts';
 import { unreadableReason } from '../cluster/state-file/error.ts';
 import { ClusterStateSource } from '../cluster/state-file/source.ts';
 import { VolumeController } from '../cluster/state-file/volume-controller.ts';
@@ -206,6 +204,11 @@ async function load(values: Record<string, unknown>): Promise<{ deps: ExtenderDe
     await controller?.idle();
     return { deps, close: () => source.stop() };
   }
+  // client-node loads in over half a second: only the API path imports it (main.ts says the same).
+  const [{ loadKubeConfig }, { KubeSource }] = await Promise.all([
+    import('../cluster/kubeconfig.ts'),
+    import('../cluster/kube/source.ts'),
+  ]);
   const kubeConfig = loadKubeConfig({
     kubeconfig: values.kubeconfig as string | undefined,
     inCluster: values['in-cluster'] as boolean,
