@@ -5,7 +5,7 @@ import { createReadStream } from 'node:fs';
 import { type FileHandle, open, readFile, stat } from 'node:fs/promises';
 import { parseAllDocuments } from 'yaml';
 import { trimObject } from '../trim.ts';
-import { type AnyObject, KINDS, type Kind, objectKey } from '../types.ts';
+import { type AnyObject, KINDS, type Kind, NAMESPACED, namespaceOf } from '../types.ts';
 import { ClusterStateError, unreadableReason } from './error.ts';
 import { type StreamedList, streamJsonList } from './json-list.ts';
 import { normalizeObject } from './normalize.ts';
@@ -19,9 +19,15 @@ export interface ParsedClusterState {
   skipped: Map<string, number>;
 }
 
+/**
+ * Where an object is in the file: a document (`document 2`), or an item of a list there, whose text (`items[7]`) is
+ * built only for a message: a cluster-sized file has 700,000 items, and the duplicate check keeps one of these each.
+ */
+type Where = string | { readonly list: string; readonly index: number };
+
 interface Located {
   value: unknown;
-  where: string;
+  where: Where;
   /** The kind implied by a typed list (`NodeList` → `Node`) for items that omit theirs. */
   listItemKind?: string;
 }
@@ -57,8 +63,16 @@ function label(kind: string, value: Json, where: string): string {
 function collector(file: string, documentCount: number, detach = false) {
   const objects = new Map<Kind, AnyObject[]>(KINDS.map((k) => [k, []]));
   const skipped = new Map<string, number>();
-  const seen = new Map<string, string>();
+  // Kind and namespace, then the object's own name string: no key string is made per object.
+  const seen = new Map<string, Map<string, Where>>();
   let count = 0;
+  /** `items[7]` in a file of one document, `document 2, items[7]` in one of several. */
+  const whereText = (where: Where): string => {
+    if (typeof where === 'string') return where;
+    return documentCount === 1 && where.list === 'document 1'
+      ? `items[${where.index}]`
+      : `${where.list}, items[${where.index}]`;
+  };
 
   // Recursive over lists rather than a queue: a cluster-sized List holds 100,000+ items.
   const visit = ({ value, where, listItemKind }: Located): void => {
@@ -66,15 +80,16 @@ function collector(file: string, documentCount: number, detach = false) {
     if (!isRecord(value))
       throw new ClusterStateError(
         file,
-        `${where}: expected an object, got ${Array.isArray(value) ? 'an array' : typeof value}`,
+        `${whereText(where)}: expected an object, got ${Array.isArray(value) ? 'an array' : typeof value}`,
       );
     const kind = typeof value.kind === 'string' && value.kind ? value.kind : listItemKind;
-    if (!kind) throw new ClusterStateError(file, `${label('object', value, where)}: kind is required`);
+    if (!kind) throw new ClusterStateError(file, `${label('object', value, whereText(where))}: kind is required`);
     if (kind.endsWith('List') && 'items' in value) {
-      if (!Array.isArray(value.items)) throw new ClusterStateError(file, `${kind} at ${where}: items must be an array`);
+      if (!Array.isArray(value.items))
+        throw new ClusterStateError(file, `${kind} at ${whereText(where)}: items must be an array`);
       const items = value.items;
       for (let i = 0; i < items.length; i++) {
-        visit({ value: items[i], where: itemWhere(where, i), listItemKind: listItemKindOf(kind) });
+        visit({ value: items[i], where: { list: whereText(where), index: i }, listItemKind: listItemKindOf(kind) });
         // Only the trimmed copy is kept: let the parsed item go now rather than with the whole file's tree.
         items[i] = undefined;
       }
@@ -89,19 +104,33 @@ function collector(file: string, documentCount: number, detach = false) {
     try {
       validateObject(k, value);
     } catch (err) {
-      if (err instanceof FieldError) throw new ClusterStateError(file, `${label(kind, value, where)}: ${err.message}`);
+      if (err instanceof FieldError)
+        throw new ClusterStateError(file, `${label(kind, value, whereText(where))}: ${err.message}`);
       throw err;
     }
     const obj = trimObject(k, normalizeObject(k, value));
     if (detach) detachStrings(obj);
-    const id = `${kind} ${objectKey(k, obj)}`;
-    const first = seen.get(id);
-    if (first) throw new ClusterStateError(file, `${label(kind, value, where)}: duplicate of the object at ${first}`);
-    seen.set(id, where);
+    const scope = NAMESPACED.has(k) ? `${k} ${namespaceOf(obj)}` : k;
+    let names = seen.get(scope);
+    if (!names) {
+      names = new Map();
+      seen.set(scope, names);
+    }
+    const first = names.get(obj.metadata.name);
+    if (first !== undefined)
+      throw new ClusterStateError(
+        file,
+        `${label(kind, value, whereText(where))}: duplicate of the object at ${whereText(first)}`,
+      );
+    names.set(obj.metadata.name, where);
     objects.get(k)!.push(obj);
   };
-  const itemWhere = (where: string, i: number) =>
-    documentCount === 1 && where === 'document 1' ? `items[${i}]` : `${where}, items[${i}]`;
+  // Labels of the documents, one string each rather than one per item.
+  const documentLabels: string[] = [];
+  const itemWhere = (document: number, index: number): Where => {
+    documentLabels[document] ??= `document ${document}`;
+    return { list: documentLabels[document], index };
+  };
   const result = (): ParsedClusterState => {
     // An empty file is a mistake (a failed `kubectl get > dump.yaml`), not a cluster without nodes.
     if (count === 0)
@@ -180,8 +209,8 @@ export async function readClusterState(
   const { visit, itemWhere, result, count } = collector(file, documentCount, !json);
   const onBytes = (bytes: number) => onProgress?.({ bytes, totalBytes, objects: count() });
   // A typed list's items carry no kind: they wait for the list's own, which may come after them (kubectl sorts keys).
-  const deferred: { item: unknown; where: string }[] = [];
-  const onItem = (item: unknown, where: string) => {
+  const deferred: { item: unknown; where: Where }[] = [];
+  const onItem = (item: unknown, where: Where) => {
     if (isRecord(item) && !item.kind) deferred.push({ item, where });
     else visit({ value: item, where });
   };
@@ -194,7 +223,7 @@ export async function readClusterState(
   if (!json) {
     try {
       const digest = await streamYamlDocuments(file, {
-        onItem: (item, d, i) => onItem(item, itemWhere(`document ${d}`, i)),
+        onItem: (item, d, i) => onItem(item, itemWhere(d, i)),
         onDocument: (head, d, items) => {
           if (items) listHead(head, `document ${d}`);
           else visit({ value: head, where: `document ${d}` });
@@ -211,7 +240,7 @@ export async function readClusterState(
   }
   let streamed: StreamedList | undefined;
   try {
-    streamed = await streamJsonList(file, (item, i) => onItem(item, itemWhere('document 1', i)), undefined, onBytes);
+    streamed = await streamJsonList(file, (item, i) => onItem(item, itemWhere(1, i)), undefined, onBytes);
   } catch (err) {
     if (err instanceof ClusterStateError) throw err;
     // A syntax error is reported by the whole-file parse below, with JSON.parse's message for the whole text.

@@ -361,6 +361,30 @@ describe('reading a cluster-state file', () => {
     );
   });
 
+  it('takes a name once per kind and namespace: the same name in another namespace or kind is another object', async () => {
+    const claim = (namespace: string) => ({
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'data', namespace },
+      spec: { resources: { requests: { storage: '1Gi' } } },
+    });
+    const text = JSON.stringify(list([claim('a'), claim('b'), node('data')]));
+    const { parsed } = await readClusterState(await dir.file('names.json', text));
+    assert.deepEqual(
+      parsed.objects.get('PersistentVolumeClaim')!.map((c) => objectKey('PersistentVolumeClaim', c)),
+      ['a/data', 'b/data'],
+    );
+    const twice = JSON.stringify(list([claim('a'), node('data'), claim('a')]));
+    await assert.rejects(
+      readClusterState(await dir.file('twice.json', twice)),
+      /twice\.json: PersistentVolumeClaim a\/data \(items\[2\]\): duplicate of the object at items\[0\]$/,
+    );
+    const yaml = `${NODE_A}---\n${JSON.stringify(list([node('b'), node('node-a')]))}`;
+    await assert.rejects(
+      readClusterState(await dir.file('twice.yaml', yaml)),
+      /Node node-a \(document 2, items\[1\]\): duplicate of the object at document 1$/,
+    );
+  });
+
   it('reads YAML and single objects whole', async () => {
     const { parsed } = await readClusterState(await dir.file('c.yaml', `${NODE_A}---\n${POD_WEB}`));
     assert.deepEqual(parsed, parseClusterState(`${NODE_A}---\n${POD_WEB}`, 'c.yaml'));
