@@ -76,13 +76,14 @@ if (live) {
   }
 }
 
-/** VmRSS and the CPU seconds (user + system) the process has used, from /proc. */
-async function processFigures(pid: number): Promise<{ rssMiB: number; cpuSeconds: number }> {
+/**
+ * VmRSS, VmHWM (the peak RSS so far: a memory limit must hold the load's widest moment, not only ready's) and the CPU
+ * seconds (user + system) the process has used, from /proc.
+ */
+async function processFigures(pid: number): Promise<{ rssMiB: number; peakMiB: number; cpuSeconds: number }> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  return {
-    rssMiB: Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024),
-    cpuSeconds: await processCpuSeconds(pid),
-  };
+  const mib = (field: string) => Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024);
+  return { rssMiB: mib('VmRSS'), peakMiB: mib('VmHWM'), cpuSeconds: await processCpuSeconds(pid) };
 }
 
 const status = (port: number, path: string) =>
@@ -116,10 +117,10 @@ async function measure(root: string, source: string[]) {
   if (!listening) throw new Error(`${root}: the extender exited before listening`);
   while ((await status(listening, '/readyz')) !== 200) await new Promise((r) => setTimeout(r, 50));
   const readyMs = Math.round(performance.now() - t0);
-  const { rssMiB, cpuSeconds } = await processFigures(child.pid!);
+  const { rssMiB, peakMiB, cpuSeconds } = await processFigures(child.pid!);
   child.kill('SIGTERM');
   await once(child, 'exit');
-  return { readyMs, cpuSeconds, rssMiB, compactMs };
+  return { readyMs, cpuSeconds, rssMiB, peakMiB, compactMs };
 }
 
 type Run = { readyMs: number; cpuSeconds: number; rssMiB: number; load: number };
@@ -129,12 +130,12 @@ for (let run = 1; run <= Number(args.runs); run++) {
   for (const root of roots) {
     for (const format of formats) {
       const source = live ? ['--kubeconfig', live.kubeconfig] : ['--cluster-state', files[format]];
-      const { readyMs, cpuSeconds, rssMiB, compactMs } = await measure(root, source);
+      const { readyMs, cpuSeconds, rssMiB, peakMiB, compactMs } = await measure(root, source);
       const load = loadavg()[0];
       results[format] = [...(results[format] ?? []), { readyMs, cpuSeconds, rssMiB, load }];
       console.log(
         `run ${run} ${root} ${live ? 'live' : format}: ready ${(readyMs / 1000).toFixed(1)} s, CPU ${cpuSeconds.toFixed(1)} s, ` +
-          `RSS at ready ${rssMiB} MiB${compactMs === undefined ? '' : `, compacting GC ${compactMs} ms`} ` +
+          `RSS at ready ${rssMiB} MiB (peak ${peakMiB} MiB)${compactMs === undefined ? '' : `, compacting GC ${compactMs} ms`} ` +
           `(load ${load.toFixed(1)})`,
       );
     }
