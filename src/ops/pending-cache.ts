@@ -161,6 +161,14 @@ export class ExplanationCache {
     this.#track(deleted ? undefined : pod, pod);
   }
 
+  /**
+   * Takes the first storage view now when a pod waits to be explained: that first build walks every PV, claim and
+   * CSIStorageCapacity (a second at 15,000 nodes), longer than a throttled slice may ever hold the verbs.
+   */
+  prepareStorageView(): void {
+    if (this.#fresh.size > 0) this.#storageView(this.#now());
+  }
+
   /** Every pending pod is explained with the current state. */
   upToDate(): boolean {
     if (this.#running || this.#fresh.size > 0) return false;

@@ -114,6 +114,7 @@ export class PendingReport {
       this.#cache.listed(pod);
       this.#events.listed(pod);
     }
+    this.#cache.prepareStorageView();
     this.#throttle.wake();
     return this;
   }

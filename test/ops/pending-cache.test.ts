@@ -124,6 +124,30 @@ describe('the explanations kept', () => {
     assert.equal(cache.explained, 1);
   });
 
+  it('takes the first storage view when prepared and a pod waits, so that no slice of work builds it', () => {
+    const volumeLists = (store: ClusterStore) => {
+      const counted = { n: 0 };
+      const list = store.list.bind(store);
+      store.list = ((kind: Parameters<typeof list>[0]) => {
+        if (kind === 'PersistentVolume') counted.n++;
+        return list(kind);
+      }) as typeof store.list;
+      return counted;
+    };
+    const idle = cached([node('n0'), pod('running', { nodeName: 'n0' })]);
+    const idleLists = volumeLists(idle.store);
+    idle.cache.prepareStorageView();
+    assert.equal(idleLists.n, 0, 'no pod waits: nothing built');
+
+    const { cache, store } = cached([node('n0'), pod('big', { cpu: '64' })]);
+    const lists = volumeLists(store);
+    cache.prepareStorageView();
+    assert.equal(lists.n, 1, 'built once, walking every PV');
+    cache.work(Number.POSITIVE_INFINITY, false);
+    assert.deepEqual(names(cache), ['big']);
+    assert.equal(lists.n, 1, 'the explanation used the view prepared');
+  });
+
   it('drops a pod once bound or deleted', () => {
     const { cache, store } = cached([node('n0'), pod('a', { cpu: '1' }), pod('b', { cpu: '64' })]);
     cache.work(Number.POSITIVE_INFINITY, false);
