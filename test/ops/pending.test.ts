@@ -301,6 +301,7 @@ describe('the worker between the verbs', () => {
       schedulerNames: ['default-scheduler'],
       clock: () => now,
       quietMsAfterVerb: 2,
+      explainAfterMsWithVerbs: 0,
     });
     report.yieldTo(
       () => false,
@@ -348,6 +349,7 @@ describe('the worker between the verbs', () => {
       dutyCycle: 1,
       dutyCycleWithVerbs: 1,
       quietMsAfterVerb: 0,
+      explainAfterMsWithVerbs: 0,
     });
     report.yieldTo(
       () => {
