@@ -5,10 +5,8 @@
 // (pending-equivalence.ts), and one kept per node (pending-nodes.ts) is refreshed on the nodes that changed only.
 // While verbs come, a sweep starts at most every sweepEveryMsWithVerbs, and only once the report was read (the route, a
 // scrape) since the last one started: under pods bound every few milliseconds every explanation is always out of date,
-// and refreshing them for no reader would only take CPU from the verbs. Pods never explained go on first (they must
-// appear): at once without verbs, and while verbs come once they have been pending explainAfterMsWithVerbs, since
-// kube-scheduler binds most pods of a burst sooner, and a claim pod (equivalent to no other) cost a full explanation
-// each (bench/RESULTS.md, claim-pod-cpu-pending-report). Without verbs every sweep runs.
+// and refreshing them for no reader would only take CPU from the verbs. Pods never explained go on at once (they must
+// appear), and without verbs every sweep runs.
 import type { Pod } from '../cluster/types.ts';
 import type { ExtenderDeps } from '../extender/deps.ts';
 import type { Log } from '../log.ts';
@@ -28,8 +26,6 @@ export interface ExplanationCacheOptions {
   logger?: Log;
   /** While verbs come, the least time from the start of one sweep over the out-of-date explanations to the next. */
   sweepEveryMsWithVerbs?: number;
-  /** While verbs come, how long a pod is pending before it is first explained (until then it counts as waiting). */
-  explainAfterMsWithVerbs?: number;
   /** How long the storage view a pod's claims are judged against may be reused (it changes with every bind). */
   storageMaxAgeMs?: number;
   now?: () => number;
@@ -47,8 +43,6 @@ interface TakenView {
 
 interface Entry {
   pod: Pod;
-  /** When it was first seen pending (clock ms). */
-  since: number;
   result?: PendingPod;
   /** The state generation the result was computed at (-1: none yet, or the pod changed since). */
   generation: number;
@@ -102,7 +96,6 @@ export class ExplanationCache {
   readonly #names: ReadonlySet<string>;
   readonly #events: ClusterEventLog;
   readonly #sweepEveryMsWithVerbs: number;
-  readonly #explainAfterMsWithVerbs: number;
   readonly #storageMaxAgeMs: number;
   readonly #now: () => number;
   readonly #clock: () => number;
@@ -117,8 +110,6 @@ export class ExplanationCache {
   /** When the current sweep started (clock ms), and when the next may start while verbs come (0: not waiting). */
   #sweepStartedAt = Number.NEGATIVE_INFINITY;
   #sweepDue = 0;
-  /** When the first pod never explained may be, while verbs come (clock ms; 0: none waits for that). */
-  #freshDue = 0;
   /** When the report was last read (clock ms): a sweep while verbs come waits for a read after the last one started. */
   #readAt = Number.NEGATIVE_INFINITY;
   #running?: Running;
@@ -138,7 +129,6 @@ export class ExplanationCache {
     this.#events = events;
     this.#names = new Set(options.schedulerNames);
     this.#sweepEveryMsWithVerbs = options.sweepEveryMsWithVerbs ?? 5000;
-    this.#explainAfterMsWithVerbs = options.explainAfterMsWithVerbs ?? 5000;
     this.#storageMaxAgeMs = options.storageMaxAgeMs ?? 1000;
     this.#now = options.now ?? Date.now;
     this.#clock = options.clock ?? (() => performance.now());
@@ -151,7 +141,7 @@ export class ExplanationCache {
     return this.#readers;
   }
 
-  /** While verbs come, when the next sweep or first explanation may start (clock ms; 0 when work() did not stop for it). */
+  /** While verbs come, when the next sweep may start (clock ms; 0 when work() did not stop for it). */
   get sweepDue(): number {
     return this.#sweepDue;
   }
@@ -283,7 +273,7 @@ export class ExplanationCache {
         if (!onlyVersionChanged(e.pod, pod)) e.generation = -1;
         e.pod = pod;
       } else {
-        this.#entries.set(uid, { pod, since: this.#clock(), generation: -1, readsOtherPods: true });
+        this.#entries.set(uid, { pod, generation: -1, readsOtherPods: true });
         this.#readers++;
         this.#fresh.add(uid);
       }
@@ -314,47 +304,22 @@ export class ExplanationCache {
     return this.#events.changedNodes(nodes, x.generation);
   }
 
-  /**
-   * The first pod never explained, if it may be explained now: while verbs come, once pending explainAfterMsWithVerbs
-   * (the set is in the order pods came, so no later one may be either; `freshDue` says when it may).
-   */
-  #nextFresh(verbs: boolean): string | undefined {
-    const uid: string | undefined = this.#fresh.values().next().value;
-    if (uid === undefined) return undefined;
-    if (verbs) {
-      const due = this.#entries.get(uid)!.since + this.#explainAfterMsWithVerbs;
-      if (this.#clock() < due) {
-        this.#freshDue = due;
-        return undefined;
-      }
-    }
-    this.#fresh.delete(uid);
-    return uid;
-  }
-
-  /** Nothing to explain now: the worker looks again when a sweep or the first young pod is due. */
-  #none(sweepDue = 0): 'none' {
-    const dues = [sweepDue, this.#freshDue].filter((due) => due > 0);
-    this.#sweepDue = dues.length > 0 ? Math.min(...dues) : 0;
-    return 'none';
-  }
-
   /** Picks the next pod to explain (never explained first, then the sweep's stale ones); 'none' when all are current. */
   #startNext(verbs: boolean): 'started' | 'shared' | 'none' {
-    this.#freshDue = 0;
     for (;;) {
-      let uid = this.#nextFresh(verbs);
-      if (uid === undefined) {
+      let uid: string | undefined = this.#fresh.values().next().value;
+      if (uid !== undefined) this.#fresh.delete(uid);
+      else {
         if (this.#sweepAt >= this.#sweep.length) {
           const now = this.#clock();
           const due = this.#sweepStartedAt + this.#sweepEveryMsWithVerbs;
           const unread = this.#readAt < this.#sweepStartedAt;
-          if (verbs && (now < due || unread)) return this.#none(unread ? Math.max(due, now + UNREAD_RECHECK_MS) : due);
-          // Pods never explained are not the sweep's: they go first when due.
-          const stale = [...this.#entries]
-            .filter(([u, e]) => !this.#events.current(e) && !this.#fresh.has(u))
-            .map(([u]) => u);
-          if (stale.length === 0) return this.#none();
+          if (verbs && (now < due || unread)) {
+            this.#sweepDue = unread ? Math.max(due, now + UNREAD_RECHECK_MS) : due;
+            return 'none';
+          }
+          const stale = [...this.#entries].filter(([, e]) => !this.#events.current(e)).map(([u]) => u);
+          if (stale.length === 0) return 'none';
           this.#sweepStartedAt = now;
           this.#sweep = stale;
           this.#sweepAt = 0;

@@ -25,8 +25,6 @@ export interface PendingReportOptions extends CpuThrottleOptions {
    * bound all the time keep every explanation out of date, and refreshing them more often than this buys little.
    */
   sweepEveryMsWithVerbs?: number;
-  /** While verbs come, how long a pod is pending before it is first explained (kube-scheduler binds most sooner). */
-  explainAfterMsWithVerbs?: number;
   /** How long the storage view a pod's claims are judged against may be reused (it changes with every bind). */
   storageMaxAgeMs?: number;
   now?: () => number;

@@ -1,8 +1,7 @@
 // The pending report's explanation cache (src/ops/pending-cache.ts) explains only what is stale: a pod never explained
 // once, then again only when the cluster event log says its explanation is out of date, node by node when it is kept
 // per node, once for pods equivalent to each other, and while verbs come in sweeps at most every
-// sweepEveryMsWithVerbs, once the report was read since the last; a pod first once it has been pending
-// explainAfterMsWithVerbs while verbs come. Driven here by hand, on a clock the test sets, without the throttle.
+// sweepEveryMsWithVerbs, once the report was read since the last. Driven here by hand, on a clock the test sets, without the throttle.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ClusterStore } from '../../src/cluster/store.ts';
@@ -18,10 +17,7 @@ import { cluster } from './helpers.ts';
 const NOW = Date.parse('2026-11-01T00:00:00Z');
 
 /** A cache over `objects`, fed the store's events as the report feeds it, on a clock the test sets. */
-function cached(
-  objects: Parameters<typeof cluster>[0],
-  options: { sweepEveryMsWithVerbs?: number; explainAfterMsWithVerbs?: number } = {},
-) {
+function cached(objects: Parameters<typeof cluster>[0], options: { sweepEveryMsWithVerbs?: number } = {}) {
   const { deps, store } = cluster(objects);
   const clock = { now: 0 };
   const events = new ClusterEventLog(() => clock.now);
@@ -64,7 +60,6 @@ function update(store: ClusterStore, p: Pod, change: (p: Pod) => void): Pod {
 function sweptAt100ThenTouched() {
   const { cache, store, clock } = cached([node('n0', { cpu: '2' }), pod('big', { cpu: '64' })], {
     sweepEveryMsWithVerbs: 5000,
-    explainAfterMsWithVerbs: 0,
   });
   const touchNode = (version: string) => {
     const n0 = structuredClone(store.get('Node', 'n0')!);
@@ -226,28 +221,6 @@ describe('what is explained again', () => {
     touchNode('4');
     cache.work(Number.POSITIVE_INFINITY, false);
     assert.equal(cache.explained, 4);
-  });
-
-  it('while verbs come, explains a pod first once it has been pending explainAfterMsWithVerbs, and at once without', () => {
-    const { cache, store, clock } = cached([node('n0', { cpu: '2' }), pod('big', { cpu: '64' })], {
-      explainAfterMsWithVerbs: 5000,
-    });
-    clock.now = 1000;
-    store.upsert('Pod', pod('bigger', { cpu: '65' }));
-    clock.now = 4999;
-    // Read: a sweep may start, and does not take a pod never explained.
-    assert.deepEqual(cache.snapshot(), { items: [], waiting: 2, stale: 0, behindMs: 0 });
-    assert.equal(cache.work(Number.POSITIVE_INFINITY, true), false);
-    assert.equal(cache.explained, 0, 'kube-scheduler binds most pods of a burst sooner');
-    assert.equal(cache.sweepDue, 5000, 'the worker looks again when the first comes due');
-    clock.now = 5000;
-    cache.work(Number.POSITIVE_INFINITY, true);
-    assert.deepEqual(names(cache), ['big'], 'pending since 0: due at 5,000; the other since 1,000');
-    assert.equal(cache.sweepDue, 6000);
-    assert.equal(cache.upToDate(), false);
-    cache.work(Number.POSITIVE_INFINITY, false);
-    assert.deepEqual(names(cache), ['big', 'bigger'], 'without verbs at once');
-    assert.equal(cache.upToDate(), true);
   });
 
   it('while verbs come, sweeps only once the report was read since the last sweep started', () => {

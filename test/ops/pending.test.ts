@@ -301,7 +301,6 @@ describe('the worker between the verbs', () => {
       schedulerNames: ['default-scheduler'],
       clock: () => now,
       quietMsAfterVerb: 2,
-      explainAfterMsWithVerbs: 0,
     });
     report.yieldTo(
       () => false,
@@ -349,7 +348,6 @@ describe('the worker between the verbs', () => {
       dutyCycle: 1,
       dutyCycleWithVerbs: 1,
       quietMsAfterVerb: 0,
-      explainAfterMsWithVerbs: 0,
     });
     report.yieldTo(
       () => {

@@ -93,10 +93,7 @@ const PendingAnswer = Type.Object({
   kubeSchedulerVersion: Type.String(),
   schedulerNames: Type.Array(Type.String()),
   pods: Type.Integer({ description: 'Pods listed (and counted by the groups: each pod is in exactly one)' }),
-  notExplainedYet: Type.Integer({
-    description:
-      'Pending pods the background report has not reached yet (while verbs come, those pending under 5 s: most are bound sooner)',
-  }),
+  notExplainedYet: Type.Integer({ description: 'Pending pods the background report has not reached yet' }),
   refreshing: Type.Integer({ description: 'Pods explained with an earlier state of the cluster, being refreshed' }),
   items: Type.Array(PendingPod),
   by: Type.Optional(GroupingSchema()),
