@@ -63,7 +63,7 @@ function label(kind: string, value: Json, where: string): string {
 function collector(file: string, documentCount: number, detach = false) {
   const objects = new Map<Kind, AnyObject[]>(KINDS.map((k) => [k, []]));
   const skipped = new Map<string, number>();
-  // Kind and namespace, then the object's own name string: no key string is made per object.
+  // Kind and namespace, then the object's own name string: no key string per object is kept for the whole read.
   const seen = new Map<string, Map<string, Where>>();
   let count = 0;
   /** `items[7]` in a file of one document, `document 2, items[7]` in one of several. */
