@@ -14,7 +14,7 @@ import { buildApp } from './http/app.ts';
 import { buildHealthApp } from './http/health-app.ts';
 import { createMetrics } from './http/metrics.ts';
 import { compareCache } from './ops/cache-comparer.ts';
-import { PendingReport } from './ops/pending-report.ts';
+import { LIVE_EXPLAIN_AFTER_MS, PendingReport } from './ops/pending-report.ts';
 
 export const VERSION = '0.1.0';
 
@@ -63,6 +63,8 @@ export async function createExtender(parts: ExtenderParts) {
   // Started once the store is filled (start below): explaining pods of a half-listed cluster would be wasted work.
   const pending = new PendingReport(extender, {
     schedulerNames: settings.schedulerNames,
+    // A cluster-state file has no kube-scheduler to try its pods: they are explained at once.
+    explainAfterMs: source.file ? 0 : LIVE_EXPLAIN_AFTER_MS,
     logger: logger.child({ component: 'pending-report' }),
   });
   const nodeNominator = settings.nominateNodes

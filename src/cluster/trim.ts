@@ -212,6 +212,13 @@ function PodStatus(this: NonNullable<Pod['status']>, st: NonNullable<Pod['status
   if (st.nominatedNodeName) this.nominatedNodeName = st.nominatedNodeName;
   const start = timestamp(st.startTime);
   if (start) this.startTime = start;
+  // kube-scheduler tried the pod and could not place it (or it is gated): the pending report explains it from then on.
+  // Its message and times are left out, so a retry that rewrites them is not a change; a bound pod's True is not kept.
+  const scheduled = st.conditions?.find((c) => c.type === 'PodScheduled');
+  if (scheduled?.status === 'False') {
+    const reason = intern(scheduled.reason);
+    this.conditions = shared([{ type: 'PodScheduled', status: 'False', ...(reason ? { reason } : {}) }]);
+  }
 }
 const PodStatusObject = plain(PodStatus);
 

@@ -6,11 +6,21 @@
 // While verbs come, a sweep starts at most every sweepEveryMsWithVerbs, and only once the report was read (the route, a
 // scrape) since the last one started: under pods bound every few milliseconds every explanation is always out of date,
 // and refreshing them for no reader would only take CPU from the verbs. Pods never explained go on at once (they must
-// appear), and without verbs every sweep runs.
+// appear), and without verbs every sweep runs. A pod kube-scheduler has not tried yet is explained once it has waited
+// explainAfterMs since its creation: most pods bind before that, and each explanation of a pod with claims of its own
+// is a judge over every node, CPU the verbs need while a burst of them is scheduled.
 import type { Pod } from '../cluster/types.ts';
 import type { ExtenderDeps } from '../extender/deps.ts';
 import type { Log } from '../log.ts';
-import { claimsOf, explainPending, isPending, isServed, type PendingPod, podFields } from './pending.ts';
+import {
+  claimsOf,
+  explainPending,
+  isPending,
+  isServed,
+  type PendingPod,
+  podFields,
+  triedByScheduler,
+} from './pending.ts';
 import { ClaimReferences, ClaimSituation, equivalenceKey } from './pending-equivalence.ts';
 import { type ClusterEventLog, placed } from './pending-events.ts';
 import { NodeVerdicts } from './pending-nodes.ts';
@@ -28,6 +38,11 @@ export interface ExplanationCacheOptions {
   sweepEveryMsWithVerbs?: number;
   /** How long the storage view a pod's claims are judged against may be reused (it changes with every bind). */
   storageMaxAgeMs?: number;
+  /**
+   * A pending pod kube-scheduler has not tried yet (no PodScheduled False) is explained once it is this old (ms since
+   * its creationTimestamp; 0, the default: at once). For a live cluster, where kube-scheduler tries every pod.
+   */
+  explainAfterMs?: number;
   now?: () => number;
   /** performance.now() ms, or a test's: sweeps are timed by it. */
   clock?: () => number;
@@ -97,12 +112,15 @@ export class ExplanationCache {
   readonly #events: ClusterEventLog;
   readonly #sweepEveryMsWithVerbs: number;
   readonly #storageMaxAgeMs: number;
+  readonly #explainAfterMs: number;
   readonly #now: () => number;
   readonly #clock: () => number;
   readonly #logger?: Log;
   readonly #entries = new Map<string, Entry>();
   /** Pods never explained: they go first. */
   readonly #fresh = new Set<string>();
+  /** Pods never explained that kube-scheduler has not tried yet, with when they become fresh (clock ms). */
+  readonly #notTried = new Map<string, number>();
   /** The current sweep over stale entries, and where it is. */
   #sweep: string[] = [];
   #sweepAt = 0;
@@ -130,6 +148,7 @@ export class ExplanationCache {
     this.#names = new Set(options.schedulerNames);
     this.#sweepEveryMsWithVerbs = options.sweepEveryMsWithVerbs ?? 5000;
     this.#storageMaxAgeMs = options.storageMaxAgeMs ?? 1000;
+    this.#explainAfterMs = options.explainAfterMs ?? 0;
     this.#now = options.now ?? Date.now;
     this.#clock = options.clock ?? (() => performance.now());
     this.#logger = options.logger;
@@ -141,9 +160,14 @@ export class ExplanationCache {
     return this.#readers;
   }
 
-  /** While verbs come, when the next sweep may start (clock ms; 0 when work() did not stop for it). */
-  get sweepDue(): number {
-    return this.#sweepDue;
+  /**
+   * When work held back is due (clock ms; 0: none): the next sweep while verbs come (when work() stopped for it), or
+   * the first pod not tried yet.
+   */
+  get dueAt(): number {
+    let due = this.#sweepDue === 0 ? Number.POSITIVE_INFINITY : this.#sweepDue;
+    for (const at of this.#notTried.values()) due = Math.min(due, at);
+    return due === Number.POSITIVE_INFINITY ? 0 : due;
   }
 
   /** A pod in the store when the report started. */
@@ -166,12 +190,12 @@ export class ExplanationCache {
    * CSIStorageCapacity (a second at 15,000 nodes), longer than a throttled slice may ever hold the verbs.
    */
   prepareStorageView(): void {
-    if (this.#fresh.size > 0) this.#storageView(this.#now());
+    if (this.#fresh.size > 0 || this.#notTried.size > 0) this.#storageView(this.#now());
   }
 
   /** Every pending pod is explained with the current state. */
   upToDate(): boolean {
-    if (this.#running || this.#fresh.size > 0) return false;
+    if (this.#running || this.#fresh.size > 0 || this.#notTried.size > 0) return false;
     for (const e of this.#entries.values()) if (!this.#events.current(e)) return false;
     return true;
   }
@@ -202,6 +226,7 @@ export class ExplanationCache {
    */
   work(deadline: number, verbs: boolean): boolean {
     this.#sweepDue = 0;
+    this.#notTriedDue();
     while (this.#clock() < deadline) {
       if (!this.#running) {
         const next = this.#startNext(verbs);
@@ -272,17 +297,41 @@ export class ExplanationCache {
         // The pod itself changed (its labels, a nomination): its explanation is out of date.
         if (!onlyVersionChanged(e.pod, pod)) e.generation = -1;
         e.pod = pod;
+        if (this.#notTried.has(uid) && triedByScheduler(pod)) {
+          this.#notTried.delete(uid);
+          this.#fresh.add(uid);
+        }
       } else {
         this.#entries.set(uid, { pod, generation: -1, readsOtherPods: true });
         this.#readers++;
-        this.#fresh.add(uid);
+        const wait = triedByScheduler(pod) ? 0 : this.#explainAfterMs - this.#ageMs(pod);
+        if (wait > 0) this.#notTried.set(uid, this.#clock() + wait);
+        else this.#fresh.add(uid);
       }
       return;
     }
     if (this.#entries.get(uid)?.readsOtherPods) this.#readers--;
     this.#entries.delete(uid);
     this.#fresh.delete(uid);
+    this.#notTried.delete(uid);
     if (this.#running?.uid === uid) this.#running = undefined;
+  }
+
+  /** How long ago the pod was created (ms; 0 without a creationTimestamp, so that it waits the whole time). */
+  #ageMs(pod: Pod): number {
+    const created = pod.metadata.creationTimestamp ? Date.parse(pod.metadata.creationTimestamp) : Number.NaN;
+    return Number.isNaN(created) ? 0 : this.#now() - created;
+  }
+
+  /** Pods not tried yet that have waited long enough become fresh. */
+  #notTriedDue(): void {
+    if (this.#notTried.size === 0) return;
+    const now = this.#clock();
+    for (const [uid, due] of this.#notTried) {
+      if (due > now) continue;
+      this.#notTried.delete(uid);
+      this.#fresh.add(uid);
+    }
   }
 
   #setReads(e: Entry, reads: boolean): void {
@@ -318,7 +367,9 @@ export class ExplanationCache {
             this.#sweepDue = unread ? Math.max(due, now + UNREAD_RECHECK_MS) : due;
             return 'none';
           }
-          const stale = [...this.#entries].filter(([, e]) => !this.#events.current(e)).map(([u]) => u);
+          const stale = [...this.#entries]
+            .filter(([u, e]) => !this.#events.current(e) && !this.#notTried.has(u))
+            .map(([u]) => u);
           if (stale.length === 0) return 'none';
           this.#sweepStartedAt = now;
           this.#sweep = stale;
@@ -329,7 +380,7 @@ export class ExplanationCache {
         uid = this.#sweep[this.#sweepAt++];
       }
       const e = this.#entries.get(uid);
-      if (!e || (e.result && this.#events.current(e))) continue;
+      if (!e || (e.result && this.#events.current(e)) || this.#notTried.has(uid)) continue;
       const key = equivalenceKey(e.pod, this.#claims);
       // A pod of its own: its explanation, unless the pod changed since.
       const same = key ? this.#classes.get(key) : e.generation === -1 ? undefined : e.own;

@@ -17,6 +17,14 @@ import { CpuThrottle, type CpuThrottleOptions } from './pending-throttle.ts';
 
 export type { PendingSnapshot } from './pending-cache.ts';
 
+/**
+ * In a live cluster, how old a pending pod kube-scheduler has not tried yet must be before it is explained. A pod
+ * kube-scheduler could not place shows it at once (PodScheduled False), so this only bounds how long a pod still in
+ * its queue (or waiting for a scheduler that is down) stays out of the report; a burst of pods with claims is mostly
+ * bound within it and costs no explanation.
+ */
+export const LIVE_EXPLAIN_AFTER_MS = 10_000;
+
 export interface PendingReportOptions extends CpuThrottleOptions {
   schedulerNames: readonly string[];
   logger?: Log;
@@ -27,6 +35,8 @@ export interface PendingReportOptions extends CpuThrottleOptions {
   sweepEveryMsWithVerbs?: number;
   /** How long the storage view a pod's claims are judged against may be reused (it changes with every bind). */
   storageMaxAgeMs?: number;
+  /** A pending pod kube-scheduler has not tried yet is explained once it is this old (ms; 0, the default: at once). */
+  explainAfterMs?: number;
   now?: () => number;
 }
 
@@ -52,7 +62,7 @@ export class PendingReport {
       {
         work: (deadline, verbs) => cache.work(deadline, verbs),
         done: () => cache.upToDate(),
-        dueAt: () => cache.sweepDue,
+        dueAt: () => cache.dueAt,
         caughtUp: () => {
           this.#firstCompleteMs ??= this.#clock() - this.#startedAt;
           this.#release();

@@ -66,6 +66,11 @@ export function isPending(pod: Pod): boolean {
   return !pod.spec.nodeName && !pod.metadata.deletionTimestamp && phase !== 'Succeeded' && phase !== 'Failed';
 }
 
+/** kube-scheduler tried the pod and could not place it, or it is gated: its PodScheduled condition is False. */
+export function triedByScheduler(pod: Pod): boolean {
+  return pod.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False') ?? false;
+}
+
 /** Upstream reasons with their numbers stripped: `Insufficient cpu` stays, `node(s) had 3 ...` loses the 3. */
 export function stripNumbers(reason: string): string {
   return reason

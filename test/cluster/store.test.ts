@@ -98,6 +98,31 @@ describe('trimming', () => {
     assert.deepEqual(trimmed.status, { phase: 'Running', startTime: '2026-11-01T10:00:00Z' });
   });
 
+  it("keeps a pending pod's PodScheduled False with its reason alone, so that a retry's new message is no change", () => {
+    const pending = (message: string, time: string) =>
+      trimObject('Pod', {
+        ...pod('p'),
+        status: {
+          phase: 'Pending',
+          conditions: [
+            { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message, lastTransitionTime: time },
+          ],
+        },
+      } as unknown as Pod);
+    const first = pending('0/3 nodes are available: 3 Insufficient cpu.', '2026-11-01T10:00:00Z');
+    assert.deepEqual(first.status, {
+      phase: 'Pending',
+      conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }],
+    });
+    const retried = pending('0/4 nodes are available: 4 Insufficient cpu.', '2026-11-01T10:05:00Z');
+    assert.deepEqual(retried, { ...first, metadata: retried.metadata });
+    const bound = trimObject('Pod', {
+      ...pod('q', { nodeName: 'a' }),
+      status: { phase: 'Running', conditions: [{ type: 'PodScheduled', status: 'True' }] },
+    } as unknown as Pod);
+    assert.deepEqual(bound.status, { phase: 'Running' });
+  });
+
   it('keeps the annotations and owner references of claims, dropping only last-applied', () => {
     const pvc = {
       ...claim('data'),

@@ -17,7 +17,10 @@ import { cluster } from './helpers.ts';
 const NOW = Date.parse('2026-11-01T00:00:00Z');
 
 /** A cache over `objects`, fed the store's events as the report feeds it, on a clock the test sets. */
-function cached(objects: Parameters<typeof cluster>[0], options: { sweepEveryMsWithVerbs?: number } = {}) {
+function cached(
+  objects: Parameters<typeof cluster>[0],
+  options: { sweepEveryMsWithVerbs?: number; explainAfterMs?: number } = {},
+) {
   const { deps, store } = cluster(objects);
   const clock = { now: 0 };
   const events = new ClusterEventLog(() => clock.now);
@@ -211,7 +214,7 @@ describe('what is explained again', () => {
     const { cache, clock, touchNode } = sweptAt100ThenTouched();
     clock.now = 200;
     assert.equal(cache.work(Number.POSITIVE_INFINITY, true), false);
-    assert.equal(cache.sweepDue, 5100, 'the next sweep is due 5 s after the last started');
+    assert.equal(cache.dueAt, 5100, 'the next sweep is due 5 s after the last started');
     assert.equal(cache.snapshot().stale, 1);
     clock.now = 5100;
     cache.work(Number.POSITIVE_INFINITY, true);
@@ -228,7 +231,7 @@ describe('what is explained again', () => {
     clock.now = 10_000;
     assert.equal(cache.work(Number.POSITIVE_INFINITY, true), false, 'unread: no sweep, however long ago the last');
     assert.equal(cache.explained, 2);
-    assert.equal(cache.sweepDue, 11_000, 'looked at again a second later');
+    assert.equal(cache.dueAt, 11_000, 'looked at again a second later');
     // A pod never explained goes on all the same.
     store.upsert('Pod', pod('new', { cpu: '65' }));
     cache.work(Number.POSITIVE_INFINITY, true);
@@ -243,5 +246,69 @@ describe('what is explained again', () => {
     clock.now = 20_000;
     cache.work(Number.POSITIVE_INFINITY, false);
     assert.equal(cache.explained, 6);
+  });
+});
+
+describe('pods kube-scheduler has not tried yet', () => {
+  /** A pod too big for the node, created `ageMs` before NOW. */
+  const created = (name: string, ageMs: number) => {
+    const p = pod(name, { cpu: '64' });
+    p.metadata.creationTimestamp = new Date(NOW - ageMs).toISOString();
+    return p;
+  };
+  const tried = (p: Pod) => {
+    p.status = { ...p.status, conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] };
+  };
+
+  it('are explained once explainAfterMs old, not before, and dueAt says when', () => {
+    const { cache, store, clock } = cached([node('n0', { cpu: '2' })], { explainAfterMs: 10_000 });
+    store.upsert('Pod', created('young', 4_000));
+    cache.work(Number.POSITIVE_INFINITY, true);
+    assert.equal(cache.explained, 0);
+    assert.equal(cache.snapshot().waiting, 1, 'counted as not explained yet');
+    assert.equal(cache.upToDate(), false);
+    assert.equal(cache.dueAt, 6_000, 'ten seconds from its creation');
+    clock.now = 5_999;
+    cache.work(Number.POSITIVE_INFINITY, false);
+    assert.equal(cache.explained, 0);
+    clock.now = 6_000;
+    cache.work(Number.POSITIVE_INFINITY, true);
+    assert.equal(cache.explained, 1);
+    assert.deepEqual(names(cache), ['young']);
+    assert.equal(cache.upToDate(), true);
+  });
+
+  it('are explained at once once kube-scheduler marks them PodScheduled False', () => {
+    const { cache, store } = cached([node('n0', { cpu: '2' })], { explainAfterMs: 10_000 });
+    const p = created('p', 0);
+    store.upsert('Pod', p);
+    cache.work(Number.POSITIVE_INFINITY, true);
+    assert.equal(cache.explained, 0);
+    update(store, p, tried);
+    cache.work(Number.POSITIVE_INFINITY, true);
+    assert.deepEqual(names(cache), ['p']);
+    // Created already tried (a gated pod, or one listed after kube-scheduler's attempt): at once as well.
+    const q = created('q', 0);
+    tried(q);
+    store.upsert('Pod', q);
+    cache.work(Number.POSITIVE_INFINITY, true);
+    assert.deepEqual(names(cache).sort(), ['p', 'q']);
+  });
+
+  it('are explained at once when older than explainAfterMs (listed at start, a scheduler down), never when bound', () => {
+    const { cache, store, clock } = cached([node('n0', { cpu: '2' }), created('old', 60_000)], {
+      explainAfterMs: 10_000,
+    });
+    store.upsert('Pod', created('bound-soon', 0));
+    cache.work(Number.POSITIVE_INFINITY, true);
+    assert.deepEqual(names(cache), ['old']);
+    update(store, store.get('Pod', 'default/bound-soon')!, (p) => {
+      p.spec.nodeName = 'n0';
+    });
+    assert.equal(cache.snapshot().waiting, 0, 'the bound pod is no longer waited for');
+    assert.equal(cache.dueAt, 0);
+    clock.now = 20_000;
+    cache.work(Number.POSITIVE_INFINITY, false);
+    assert.deepEqual(names(cache), ['old'], 'and was never explained');
   });
 });

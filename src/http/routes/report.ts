@@ -93,7 +93,10 @@ const PendingAnswer = Type.Object({
   kubeSchedulerVersion: Type.String(),
   schedulerNames: Type.Array(Type.String()),
   pods: Type.Integer({ description: 'Pods listed (and counted by the groups: each pod is in exactly one)' }),
-  notExplainedYet: Type.Integer({ description: 'Pending pods the background report has not reached yet' }),
+  notExplainedYet: Type.Integer({
+    description:
+      'Pending pods the background report has not reached yet (in a live cluster, a pod is explained once kube-scheduler tried it or it is 10 s old)',
+  }),
   refreshing: Type.Integer({ description: 'Pods explained with an earlier state of the cluster, being refreshed' }),
   items: Type.Array(PendingPod),
   by: Type.Optional(GroupingSchema()),
