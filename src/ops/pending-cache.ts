@@ -121,6 +121,8 @@ export class ExplanationCache {
   readonly #fresh = new Set<string>();
   /** Pods never explained that kube-scheduler has not tried yet, with when they become fresh (clock ms). */
   readonly #notTried = new Map<string, number>();
+  /** The earliest of those (or earlier: a pod bound since is forgotten at the next look), +Infinity when none. */
+  #notTriedFirst = Number.POSITIVE_INFINITY;
   /** The current sweep over stale entries, and where it is. */
   #sweep: string[] = [];
   #sweepAt = 0;
@@ -160,14 +162,17 @@ export class ExplanationCache {
     return this.#readers;
   }
 
+  /** While verbs come, when the next sweep may start (clock ms; 0 when work() did not stop for it). */
+  get sweepDue(): number {
+    return this.#sweepDue;
+  }
+
   /**
-   * When work held back is due (clock ms; 0: none): the next sweep while verbs come (when work() stopped for it), or
-   * the first pod not tried yet.
+   * When the first pod kube-scheduler has not tried yet is due to be explained (clock ms; 0: none). Until then such
+   * pods are no work: upToDate() leaves them out, so the worker rests instead of looking at them while a burst lasts.
    */
-  get dueAt(): number {
-    let due = this.#sweepDue === 0 ? Number.POSITIVE_INFINITY : this.#sweepDue;
-    for (const at of this.#notTried.values()) due = Math.min(due, at);
-    return due === Number.POSITIVE_INFINITY ? 0 : due;
+  get notTriedDue(): number {
+    return this.#notTried.size === 0 || this.#notTriedFirst === Number.POSITIVE_INFINITY ? 0 : this.#notTriedFirst;
   }
 
   /** A pod in the store when the report started. */
@@ -193,10 +198,11 @@ export class ExplanationCache {
     if (this.#fresh.size > 0 || this.#notTried.size > 0) this.#storageView(this.#now());
   }
 
-  /** Every pending pod is explained with the current state. */
+  /** Every pending pod due to be explained is, with the current state (pods not tried yet and not due are not). */
   upToDate(): boolean {
-    if (this.#running || this.#fresh.size > 0 || this.#notTried.size > 0) return false;
-    for (const e of this.#entries.values()) if (!this.#events.current(e)) return false;
+    this.#notTriedDue();
+    if (this.#running || this.#fresh.size > 0) return false;
+    for (const [uid, e] of this.#entries) if (!this.#events.current(e) && !this.#notTried.has(uid)) return false;
     return true;
   }
 
@@ -305,8 +311,11 @@ export class ExplanationCache {
         this.#entries.set(uid, { pod, generation: -1, readsOtherPods: true });
         this.#readers++;
         const wait = triedByScheduler(pod) ? 0 : this.#explainAfterMs - this.#ageMs(pod);
-        if (wait > 0) this.#notTried.set(uid, this.#clock() + wait);
-        else this.#fresh.add(uid);
+        if (wait > 0) {
+          const due = this.#clock() + wait;
+          this.#notTried.set(uid, due);
+          this.#notTriedFirst = Math.min(this.#notTriedFirst, due);
+        } else this.#fresh.add(uid);
       }
       return;
     }
@@ -325,13 +334,17 @@ export class ExplanationCache {
 
   /** Pods not tried yet that have waited long enough become fresh. */
   #notTriedDue(): void {
-    if (this.#notTried.size === 0) return;
+    if (this.#notTried.size === 0 || this.#clock() < this.#notTriedFirst) return;
     const now = this.#clock();
+    let first = Number.POSITIVE_INFINITY;
     for (const [uid, due] of this.#notTried) {
-      if (due > now) continue;
-      this.#notTried.delete(uid);
-      this.#fresh.add(uid);
+      if (due > now) first = Math.min(first, due);
+      else {
+        this.#notTried.delete(uid);
+        this.#fresh.add(uid);
+      }
     }
+    this.#notTriedFirst = first;
   }
 
   #setReads(e: Entry, reads: boolean): void {

@@ -214,7 +214,7 @@ describe('what is explained again', () => {
     const { cache, clock, touchNode } = sweptAt100ThenTouched();
     clock.now = 200;
     assert.equal(cache.work(Number.POSITIVE_INFINITY, true), false);
-    assert.equal(cache.dueAt, 5100, 'the next sweep is due 5 s after the last started');
+    assert.equal(cache.sweepDue, 5100, 'the next sweep is due 5 s after the last started');
     assert.equal(cache.snapshot().stale, 1);
     clock.now = 5100;
     cache.work(Number.POSITIVE_INFINITY, true);
@@ -231,7 +231,7 @@ describe('what is explained again', () => {
     clock.now = 10_000;
     assert.equal(cache.work(Number.POSITIVE_INFINITY, true), false, 'unread: no sweep, however long ago the last');
     assert.equal(cache.explained, 2);
-    assert.equal(cache.dueAt, 11_000, 'looked at again a second later');
+    assert.equal(cache.sweepDue, 11_000, 'looked at again a second later');
     // A pod never explained goes on all the same.
     store.upsert('Pod', pod('new', { cpu: '65' }));
     cache.work(Number.POSITIVE_INFINITY, true);
@@ -266,12 +266,13 @@ describe('pods kube-scheduler has not tried yet', () => {
     cache.work(Number.POSITIVE_INFINITY, true);
     assert.equal(cache.explained, 0);
     assert.equal(cache.snapshot().waiting, 1, 'counted as not explained yet');
-    assert.equal(cache.upToDate(), false);
-    assert.equal(cache.dueAt, 6_000, 'ten seconds from its creation');
+    assert.equal(cache.upToDate(), true, 'no work until it is due: the worker rests');
+    assert.equal(cache.notTriedDue, 6_000, 'ten seconds from its creation');
     clock.now = 5_999;
     cache.work(Number.POSITIVE_INFINITY, false);
     assert.equal(cache.explained, 0);
     clock.now = 6_000;
+    assert.equal(cache.upToDate(), false, 'due: work again');
     cache.work(Number.POSITIVE_INFINITY, true);
     assert.equal(cache.explained, 1);
     assert.deepEqual(names(cache), ['young']);
@@ -306,7 +307,7 @@ describe('pods kube-scheduler has not tried yet', () => {
       p.spec.nodeName = 'n0';
     });
     assert.equal(cache.snapshot().waiting, 0, 'the bound pod is no longer waited for');
-    assert.equal(cache.dueAt, 0);
+    assert.equal(cache.notTriedDue, 0);
     clock.now = 20_000;
     cache.work(Number.POSITIVE_INFINITY, false);
     assert.deepEqual(names(cache), ['old'], 'and was never explained');

@@ -290,6 +290,40 @@ describe('the worker between the verbs', () => {
     report.close();
   });
 
+  it('rests while the only pending pod is one kube-scheduler has not tried yet, and explains it once due', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const wall = Date.parse('2026-11-01T00:00:00Z');
+    const young = pod('young', { cpu: '64' });
+    young.metadata.creationTimestamp = new Date(wall - 4_000).toISOString();
+    const { deps } = cluster([node('n0'), young]);
+    let now = 0;
+    let reads = 0;
+    const report = new PendingReport(deps, {
+      schedulerNames: ['default-scheduler'],
+      explainAfterMs: 10_000,
+      now: () => wall,
+      clock: () => {
+        reads++;
+        return now;
+      },
+    });
+    report.start();
+    for (let i = 0; i < 5; i++) await turn();
+    assert.deepEqual([report.snapshot().items.length, report.snapshot().waiting], [0, 1]);
+    const read = reads;
+    for (let i = 0; i < 50; i++) await turn();
+    assert.equal(reads, read, 'resting: no turn looks at the pod before it is due');
+    now = 6_000;
+    t.mock.timers.tick(6_000);
+    await turnsUntil(() => report.snapshot().items.length === 1);
+    assert.deepEqual(
+      report.snapshot().items.map((i) => i.name),
+      ['young'],
+      'explained once 10 s old, woken by its own timer',
+    );
+    report.close();
+  });
+
   it('starts no slice within the quiet window after a verb answered', async (t) => {
     t.mock.timers.enable({ apis: ['setTimeout'] });
     const { deps } = cluster([node('n0'), pod('waiting', { cpu: '64' })]);
