@@ -98,7 +98,7 @@ interface Running {
 
 export interface PendingSnapshot {
   items: PendingPod[];
-  /** Pending pods not explained yet (they appear once the worker reaches them). */
+  /** Pending pods not explained yet (they appear once the worker reaches them; a pod not tried yet once it is due). */
   waiting: number;
   /** Pods explained with an earlier state than the current one (being refreshed). */
   stale: number;
