@@ -169,10 +169,17 @@ export class ExplanationCache {
 
   /**
    * When the first pod kube-scheduler has not tried yet is due to be explained (clock ms; 0: none). Until then such
-   * pods are no work: upToDate() leaves them out, so the worker rests instead of looking at them while a burst lasts.
+   * pods are no work: upToDate() leaves them out, so the worker sleeps instead of looking at them while a burst lasts.
    */
   get notTriedDue(): number {
     return this.#notTried.size === 0 || this.#notTriedFirst === Number.POSITIVE_INFINITY ? 0 : this.#notTriedFirst;
+  }
+
+  /** When work held back is due (clock ms; 0: none): the next sweep or the first pod not tried yet, whichever first. */
+  get dueAt(): number {
+    const sweep = this.#sweepDue;
+    const notTried = this.notTriedDue;
+    return sweep === 0 || notTried === 0 ? sweep + notTried : Math.min(sweep, notTried);
   }
 
   /** A pod in the store when the report started. */

@@ -47,9 +47,6 @@ export class PendingReport {
   readonly #cache: ExplanationCache;
   readonly #throttle: CpuThrottle;
   #unsubscribe: (() => void)[] = [];
-  /** Wakes the worker when the first pod not tried yet is due (the worker rests meanwhile), and when. */
-  #dueTimer?: NodeJS.Timeout;
-  #dueTimerAt = Number.POSITIVE_INFINITY;
   #idle: (() => void)[] = [];
   #startedAt = 0;
   #firstCompleteMs?: number;
@@ -65,11 +62,10 @@ export class PendingReport {
       {
         work: (deadline, verbs) => cache.work(deadline, verbs),
         done: () => cache.upToDate(),
-        dueAt: () => cache.sweepDue,
+        dueAt: () => cache.dueAt,
         caughtUp: () => {
           this.#firstCompleteMs ??= this.#clock() - this.#startedAt;
           this.#release();
-          this.#wakeWhenDue();
         },
       },
       { ...options, clock },
@@ -121,7 +117,6 @@ export class PendingReport {
             if (this.#events.podChanged(pod, old, deleted) === 'labels' && this.#cache.readers === 0) return;
           } else this.#events.changed(kind);
           this.#throttle.wake();
-          if (event.kind === 'Pod') this.#wakeWhenDue();
         }),
       );
     }
@@ -131,12 +126,10 @@ export class PendingReport {
     }
     this.#cache.prepareStorageView();
     this.#throttle.wake();
-    this.#wakeWhenDue();
     return this;
   }
 
   close(): void {
-    clearTimeout(this.#dueTimer);
     this.#throttle.stop();
     for (const u of this.#unsubscribe.splice(0)) u();
     this.#release();
@@ -169,22 +162,6 @@ export class PendingReport {
   runToEnd(): void {
     this.#throttle.interrupt();
     this.#cache.work(Number.POSITIVE_INFINITY, false);
-  }
-
-  /** A timer for the first pod not tried yet, unless one set already fires by then. */
-  #wakeWhenDue(): void {
-    const due = this.#cache.notTriedDue;
-    if (due === 0 || due >= this.#dueTimerAt) return;
-    clearTimeout(this.#dueTimer);
-    this.#dueTimerAt = due;
-    this.#dueTimer = setTimeout(
-      () => {
-        this.#dueTimer = undefined;
-        this.#dueTimerAt = Number.POSITIVE_INFINITY;
-        this.#throttle.wake();
-      },
-      Math.max(1, due - this.#clock()),
-    ).unref();
   }
 
   #release(): void {

@@ -8,7 +8,8 @@
 // the event loop between two, in which a request that arrived is read and queued, which ends the slice; and no slice
 // starts or goes on within quietMsAfterVerb of a verb's answer, as kube-scheduler calls the next verb of its cycle
 // right then (prioritize after filter, bind after that): the slices go between its scheduling cycles. What the work
-// is, the throttle does not know (ThrottledWork).
+// is, the throttle does not know (ThrottledWork). Caught up with work held back for later, it sleeps until that is
+// due, and a wake() before then comes first.
 
 /** A slice due this much later than planned means the process was short of CPU (verbs, GC, other processes). */
 const LATE_MS = 5;
@@ -25,9 +26,9 @@ export interface ThrottledWork {
   work(deadline: number, verbs: boolean): boolean;
   /** Nothing is left to do until the state changes again. */
   done(): boolean;
-  /** When work held back for later is due (clock ms; 0 when none): the worker looks again by then. */
+  /** When work held back for later is due (clock ms; 0 when none): the worker looks again by then, caught up or not. */
   dueAt(): number;
-  /** A slice ended with nothing left to do: the worker stops until woken. */
+  /** A slice ended with nothing left to do: the worker stops until woken (or until work held back is due). */
   caughtUp(): void;
 }
 
@@ -64,6 +65,8 @@ export class CpuThrottle {
   readonly #dutyCycleWithVerbs: number;
   readonly #clock: () => number;
   #timer?: NodeJS.Timeout | NodeJS.Immediate;
+  /** The planned turn is the one for work due later, after catching up: a wake() replaces it. */
+  #sleeping = false;
   /** Multiplies the worker's rest: doubled each time a slice starts late, halved when on time. */
   #backoff = 1;
   #busy: () => boolean = () => false;
@@ -103,6 +106,7 @@ export class CpuThrottle {
 
   /** There may be work: the worker takes a turn on the next turn of the event loop, unless one is planned already. */
   wake(): void {
+    if (this.#sleeping) this.#cancel();
     this.#schedule();
   }
 
@@ -124,6 +128,7 @@ export class CpuThrottle {
     const due = this.#clock() + pauseMs;
     const run = () => {
       this.#timer = undefined;
+      this.#sleeping = false;
       this.#turn(due);
     };
     this.#timer = timer ? setTimeout(run, Math.max(1, pauseMs)) : setImmediate(run);
@@ -166,6 +171,11 @@ export class CpuThrottle {
   #rest(worked: number, verbs: boolean, atLeast = 0): void {
     if (this.#target.done()) {
       this.#target.caughtUp();
+      const due = this.#target.dueAt();
+      if (due > 0 && !this.#timer) {
+        this.#schedule(Math.max(1, due - this.#clock()), true);
+        this.#sleeping = true;
+      }
       return;
     }
     const duty = verbs ? Math.min(this.#dutyCycle, this.#dutyCycleWithVerbs) : this.#dutyCycle;
@@ -177,6 +187,7 @@ export class CpuThrottle {
   }
 
   #cancel(): void {
+    this.#sleeping = false;
     if (!this.#timer) return;
     clearTimeout(this.#timer as NodeJS.Timeout);
     clearImmediate(this.#timer as NodeJS.Immediate);

@@ -123,6 +123,25 @@ describe('the throttle without verbs', () => {
     assert.equal(state.caughtUp, 0, 'never caught up while work is held back');
   });
 
+  it('caught up with work due later, sleeps until it is due, and a wake before then comes first', async (t) => {
+    const { throttle, state, elapse } = harness(t, { sliceMs: 2, dutyCycle: 1 }, 1);
+    // Nothing to do now, something at 500 ms (a pod not tried yet): not work, but a turn is owed then.
+    state.dueAt = 500;
+    throttle.wake();
+    await turn();
+    assert.deepEqual([state.calls.length, state.caughtUp], [1, 1]);
+    await elapse(100);
+    assert.equal(state.calls.length, 1, 'sleeping');
+    throttle.wake();
+    await turn();
+    assert.deepEqual([state.calls.length, state.caughtUp], [2, 2], 'woken at once, not at 500 ms');
+    await elapse(397);
+    assert.equal(state.calls.length, 2, 'sleeping again until it is due');
+    await elapse(1);
+    assert.equal(state.calls.length, 3, 'a turn when it is due');
+    throttle.stop();
+  });
+
   it('takes no more turns once stopped, however woken', async (t) => {
     const { throttle, state, elapse } = harness(t, { sliceMs: 2, dutyCycle: 0.5 });
     throttle.wake();
