@@ -260,7 +260,7 @@ describe('pods kube-scheduler has not tried yet', () => {
     p.status = { ...p.status, conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] };
   };
 
-  it('are explained once explainAfterMs old, not before, and dueAt says when', () => {
+  it('are explained once explainAfterMs old, not before, and notTriedDue says when', () => {
     const { cache, store, clock } = cached([node('n0', { cpu: '2' })], { explainAfterMs: 10_000 });
     store.upsert('Pod', created('young', 4_000));
     cache.work(Number.POSITIVE_INFINITY, true);
