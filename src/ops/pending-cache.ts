@@ -172,7 +172,7 @@ export class ExplanationCache {
    * pods are no work: upToDate() leaves them out, so the worker sleeps instead of looking at them while a burst lasts.
    */
   get notTriedDue(): number {
-    return this.#notTried.size === 0 || this.#notTriedFirst === Number.POSITIVE_INFINITY ? 0 : this.#notTriedFirst;
+    return this.#notTried.size === 0 ? 0 : this.#notTriedFirst;
   }
 
   /** When work held back is due (clock ms; 0: none): the next sweep or the first pod not tried yet, whichever first. */
@@ -207,7 +207,7 @@ export class ExplanationCache {
 
   /** Every pending pod due to be explained is, with the current state (pods not tried yet and not due are not). */
   upToDate(): boolean {
-    this.#notTriedDue();
+    this.#promoteDueNotTried();
     if (this.#running || this.#fresh.size > 0) return false;
     for (const [uid, e] of this.#entries) if (!this.#events.current(e) && !this.#notTried.has(uid)) return false;
     return true;
@@ -239,7 +239,7 @@ export class ExplanationCache {
    */
   work(deadline: number, verbs: boolean): boolean {
     this.#sweepDue = 0;
-    this.#notTriedDue();
+    this.#promoteDueNotTried();
     while (this.#clock() < deadline) {
       if (!this.#running) {
         const next = this.#startNext(verbs);
@@ -340,7 +340,7 @@ export class ExplanationCache {
   }
 
   /** Pods not tried yet that have waited long enough become fresh. */
-  #notTriedDue(): void {
+  #promoteDueNotTried(): void {
     if (this.#notTried.size === 0 || this.#clock() < this.#notTriedFirst) return;
     const now = this.#clock();
     let first = Number.POSITIVE_INFINITY;
