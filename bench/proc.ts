@@ -12,3 +12,12 @@ export async function processCpuSeconds(pid: number, mainThread = false): Promis
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
+
+/** The whole machine's busy and idle CPU seconds so far (all cores, from /proc/stat's first line). */
+export async function machineCpuSeconds(): Promise<{ busy: number; idle: number }> {
+  const [, ...ticks] = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0].trim().split(/\s+/).map(Number);
+  // user nice system idle iowait irq softirq steal (guest time is counted in user already)
+  const idle = ticks[3] + ticks[4];
+  const busy = ticks.slice(0, 8).reduce((s, t) => s + t, 0) - idle;
+  return { busy: busy / 100, idle: idle / 100 };
+}

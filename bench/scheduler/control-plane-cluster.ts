@@ -8,7 +8,12 @@
 // by a watch; the audit log says who wrote what per pod, and how long each claim waited for the PV controller after
 // our bind gave its PV a claimRef (or, for a provisioned claim, after the claim's selected-node annotation).
 import { kubeComponents } from '../../test/components/components.ts';
-import { type AuditEvent, type ControlPlane, startControlPlane } from '../../test/components/control-plane.ts';
+import {
+  type AuditEvent,
+  type ControlPlane,
+  type ControlPlaneOptions,
+  startControlPlane,
+} from '../../test/components/control-plane.ts';
 import { type CsiProvisioner, startCsiProvisioner } from '../../test/components/csi-provisioner.ts';
 import type { KubeApi, KubeObject } from '../../test/components/kube-api.ts';
 import { installExtenderRbac } from '../../test/e2e/scheduler-cluster.ts';
@@ -199,7 +204,7 @@ function writeKind(e: AuditEvent, extenderUser: string): string {
 
 export async function startBenchCluster(
   nodes: number,
-  o: { controllerManagerQps?: number; controllerManagerBurst?: number } = {},
+  o: Pick<ControlPlaneOptions, 'controllerManagerQps' | 'controllerManagerBurst' | 'pvResyncSeconds'> = {},
 ): Promise<BenchCluster> {
   const { components, skip } = await kubeComponents();
   if (!components) throw new Error(skip);

@@ -25,6 +25,11 @@ export interface ControlPlaneOptions {
   /** kube-controller-manager's --kube-api-qps and --kube-api-burst; unset, its defaults (20 and 30). */
   controllerManagerQps?: number;
   controllerManagerBurst?: number;
+  /**
+   * kube-controller-manager's --pvclaimbinder-sync-period in seconds; unset, its default (15). Each period the PV
+   * controller syncs every PV and claim again: 1.3-3.9 CPU-seconds at 5,000 nodes (50,000 PVs).
+   */
+  pvResyncSeconds?: number;
   /** Audit the administrator's writes too (the tests' own set-up). Default true; a bench loading 150,000 pods says no. */
   auditAdmin?: boolean;
   /** The workload controllers and node life cycle in kube-controller-manager, and KWOK for simulated nodes. */
@@ -373,6 +378,7 @@ export async function startControlPlane(
         '--secure-port=0',
         ...(options.controllerManagerQps ? [`--kube-api-qps=${options.controllerManagerQps}`] : []),
         ...(options.controllerManagerBurst ? [`--kube-api-burst=${options.controllerManagerBurst}`] : []),
+        ...(options.pvResyncSeconds ? [`--pvclaimbinder-sync-period=${options.pvResyncSeconds}s`] : []),
       ],
       dir,
     );
