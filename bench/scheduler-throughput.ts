@@ -7,7 +7,8 @@
 // (bench/scheduler/control-plane-cluster.ts: etcd, kube-apiserver, kube-controller-manager's PV controller at its
 // default client limit, or --kcm-qps N; its periodic resync of every PV and claim moved to 10 minutes, or --pv-resync
 // SECONDS: at 5,000 nodes it takes 1.3-3.9 CPU-seconds every 15 s (kcm's default), work no scheduler causes that
-// lands at random in bursts of 3-10 s on two cores and made their rates bimodal). The in-repo imitation's figures stay in bench/RESULTS.md
+// lands at random in bursts of 3-10 s on two cores and made their rates bimodal); each burst starts right after a full
+// Go GC forced in kube-apiserver and the kube-schedulers, or --random-gc. The in-repo imitation's figures stay in bench/RESULTS.md
 // (scheduler-throughput-imitation); the imitation itself is gone.
 //   alone        no extender, default plugins (VolumeBinding filters and binds)
 //   do-nothing   the floor server as filter + prioritize extender (nodeCacheCapable)
@@ -21,7 +22,7 @@
 // section of bench/RESULTS.md.
 //
 // Run: ./node_modules/.bin/node bench/scheduler-throughput.ts [--nodes 500,5000] [--rounds 2] [--pods 300]
-//        [--kcm-qps N] [--pv-resync 600]
+//        [--kcm-qps N] [--pv-resync 600] [--random-gc]
 //        [--claim-pods 150] [--alone-claim-pods 1] [--out bench/RESULTS.md] [--configs delegated,...]
 //        [--baseline-root DIR --configs delegated,baseline]
 //        [--profile DIR]   (a CPU profile of our extender, written when it exits)
@@ -67,6 +68,8 @@ const { values: args } = parseArgs({
     'kcm-qps': { type: 'string' },
     /** kube-controller-manager's --pvclaimbinder-sync-period in seconds (its default 15). */
     'pv-resync': { type: 'string', default: '600' },
+    /** Leave kube-apiserver's and the kube-schedulers' Go GC alone (by default each burst starts with a fresh cycle). */
+    'random-gc': { type: 'boolean', default: false },
     /** The section of RESULTS.md to write (another name keeps an earlier run for comparison) and its title. */
     section: { type: 'string', default: 'scheduler-throughput' },
     title: { type: 'string', default: 'Scheduling throughput with a real kube-scheduler (issues 21, 24)' },
@@ -188,18 +191,21 @@ function jsonLines(child: ChildProcess): <T>() => Promise<T> {
 }
 
 /** Prometheus text → value per series (name plus labels, as written). */
+/** GETs a kube-scheduler's own HTTPS endpoint (its serving certificate is self-signed); a non-200 answer throws. */
+function scrapeText(url: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    get(url, { rejectUnauthorized: false }, (res) => {
+      let body = '';
+      res.setEncoding('latin1').on('data', (d) => {
+        body += d;
+      });
+      res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`${url}: ${res.statusCode}`))));
+    }).on('error', reject);
+  });
+}
+
 async function scrape(url: string, insecure: boolean): Promise<Map<string, number>> {
-  const text = insecure
-    ? await new Promise<string>((resolve, reject) => {
-        get(url, { rejectUnauthorized: false }, (res) => {
-          let body = '';
-          res.setEncoding('utf8').on('data', (d) => {
-            body += d;
-          });
-          res.on('end', () => resolve(body));
-        }).on('error', reject);
-      })
-    : await (await fetch(url)).text();
+  const text = insecure ? await scrapeText(url) : await (await fetch(url)).text();
   const out = new Map<string, number>();
   for (const line of text.split('\n')) {
     if (!line || line.startsWith('#')) continue;
@@ -226,6 +232,7 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
   const cluster = await startBenchCluster(nodes, {
     ...(qps ? { controllerManagerQps: qps, controllerManagerBurst: Math.ceil(qps * 1.5) } : {}),
     pvResyncSeconds: Number(args['pv-resync']),
+    profiling: true,
   });
   log(
     `${nodes} nodes: real control plane ready in ${(cluster.plane.readyInMs.total / 1000).toFixed(1)} s, cluster loaded in ${cluster.loadSeconds.toFixed(0)} s`,
@@ -274,12 +281,30 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
       [
         `--secure-port=${port}`,
         '--bind-address=127.0.0.1',
-        '--authorization-always-allow-paths=/metrics,/healthz,/readyz,/livez',
+        '--authorization-always-allow-paths=/metrics,/healthz,/readyz,/livez,/debug/pprof/heap',
         '-v=1',
       ],
     );
     schedulers.set(id, { ks, metrics: `https://127.0.0.1:${port}/metrics` });
   }
+  /**
+   * A full Go GC in kube-apiserver and every kube-scheduler (pprof's `heap?gc=1` runs one before answering). At 5,000
+   * nodes kube-apiserver holds ~6 GiB: a collection it starts on its own took 8 s of CPU inside a 300-pod burst of 3-10
+   * s (bursts of one configuration ran at 37 and 96 pods/s). After a forced one, the next is an allocation of its live
+   * heap away, which no burst makes, so every configuration's bursts run between collections alike.
+   */
+  const collectGarbage = async () => {
+    const apiserver = await cluster.plane.admin.client.stream(
+      '/debug/pprof/heap',
+      { gc: 1 },
+      AbortSignal.timeout(120_000),
+    );
+    await apiserver.body.dump();
+    if (apiserver.statusCode !== 200)
+      throw new Error(`kube-apiserver's /debug/pprof/heap answered ${apiserver.statusCode}`);
+    for (const { metrics } of schedulers.values())
+      await scrapeText(metrics.replace(/\/metrics$/, '/debug/pprof/heap?gc=1'));
+  };
   const command = (scheduler: string, claims: number, count: number, timeoutMs: number) =>
     cluster.phase(scheduler, claims, count, timeoutMs);
 
@@ -294,6 +319,7 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
     const ks = schedulers.get(id)!;
     const ours = isOurs(id);
     const ext = extenderOf(id);
+    if (!args['random-gc']) await collectGarbage();
     const before = [await scrape(ks.metrics, true), ours ? await scrape(`${ext.url}/metrics`, false) : undefined];
     const floorCpuBefore = id === 'do-nothing' ? await processCpuSeconds(floor.pid!) : 0;
     let floorCpuAfter = 0;
@@ -460,11 +486,11 @@ const sectionArgs = args.section === 'scheduler-throughput' ? '' : ` --section $
 let md = `<!-- ${args.section}: written by bench/scheduler-throughput.ts -->
 ## ${args.title}
 
-Written by \`./node_modules/.bin/node bench/scheduler-throughput.ts${sectionArgs}${args['kcm-qps'] ? ` --kcm-qps ${args['kcm-qps']}` : ''} --pv-resync ${args['pv-resync']} --configs ${args.configs} --nodes ${args.nodes} --rounds ${rounds} --pods ${plainPods} --claim-pods ${claimPods} --alone-claim-pods ${aloneClaimPods}${args['baseline-root'] ? ` --baseline-root ${args['baseline-root']}` : ''}${args['extender-node-options'] ? ` '--extender-node-options=${args['extender-node-options']}'` : ''}\`.
+Written by \`./node_modules/.bin/node bench/scheduler-throughput.ts${sectionArgs}${args['kcm-qps'] ? ` --kcm-qps ${args['kcm-qps']}` : ''} --pv-resync ${args['pv-resync']}${args['random-gc'] ? ' --random-gc' : ''} --configs ${args.configs} --nodes ${args.nodes} --rounds ${rounds} --pods ${plainPods} --claim-pods ${claimPods} --alone-claim-pods ${aloneClaimPods}${args['baseline-root'] ? ` --baseline-root ${args['baseline-root']}` : ''}${args['extender-node-options'] ? ` '--extender-node-options=${args['extender-node-options']}'` : ''}\`.
 
 - **When**: ${started.toISOString()}; kube-scheduler ${binary.version}; load before: \`${loadBefore}\`; after: \`${loadAfter}\`
 - **Cluster**: the local-storage shape (\`LOCAL_STORAGE_SHAPE\`: ten local PVs per node, 30 % bound, one CSIStorageCapacity per node), on a real control plane (etcd, kube-apiserver and kube-controller-manager ${binary.version}: its PV controller at --kube-api-qps ${args['kcm-qps'] ?? '20 (default)'} and --pvclaimbinder-sync-period ${args['pv-resync']}s (default 15: every PV and claim synced again, seconds of CPU at 5,000 nodes that no scheduler causes); a stand-in CSI external-provisioner); the extender runs as the chart's ServiceAccount; ${CONFIGS.length === 1 ? 'one kube-scheduler (own schedulerName) uses it' : `${CONFIGS.length} kube-schedulers (one per column, own schedulerName) share it`}.
-- **Method**: per phase N pending pods created at once; pods/s from their creation to their last Binding, as the API server saw it. ${rounds} rounds, configurations alternating (forward, then backward); the rate is the pooled one, the range the per-round rates. Claim pods: ${claimPods} with 1 claim, ${Math.ceil(claimPods / 2)} with 3; claim-less: ${plainPods}. Metrics are read at the last Binding (our CPU per pod is the burst's, and so are the floor's, kube-scheduler's (its /metrics), kube-apiserver's with etcd's and kube-controller-manager's (/proc)); then the phase waits until the PV controller has bound all its claims (the tail), so that the next phase starts quiet; the writes per pod include the tail's.
+- **Method**: per phase N pending pods created at once; pods/s from their creation to their last Binding, as the API server saw it${args['random-gc'] ? '' : ", each burst right after a full Go GC forced in kube-apiserver and the kube-schedulers (pprof's heap?gc=1: a collection of kube-apiserver's heap, seconds of CPU at 5,000 nodes, otherwise lands at random in a few bursts)"}. ${rounds} rounds, configurations alternating (forward, then backward); the rate is the pooled one, the range the per-round rates. Claim pods: ${claimPods} with 1 claim, ${Math.ceil(claimPods / 2)} with 3; claim-less: ${plainPods}. Metrics are read at the last Binding (our CPU per pod is the burst's, and so are the floor's, kube-scheduler's (its /metrics), kube-apiserver's with etcd's and kube-controller-manager's (/proc)); then the phase waits until the PV controller has bound all its claims (the tail), so that the next phase starts quiet; the writes per pod include the tail's.
 - **Columns**: *alone*: kube-scheduler only, default plugins. *do-nothing*: through \`bench/floor-server.ts\` as filter + prioritize extender (answers at once: the extender protocol's own price). *filter-only*: ours, kube-scheduler binds (its VolumeBinding runs first, so claim pods cost what they cost alone). *delegated*: ours, full delegation (bindVerb, VolumeBinding/VolumeZone/VolumeRestrictions/NodeVolumeLimits off: the chart's default).${args['baseline-root'] ? ` *baseline*: the same through a second extender run from \`${args['baseline-root']}\` (${baselineCommit}), beside ours on the same control plane.` : ''}
 `;
 for (const r of results) {

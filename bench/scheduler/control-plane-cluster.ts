@@ -204,7 +204,10 @@ function writeKind(e: AuditEvent, extenderUser: string): string {
 
 export async function startBenchCluster(
   nodes: number,
-  o: Pick<ControlPlaneOptions, 'controllerManagerQps' | 'controllerManagerBurst' | 'pvResyncSeconds'> = {},
+  o: Pick<
+    ControlPlaneOptions,
+    'controllerManagerQps' | 'controllerManagerBurst' | 'pvResyncSeconds' | 'profiling'
+  > = {},
 ): Promise<BenchCluster> {
   const { components, skip } = await kubeComponents();
   if (!components) throw new Error(skip);

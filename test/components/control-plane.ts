@@ -30,6 +30,11 @@ export interface ControlPlaneOptions {
    * controller syncs every PV and claim again: 1.3-3.9 CPU-seconds at 5,000 nodes (50,000 PVs).
    */
   pvResyncSeconds?: number;
+  /**
+   * kube-apiserver's /debug/pprof (off by default here): a bench forces its Go GC through `heap?gc=1` so that a
+   * collection of its multi-GiB heap starts no burst it times.
+   */
+  profiling?: boolean;
   /** Audit the administrator's writes too (the tests' own set-up). Default true; a bench loading 150,000 pods says no. */
   auditAdmin?: boolean;
   /** The workload controllers and node life cycle in kube-controller-manager, and KWOK for simulated nodes. */
@@ -334,7 +339,7 @@ export async function startControlPlane(
         '--disable-admission-plugins=ServiceAccount,TaintNodesByCondition',
         // No kubelet serves the endpoints of the `kubernetes` Service either.
         '--endpoint-reconciler-type=none',
-        '--profiling=false',
+        `--profiling=${options.profiling ?? false}`,
         `--audit-policy-file=${join(dir, 'audit-policy.json')}`,
         `--audit-log-path=${join(dir, 'audit.log')}`,
         '--audit-log-format=json',
