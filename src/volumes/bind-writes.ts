@@ -16,6 +16,7 @@ import {
   withoutHold,
 } from './claim-hold.ts';
 import { ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER } from './constants.ts';
+import { ProvisionedHalves } from './provisioned-halves.ts';
 import type { PVControllerView } from './pv-controller-view.ts';
 import { claimKey, isVolumeBoundToClaim } from './pv-matching.ts';
 import type { BinderSources } from './sources.ts';
@@ -43,6 +44,7 @@ export class BindWriter {
   readonly #now: () => number;
   readonly #servedHolds: ServedHolds;
   readonly #controllerView: PVControllerView;
+  readonly #provisionedHalves: ProvisionedHalves;
 
   constructor(options: BindWriterOptions) {
     this.#sources = options.sources;
@@ -55,11 +57,39 @@ export class BindWriter {
       drop: (pvc) => this.#writer.bindClaimToVolume(pvc, pvc.spec.volumeName!, { [ANN_SELECTED_VOLUME]: null }),
       gaveUp: (err, key) => this.#logger.info({ err, pvc: key }, 'could not drop the hold of a bound claim; it stays'),
     });
+    this.#provisionedHalves = new ProvisionedHalves({
+      // The store, not the assume caches: it has an event's object before anyone is told of the event.
+      claim: (key) => this.#sources.store.get('PersistentVolumeClaim', key),
+      volume: (name) => this.#sources.store.get('PersistentVolume', name),
+      complete: async (pvc) => {
+        const pv = pvc.spec.volumeName!;
+        this.#logger.info(
+          { pvc: claimKey(pvc), pv },
+          'the PV controller marked the PV Bound but left its claim Pending until its next resync: writing bind-completed',
+        );
+        await this.#writer.bindClaimToVolume(pvc, pv, { [ANN_BIND_COMPLETED]: 'yes' });
+      },
+      failed: (err, key) =>
+        this.#logger.info(
+          { err, pvc: key },
+          'could not write bind-completed; the PV controller completes the claim at its next resync',
+        ),
+    });
   }
 
-  /** A claim changed (the watch): a served hold waiting for it to be Bound may go. */
+  /** A claim changed (the watch): a served hold waiting for it to be Bound may go, a provisioned half be complete. */
   claimChanged(key: string): void {
     this.#servedHolds.changed(key);
+    this.#provisionedHalves.claimChanged(key);
+  }
+
+  /** A PV changed (the watch): the PV controller may have marked a provisioned half's PV Bound. */
+  volumeChanged(name: string): void {
+    this.#provisionedHalves.volumeChanged(name);
+  }
+
+  close(): void {
+    this.#provisionedHalves.close();
   }
 
   /**
@@ -236,7 +266,11 @@ export class BindWriter {
     const pvc = this.#sources.pvcCache.getAPI(key) ?? written;
     if (pvc.spec.volumeName) return pvc;
     const pv = this.#sources.pvCache.apiVolumeClaimedBy(key, pvc.metadata.uid);
-    return pv ? this.#bindClaim({ pvc, pv }, undefined, this.#controllerView.seesClaimRef(pv)) : pvc;
+    if (!pv) return pvc;
+    const bound = await this.#bindClaim({ pvc, pv }, undefined, this.#controllerView.seesClaimRef(pv));
+    const completed = Object.hasOwn(bound.metadata.annotations ?? {}, ANN_BIND_COMPLETED);
+    if (!completed && bound.spec.volumeName === pv.metadata.name) this.#provisionedHalves.add(key, pv.metadata.name);
+    return bound;
   }
 
   /** Releases holds this bind wrote (best effort: a hold it cannot release expires). */

@@ -86,9 +86,10 @@ export class ClusterVolumeBinder implements VolumeBinder {
     this.#finder = new PodVolumeFinder(sources, this.capacityAccounting);
     // The PVs the store holds now count as changed now (pv-controller-view.ts).
     const controllerView = new PVControllerView(this.#now);
-    this.#offControllerView = options.store.on('PersistentVolume', (e) =>
-      controllerView.observe(e, !options.store.isSynced('PersistentVolume')),
-    );
+    this.#offControllerView = options.store.on('PersistentVolume', (e) => {
+      controllerView.observe(e, !options.store.isSynced('PersistentVolume'));
+      this.#writes.volumeChanged(e.obj.metadata.name);
+    });
     this.#writes = new BindWriter({
       sources,
       writer: this.#writer,
@@ -102,6 +103,7 @@ export class ClusterVolumeBinder implements VolumeBinder {
 
   close(): void {
     this.#offControllerView();
+    this.#writes.close();
     this.#sources.close();
   }
 

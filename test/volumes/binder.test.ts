@@ -1,6 +1,6 @@
 // Upstream binder_test.go, table by table: each case keeps its upstream name.
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import type {
   CSIDriver,
   CSINode,
@@ -18,6 +18,7 @@ import {
   type PodVolumes,
   ERR_REASON_PV_NOT_EXIST as PV_NOT_EXIST,
 } from '../../src/volumes/binder.ts';
+import { GRACE_MS } from '../../src/volumes/provisioned-halves.ts';
 import type { DynamicProvision } from '../../src/volumes/provisioning.ts';
 import type { ClusterVolumeBinder } from '../../src/volumes/volume-binder.ts';
 import { makeCSIDriver, makeStorageClass } from '../helpers/objects.ts';
@@ -1103,4 +1104,55 @@ it('a claim to provision names its external provisioner with selected-node, as t
   });
   // The controller may name a CSI driver for an in-tree provisioner (CSI migration): left to it.
   assert.deepEqual(migrated, { 'volume.kubernetes.io/selected-node': 'node1' });
+});
+
+describe("a provisioned claim's half the PV controller left Pending", () => {
+  // The controller's claim worker synced our half before its informer had the provisioner's PV ("will try again next
+  // time"), then marked the PV Bound without syncing the claim again: only its periodic resync would finish it.
+  async function halfWritten(t: TestContext) {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const pod = makePod('test-pod', { nodeName: 'node1' });
+    const { cluster, binder } = env({ pvcs: [provisionedPVC], nodes: [node1], pods: [pod] });
+    const claim = withSelectedNode(provisionedPVC, 'node1');
+    binder.pvcCache.assume(claim);
+    const done = binder.bindPodVolumes(pod, 'node1', { staticBindings: [], dynamicProvisions: [{ pvc: claim }] });
+    const pvc = () => cluster.store.get('PersistentVolumeClaim', 'testns/provisioned-pvc')!;
+    cluster.add(makeTestPV('dynamic-pv', 'node1', '1G', '1', pvc(), WAIT_CLASS));
+    await done;
+    assert.equal(pvc().spec.volumeName, 'dynamic-pv', 'our half');
+    const markPVBound = () => {
+      const pv = cluster.store.get('PersistentVolume', 'dynamic-pv')!;
+      cluster.add({ ...pv, status: { phase: 'Bound' } });
+    };
+    const completed = () => pvc().metadata.annotations?.['pv.kubernetes.io/bind-completed'];
+    return { cluster, binder, pvc, markPVBound, completed };
+  }
+  const tick = async (t: TestContext, ms: number) => {
+    t.mock.timers.tick(ms);
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+  };
+
+  it('gets bind-completed from us once the controller marked its PV Bound and did not write the claim within the grace', async (t) => {
+    const { binder, markPVBound, completed } = await halfWritten(t);
+    await tick(t, 10 * GRACE_MS);
+    assert.equal(completed(), undefined, 'not before the controller has the PV (it marks the PV Bound)');
+    markPVBound();
+    await tick(t, GRACE_MS - 1);
+    assert.equal(completed(), undefined, 'the grace: the controller writes the claim right after the PV');
+    await tick(t, 1);
+    assert.equal(completed(), 'yes');
+    binder.close();
+  });
+
+  it('gets nothing more from us when the controller completes it within the grace', async (t) => {
+    const { cluster, binder, pvc, markPVBound } = await halfWritten(t);
+    markPVBound();
+    const controllers = { ...pvc(), metadata: { ...pvc().metadata, annotations: { ...pvc().metadata.annotations } } };
+    controllers.metadata.annotations['pv.kubernetes.io/bind-completed'] = 'yes';
+    cluster.add(controllers);
+    const writes = cluster.writer.updates.length;
+    await tick(t, 2 * GRACE_MS);
+    assert.equal(cluster.writer.updates.length, writes);
+    binder.close();
+  });
 });

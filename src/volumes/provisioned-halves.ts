@@ -1,0 +1,113 @@
+// A provisioned claim's half (bind-writes.ts, bindProvisionedClaim) names the external-provisioner's PV in the claim,
+// and kube-controller-manager's PV controller may not have that PV yet. If its claim worker syncs the claim first, it
+// finds no such volume and leaves the claim Pending "to try again next time"; its later sync of the PV (the claim
+// naming it: "all is bound") marks the PV Bound without looking at the claim again. The claim then waits for the
+// controller's periodic resync (--pvclaimbinder-sync-period, 15 s by default), and no kubelet starts the pod before
+// its claim is Bound. Seen on a real control plane: 3 of a burst's 30 provisioned claims waited for that resync.
+//
+// So once the controller has marked the PV Bound (its informer has the PV: the proof pv-controller-view.ts takes for
+// bind-completed) and the claim still lacks bind-completed GRACE_MS later (the controller's own bind writes the PV's
+// phase, then the claim, one request after the other), we write bind-completed: the claim's event makes the
+// controller sync it again, and it finds the PV and marks the claim Bound.
+import type { PersistentVolume, PersistentVolumeClaim } from '../cluster/types.ts';
+import { ANN_BIND_COMPLETED } from './constants.ts';
+
+/** How long after the controller marked the PV Bound its own write of the claim is waited for. */
+export const GRACE_MS = 2_000;
+
+export interface ProvisionedHalvesOptions {
+  /** The claim and the PV as the watch last delivered them. */
+  claim(key: string): PersistentVolumeClaim | undefined;
+  volume(name: string): PersistentVolume | undefined;
+  /** Writes bind-completed on the claim, conditional on its resourceVersion. */
+  complete(pvc: PersistentVolumeClaim): Promise<unknown>;
+  /** Told of a write that failed (the claim then waits for the controller's resync, as it would have). */
+  failed(err: unknown, key: string): void;
+  /** Runs `fn` after `ms` (tests pass their own clock); returns its cancel. */
+  after?: (ms: number, fn: () => void) => () => void;
+}
+
+interface Half {
+  pv: string;
+  /** Cancels the pending check, once the PV was seen Bound. */
+  cancel?: () => void;
+}
+
+function afterTimeout(ms: number, fn: () => void): () => void {
+  const timer = setTimeout(fn, ms);
+  timer.unref();
+  return () => clearTimeout(timer);
+}
+
+export class ProvisionedHalves {
+  /** Claim key → the PV its half names; PV name → claim key. */
+  readonly #halves = new Map<string, Half>();
+  readonly #byVolume = new Map<string, string>();
+  readonly #o: ProvisionedHalvesOptions;
+  readonly #after: (ms: number, fn: () => void) => () => void;
+
+  constructor(options: ProvisionedHalvesOptions) {
+    this.#o = options;
+    this.#after = options.after ?? afterTimeout;
+  }
+
+  /** Our half of the claim `key` names `pv` (without bind-completed): see that the controller completes it. */
+  add(key: string, pv: string): void {
+    this.#forget(key);
+    this.#halves.set(key, { pv });
+    this.#byVolume.set(pv, key);
+    this.volumeChanged(pv);
+  }
+
+  get size(): number {
+    return this.#halves.size;
+  }
+
+  /** The claim changed (or went): nothing left to see to once it carries bind-completed or no longer names the PV. */
+  claimChanged(key: string): void {
+    const half = this.#halves.get(key);
+    if (half && !this.#waiting(key, half)) this.#forget(key);
+  }
+
+  /** The PV changed: once the controller marked it Bound, the claim gets GRACE_MS to follow. */
+  volumeChanged(name: string): void {
+    const key = this.#byVolume.get(name);
+    const half = key === undefined ? undefined : this.#halves.get(key);
+    if (!key || !half || half.cancel) return;
+    if (!this.#waiting(key, half)) {
+      this.#forget(key);
+      return;
+    }
+    if (this.#o.volume(name)?.status?.phase !== 'Bound') return;
+    half.cancel = this.#after(GRACE_MS, () => this.#check(key, half));
+  }
+
+  close(): void {
+    for (const key of [...this.#halves.keys()]) this.#forget(key);
+  }
+
+  #check(key: string, half: Half): void {
+    if (this.#halves.get(key) !== half) return;
+    this.#forget(key);
+    const pvc = this.#o.claim(key);
+    if (!pvc || !this.#waiting(key, half)) return;
+    this.#o.complete(pvc).catch((err: unknown) => this.#o.failed(err, key));
+  }
+
+  /** Whether the claim still names the half's PV, bound back to it, without bind-completed. */
+  #waiting(key: string, half: Half): boolean {
+    const pvc = this.#o.claim(key);
+    if (!pvc || pvc.spec.volumeName !== half.pv) return false;
+    if (Object.hasOwn(pvc.metadata.annotations ?? {}, ANN_BIND_COMPLETED)) return false;
+    const pv = this.#o.volume(half.pv);
+    return pv !== undefined && pv.spec.claimRef?.uid === pvc.metadata.uid;
+  }
+
+  #forget(key: string): void {
+    const half = this.#halves.get(key);
+    if (!half) return;
+    half.cancel?.();
+    this.#halves.delete(key);
+    if (this.#byVolume.get(half.pv) === key) this.#byVolume.delete(half.pv);
+  }
+}
