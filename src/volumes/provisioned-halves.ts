@@ -23,8 +23,6 @@ export interface ProvisionedHalvesOptions {
   complete(pvc: PersistentVolumeClaim): Promise<unknown>;
   /** Told of a write that failed (the claim then waits for the controller's resync, as it would have). */
   failed(err: unknown, key: string): void;
-  /** Runs `fn` after `ms` (tests pass their own clock); returns its cancel. */
-  after?: (ms: number, fn: () => void) => () => void;
 }
 
 interface Half {
@@ -33,7 +31,8 @@ interface Half {
   cancel?: () => void;
 }
 
-function afterTimeout(ms: number, fn: () => void): () => void {
+/** Runs `fn` after `ms` unless cancelled; never keeps the process alive. */
+function after(ms: number, fn: () => void): () => void {
   const timer = setTimeout(fn, ms);
   timer.unref();
   return () => clearTimeout(timer);
@@ -44,11 +43,9 @@ export class ProvisionedHalves {
   readonly #halves = new Map<string, Half>();
   readonly #byVolume = new Map<string, string>();
   readonly #o: ProvisionedHalvesOptions;
-  readonly #after: (ms: number, fn: () => void) => () => void;
 
   constructor(options: ProvisionedHalvesOptions) {
     this.#o = options;
-    this.#after = options.after ?? afterTimeout;
   }
 
   /** Our half of the claim `key` names `pv` (without bind-completed): see that the controller completes it. */
@@ -57,10 +54,6 @@ export class ProvisionedHalves {
     this.#halves.set(key, { pv });
     this.#byVolume.set(pv, key);
     this.volumeChanged(pv);
-  }
-
-  get size(): number {
-    return this.#halves.size;
   }
 
   /** The claim changed (or went): nothing left to see to once it carries bind-completed or no longer names the PV. */
@@ -79,7 +72,7 @@ export class ProvisionedHalves {
       return;
     }
     if (this.#o.volume(name)?.status?.phase !== 'Bound') return;
-    half.cancel = this.#after(GRACE_MS, () => this.#check(key, half));
+    half.cancel = after(GRACE_MS, () => this.#check(key, half));
   }
 
   close(): void {
