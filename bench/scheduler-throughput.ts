@@ -191,6 +191,16 @@ function jsonLines(child: ChildProcess): <T>() => Promise<T> {
 }
 
 /** Prometheus text → value per series (name plus labels, as written). */
+/**
+ * A burst's CPU-seconds: the machine's busy and idle, the configuration's processes, and the rest of the machine's
+ * busy time (the idle configurations' processes, this bench), which a burst should not have to share.
+ */
+function cpuLine(busy: number, idle: number, processes: Record<string, number>): string {
+  const listed = Object.values(processes).reduce((sum, s) => sum + s, 0);
+  const each = Object.entries(processes).map(([name, s]) => `${name} ${s.toFixed(1)}`);
+  return `; CPU-s: machine busy ${busy.toFixed(1)}, idle ${idle.toFixed(1)}; ${each.join(', ')}, other ${(busy - listed).toFixed(1)}`;
+}
+
 /** GETs a kube-scheduler's own HTTPS endpoint (its serving certificate is self-signed); a non-200 answer throws. */
 function scrapeText(url: string): Promise<string> {
   return new Promise<string>((resolve, reject) => {
@@ -417,7 +427,16 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
       `${nodes} nodes: ${id} ${claims} claims: ${p.bound}/${p.count} bound in ${p.seconds.toFixed(2)} s = ${(p.bound / p.seconds).toFixed(1)} pods/s` +
         (p.misplaced || p.doubleBooked ? ` MISPLACED ${p.misplaced} DOUBLE-BOOKED ${p.doubleBooked}` : '') +
         // Per burst, to tell a slow one that waited (cores idle) from one that shared the cores with something else.
-        `; CPU-s: machine busy ${(planeAfter.machine.busy - planeBefore.machine.busy).toFixed(1)}, idle ${(planeAfter.machine.idle - planeBefore.machine.idle).toFixed(1)}; extender ${((p.cpuMsPerPod * r.count) / 1000).toFixed(1)}, kube-scheduler ${((p.schedulerCpuMsPerPod * r.count) / 1000).toFixed(1)}, apiserver+etcd ${(planeAfter.apiserver - planeBefore.apiserver).toFixed(1)}, kcm ${(planeAfter.controllerManager - planeBefore.controllerManager).toFixed(1)}`,
+        cpuLine(
+          planeAfter.machine.busy - planeBefore.machine.busy,
+          planeAfter.machine.idle - planeBefore.machine.idle,
+          {
+            extender: (p.cpuMsPerPod * r.count) / 1000,
+            'kube-scheduler': (p.schedulerCpuMsPerPod * r.count) / 1000,
+            'apiserver+etcd': planeAfter.apiserver - planeBefore.apiserver,
+            kcm: planeAfter.controllerManager - planeBefore.controllerManager,
+          },
+        ),
     );
     return p;
   };
