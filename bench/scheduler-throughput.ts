@@ -8,8 +8,8 @@
 // default client limit, or --kcm-qps N; its periodic resync of every PV and claim moved to 10 minutes, or --pv-resync
 // SECONDS: at 5,000 nodes it takes 1.3-3.9 CPU-seconds every 15 s (kcm's default), work no scheduler causes that
 // lands at random in bursts of 3-10 s on two cores and made their rates bimodal); each burst starts right after a full
-// Go GC forced in kube-apiserver and the kube-schedulers, or --random-gc. The in-repo imitation's figures stay in bench/RESULTS.md
-// (scheduler-throughput-imitation); the imitation itself is gone.
+// Go GC forced in kube-apiserver and the kube-schedulers, or --random-gc. The in-repo imitation's figures stay in
+// bench/RESULTS.md (scheduler-throughput-imitation); the imitation itself is gone.
 //   alone        no extender, default plugins (VolumeBinding filters and binds)
 //   do-nothing   the floor server as filter + prioritize extender (nodeCacheCapable)
 //   filter-only  ours, filter/prioritize/preempt (kube-scheduler binds; its VolumeBinding still runs)
@@ -190,7 +190,6 @@ function jsonLines(child: ChildProcess): <T>() => Promise<T> {
     });
 }
 
-/** Prometheus text → value per series (name plus labels, as written). */
 /**
  * A burst's CPU-seconds: the machine's busy and idle, the configuration's processes, and the rest of the machine's
  * busy time (the idle configurations' processes, this bench), which a burst should not have to share.
@@ -214,6 +213,7 @@ function scrapeText(url: string): Promise<string> {
   });
 }
 
+/** Prometheus text → value per series (name plus labels, as written). */
 async function scrape(url: string, insecure: boolean): Promise<Map<string, number>> {
   const text = insecure ? await scrapeText(url) : await (await fetch(url)).text();
   const out = new Map<string, number>();
@@ -299,8 +299,8 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
   }
   /**
    * A full Go GC in kube-apiserver and every kube-scheduler (pprof's `heap?gc=1` runs one before answering). At 5,000
-   * nodes kube-apiserver holds ~6 GiB: a collection it starts on its own took 8 s of CPU inside a 300-pod burst of 3-10
-   * s (bursts of one configuration ran at 37 and 96 pods/s). After a forced one, the next is an allocation of its live
+   * nodes kube-apiserver holds ~6 GiB: a collection it starts on its own put 8 CPU-seconds more into a 300-pod burst of
+   * 3-10 s (one configuration's bursts ran at 32-96 pods/s). After a forced one, the next is an allocation of its live
    * heap away, which no burst makes, so every configuration's bursts run between collections alike.
    */
   const collectGarbage = async () => {
