@@ -261,9 +261,15 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
   const extenderOf = (id: ConfigId) => (id === 'baseline' ? baseline! : extender);
   // Lines that are not its JSON log (a --trace-gc line), stamped with the time they arrive: V8 writes its trace
   // through C stdio, buffered on a pipe, so the trace's own milliseconds since start tell when a GC ran.
-  createInterface(extender.child.stdout!).on('line', (line) => {
-    if (!line.startsWith('{')) log(`extender: ${line}`);
-  });
+  for (const [name, ext] of [
+    ['extender', extender],
+    ['baseline', baseline],
+  ] as const) {
+    if (!ext) continue;
+    createInterface(ext.child.stdout!).on('line', (line) => {
+      if (!line.startsWith('{')) log(`${name}: ${line}`);
+    });
+  }
   const floor = spawn(process.execPath, [join(ROOT, 'bench/floor-server.ts')], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
