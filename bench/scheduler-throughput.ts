@@ -23,7 +23,7 @@
 //
 // Run: ./node_modules/.bin/node bench/scheduler-throughput.ts [--nodes 500,5000] [--rounds 2] [--pods 300]
 //        [--kcm-qps N] [--pv-resync 600] [--random-gc]
-//        [--claim-pods 150] [--alone-claim-pods 1] [--out bench/RESULTS.md] [--configs delegated,...]
+//        [--claim-pods 150] [--alone-claim-pods 1] [--warm-up-pods 20] [--out bench/RESULTS.md] [--configs delegated,...]
 //        [--baseline-root DIR --configs delegated,baseline]
 //        [--profile DIR]   (a CPU profile of our extender, written when it exits)
 //        [--extender-node-options=--trace-gc]   (with '=': the value starts with a dash)
@@ -55,6 +55,8 @@ const { values: args } = parseArgs({
     pods: { type: 'string', default: '300' },
     'claim-pods': { type: 'string', default: '150' },
     'alone-claim-pods': { type: 'string', default: '1' },
+    /** Pods of an unmeasured burst of each kind (3-claim: half) per configuration before the rounds; 0: none. */
+    'warm-up-pods': { type: 'string', default: '20' },
     out: { type: 'string', default: fileURLToPath(new URL('./RESULTS.md', import.meta.url)) },
     /** Only these configurations (comma-separated), e.g. `delegated` to profile ours quickly. */
     configs: { type: 'string', default: 'alone,do-nothing,filter-only,delegated' },
@@ -80,6 +82,7 @@ const rounds = Number(args.rounds);
 const plainPods = Number(args.pods);
 const claimPods = Number(args['claim-pods']);
 const aloneClaimPods = Number(args['alone-claim-pods']);
+const warmUpPods = Number(args['warm-up-pods']);
 const log = (msg: string) => console.error(`[${new Date().toISOString().slice(11, 19)}] ${msg}`);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -331,7 +334,7 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
     log(`${nodes} nodes: ${id} synced`);
   }
 
-  const phase = async (id: ConfigId, claims: number, count: number, timeoutMs: number): Promise<Phase> => {
+  const phase = async (id: ConfigId, claims: number, count: number, timeoutMs: number, label = ''): Promise<Phase> => {
     const ks = schedulers.get(id)!;
     const ours = isOurs(id);
     const ext = extenderOf(id);
@@ -358,13 +361,14 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
     };
     const planeBefore = await planeCpu();
     let planeAfter = planeBefore;
-    // Scraped at the last Binding: the burst's figures, not the PV controller's tail after it.
+    // Read at the last Binding: the burst's figures, not the PV controller's tail after it. CPU first: a scrape of
+    // our /metrics costs ~20 ms at 5,000 nodes (the storage gauges), which is the bench's, not the burst's.
     const after: (Map<string, number> | undefined)[] = [];
     const r = await cluster.phase(`bench-${id}`, claims, count, timeoutMs, async () => {
-      after.push(await scrape(ks.metrics, true), ours ? await scrape(`${ext.url}/metrics`, false) : undefined);
       if (id === 'do-nothing') floorCpuAfter = await processCpuSeconds(floor.pid!);
       threadsAfter = await ourThreads();
       planeAfter = await planeCpu();
+      after.push(await scrape(ks.metrics, true), ours ? await scrape(`${ext.url}/metrics`, false) : undefined);
     });
     const delta = (i: number, name: string, labels?: Record<string, string>) =>
       total(after[i]!, name, labels) - total(before[i]!, name, labels);
@@ -400,12 +404,9 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
       bindPointMs: mean(0, 'scheduler_framework_extension_point_duration_seconds', { extension_point: 'Bind' }),
       verbMs,
       verbSplitMs,
+      // /proc, read outside the bench's scrapes of our /metrics (each ~20 ms of our CPU at 5,000 nodes).
       cpuMsPerPod:
-        ((ours
-          ? delta(1, 'topology_extender_process_cpu_seconds_total')
-          : id === 'do-nothing'
-            ? floorCpuAfter - floorCpuBefore
-            : 0) *
+        ((ours ? threadsAfter.all - threadsBefore.all : id === 'do-nothing' ? floorCpuAfter - floorCpuBefore : 0) *
           1000) /
         r.count,
       schedulerCpuMsPerPod: (delta(0, 'process_cpu_seconds_total') * 1000) / r.count,
@@ -430,7 +431,7 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
         : Number.NaN,
     };
     log(
-      `${nodes} nodes: ${id} ${claims} claims: ${p.bound}/${p.count} bound in ${p.seconds.toFixed(2)} s = ${(p.bound / p.seconds).toFixed(1)} pods/s` +
+      `${nodes} nodes: ${label}${id} ${claims} claims: ${p.bound}/${p.count} bound in ${p.seconds.toFixed(2)} s = ${(p.bound / p.seconds).toFixed(1)} pods/s` +
         (p.misplaced || p.doubleBooked ? ` MISPLACED ${p.misplaced} DOUBLE-BOOKED ${p.doubleBooked}` : '') +
         // Per burst, to tell a slow one that waited (cores idle) from one that shared the cores with something else.
         cpuLine(
@@ -447,6 +448,12 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
     return p;
   };
 
+  // What a process pays once (free-PV rows built on the first filter that reads a node, code compiled for claim pods,
+  // the GC after the initial list) is not a pod's steady cost: one unmeasured burst of each kind first, logged.
+  if (warmUpPods > 0)
+    for (const id of CONFIGS)
+      for (const claims of FLAVOURS[id])
+        await phase(id, claims, claims === 3 ? Math.ceil(warmUpPods / 2) : warmUpPods, 1_800_000, 'warm-up: ');
   const phases: Phase[] = [];
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? CONFIGS : [...CONFIGS].reverse();
@@ -511,11 +518,11 @@ const sectionArgs = args.section === 'scheduler-throughput' ? '' : ` --section $
 let md = `<!-- ${args.section}: written by bench/scheduler-throughput.ts -->
 ## ${args.title}
 
-Written by \`./node_modules/.bin/node bench/scheduler-throughput.ts${sectionArgs}${args['kcm-qps'] ? ` --kcm-qps ${args['kcm-qps']}` : ''} --pv-resync ${args['pv-resync']}${args['random-gc'] ? ' --random-gc' : ''} --configs ${args.configs} --nodes ${args.nodes} --rounds ${rounds} --pods ${plainPods} --claim-pods ${claimPods} --alone-claim-pods ${aloneClaimPods}${args['baseline-root'] ? ` --baseline-root ${args['baseline-root']}` : ''}${args['extender-node-options'] ? ` '--extender-node-options=${args['extender-node-options']}'` : ''}\`.
+Written by \`./node_modules/.bin/node bench/scheduler-throughput.ts${sectionArgs}${args['kcm-qps'] ? ` --kcm-qps ${args['kcm-qps']}` : ''} --pv-resync ${args['pv-resync']}${args['random-gc'] ? ' --random-gc' : ''} --configs ${args.configs} --nodes ${args.nodes} --rounds ${rounds} --pods ${plainPods} --claim-pods ${claimPods} --alone-claim-pods ${aloneClaimPods} --warm-up-pods ${warmUpPods}${args['baseline-root'] ? ` --baseline-root ${args['baseline-root']}` : ''}${args['extender-node-options'] ? ` '--extender-node-options=${args['extender-node-options']}'` : ''}\`.
 
 - **When**: ${started.toISOString()}; kube-scheduler ${binary.version}; load before: \`${loadBefore}\`; after: \`${loadAfter}\`
 - **Cluster**: the local-storage shape (\`LOCAL_STORAGE_SHAPE\`: ten local PVs per node, 30 % bound, one CSIStorageCapacity per node), on a real control plane (etcd, kube-apiserver and kube-controller-manager ${binary.version}: its PV controller at --kube-api-qps ${args['kcm-qps'] ?? '20 (default)'} and --pvclaimbinder-sync-period ${args['pv-resync']}s (default 15: every PV and claim synced again, seconds of CPU at 5,000 nodes that no scheduler causes); a stand-in CSI external-provisioner); the extender runs as the chart's ServiceAccount; ${CONFIGS.length === 1 ? 'one kube-scheduler (own schedulerName) uses it' : `${CONFIGS.length} kube-schedulers (one per column, own schedulerName) share it`}.
-- **Method**: per phase N pending pods created at once; pods/s from their creation to their last Binding, as the API server saw it${args['random-gc'] ? '' : ", each burst right after a full Go GC forced in kube-apiserver and the kube-schedulers (pprof's heap?gc=1: a collection of kube-apiserver's heap, seconds of CPU at 5,000 nodes, otherwise lands at random in a few bursts)"}. ${rounds} rounds, configurations alternating (forward, then backward); the rate is the pooled one, the range the per-round rates. Claim pods: ${claimPods} with 1 claim, ${Math.ceil(claimPods / 2)} with 3; claim-less: ${plainPods}. Metrics are read at the last Binding (our CPU per pod is the burst's, and so are the floor's, kube-scheduler's (its /metrics), kube-apiserver's with etcd's and kube-controller-manager's (/proc)); then the phase waits until the PV controller has bound all its claims (the tail), so that the next phase starts quiet; the writes per pod include the tail's.
+- **Method**: per phase N pending pods created at once; pods/s from their creation to their last Binding, as the API server saw it${args['random-gc'] ? '' : ", each burst right after a full Go GC forced in kube-apiserver and the kube-schedulers (pprof's heap?gc=1: a collection of kube-apiserver's heap, seconds of CPU at 5,000 nodes, otherwise lands at random in a few bursts)"}. ${warmUpPods > 0 ? `Before the rounds each configuration runs one unmeasured burst of each kind (${warmUpPods} pods, 3-claim ${Math.ceil(warmUpPods / 2)}): what a process pays once, such as the free-PV rows its first filters build, is not a pod's cost. ` : ''}${rounds} rounds, configurations alternating (forward, then backward); the rate is the pooled one, the range the per-round rates. Claim pods: ${claimPods} with 1 claim, ${Math.ceil(claimPods / 2)} with 3; claim-less: ${plainPods}. Metrics are read at the last Binding (our CPU per pod is the burst's, from /proc before the bench scrapes our /metrics, and so are the floor's, kube-scheduler's (its /metrics), kube-apiserver's with etcd's and kube-controller-manager's (/proc)); then the phase waits until the PV controller has bound all its claims (the tail), so that the next phase starts quiet; the writes per pod include the tail's.
 - **Columns**: *alone*: kube-scheduler only, default plugins. *do-nothing*: through \`bench/floor-server.ts\` as filter + prioritize extender (answers at once: the extender protocol's own price). *filter-only*: ours, kube-scheduler binds (its VolumeBinding runs first, so claim pods cost what they cost alone). *delegated*: ours, full delegation (bindVerb, VolumeBinding/VolumeZone/VolumeRestrictions/NodeVolumeLimits off: the chart's default).${args['baseline-root'] ? ` *baseline*: the same through a second extender run from \`${args['baseline-root']}\` (${baselineCommit}), beside ours on the same control plane.` : ''}
 `;
 for (const r of results) {
