@@ -25,6 +25,13 @@ export interface ProvisionedHalvesOptions {
   failed(err: unknown, key: string): void;
 }
 
+/**
+ * `waiting`: the claim names the half's PV, bound back to it, without bind-completed. `unseen`: the watch has not
+ * delivered our half yet (the store lags our own write; a claim's volumeName, once set, never goes). `settled`: nothing
+ * left to see to.
+ */
+type HalfState = 'waiting' | 'unseen' | 'settled';
+
 interface Half {
   pv: string;
   /** Cancels the pending check, once the PV was seen Bound. */
@@ -51,49 +58,53 @@ export class ProvisionedHalves {
   /** Our half of the claim `key` names `pv` (without bind-completed): see that the controller completes it. */
   add(key: string, pv: string): void {
     this.#forget(key);
-    this.#halves.set(key, { pv });
+    const half: Half = { pv };
+    this.#halves.set(key, half);
     this.#byVolume.set(pv, key);
-    this.volumeChanged(pv);
+    this.#consider(key, half);
   }
 
   /** The claim changed (or went): nothing left to see to once it carries bind-completed or no longer names the PV. */
   claimChanged(key: string): void {
     const half = this.#halves.get(key);
-    if (half && !this.#waiting(key, half)) this.#forget(key);
+    if (half) this.#consider(key, half);
   }
 
   /** The PV changed: once the controller marked it Bound, the claim gets GRACE_MS to follow. */
   volumeChanged(name: string): void {
     const key = this.#byVolume.get(name);
     const half = key === undefined ? undefined : this.#halves.get(key);
-    if (!key || !half || half.cancel) return;
-    if (!this.#waiting(key, half)) {
-      this.#forget(key);
-      return;
-    }
-    if (this.#o.volume(name)?.status?.phase !== 'Bound') return;
-    half.cancel = after(GRACE_MS, () => this.#check(key, half));
+    if (key !== undefined && half) this.#consider(key, half);
   }
 
   close(): void {
     for (const key of [...this.#halves.keys()]) this.#forget(key);
   }
 
+  /** Forgets a settled half; gives a waiting one GRACE_MS once its PV is Bound (whichever event came last). */
+  #consider(key: string, half: Half): void {
+    const state = this.#state(key, half);
+    if (state === 'settled') this.#forget(key);
+    else if (state === 'waiting' && !half.cancel && this.#o.volume(half.pv)?.status?.phase === 'Bound')
+      half.cancel = after(GRACE_MS, () => this.#check(key, half));
+  }
+
   #check(key: string, half: Half): void {
     if (this.#halves.get(key) !== half) return;
     this.#forget(key);
     const pvc = this.#o.claim(key);
-    if (!pvc || !this.#waiting(key, half)) return;
+    if (!pvc || this.#state(key, half) !== 'waiting') return;
     this.#o.complete(pvc).catch((err: unknown) => this.#o.failed(err, key));
   }
 
-  /** Whether the claim still names the half's PV, bound back to it, without bind-completed. */
-  #waiting(key: string, half: Half): boolean {
+  #state(key: string, half: Half): HalfState {
     const pvc = this.#o.claim(key);
-    if (!pvc || pvc.spec.volumeName !== half.pv) return false;
-    if (Object.hasOwn(pvc.metadata.annotations ?? {}, ANN_BIND_COMPLETED)) return false;
+    if (!pvc) return 'settled';
+    if (!pvc.spec.volumeName) return 'unseen';
+    if (pvc.spec.volumeName !== half.pv || Object.hasOwn(pvc.metadata.annotations ?? {}, ANN_BIND_COMPLETED))
+      return 'settled';
     const pv = this.#o.volume(half.pv);
-    return pv !== undefined && pv.spec.claimRef?.uid === pvc.metadata.uid;
+    return pv !== undefined && pv.spec.claimRef?.uid === pvc.metadata.uid ? 'waiting' : 'settled';
   }
 
   #forget(key: string): void {

@@ -1109,23 +1109,30 @@ it('a claim to provision names its external provisioner with selected-node, as t
 describe("a provisioned claim's half the PV controller left Pending", () => {
   // The controller's claim worker synced our half before its informer had the provisioner's PV ("will try again next
   // time"), then marked the PV Bound without syncing the claim again: only its periodic resync would finish it.
-  async function halfWritten(t: TestContext) {
+  async function halfWritten(t: TestContext, o: { watchBehind?: boolean } = {}) {
     t.mock.timers.enable({ apis: ['setTimeout'] });
     const pod = makePod('test-pod', { nodeName: 'node1' });
     const { cluster, binder } = env({ pvcs: [provisionedPVC], nodes: [node1], pods: [pod] });
     const claim = withSelectedNode(provisionedPVC, 'node1');
     binder.pvcCache.assume(claim);
+    if (o.watchBehind)
+      cluster.writer.holdBack = (kind, obj) =>
+        kind === 'PersistentVolumeClaim' && Boolean((obj as PersistentVolumeClaim).spec.volumeName);
     const done = binder.bindPodVolumes(pod, 'node1', { staticBindings: [], dynamicProvisions: [{ pvc: claim }] });
     const pvc = () => cluster.store.get('PersistentVolumeClaim', 'testns/provisioned-pvc')!;
     cluster.add(makeTestPV('dynamic-pv', 'node1', '1G', '1', pvc(), WAIT_CLASS));
-    await done;
-    assert.equal(pvc().spec.volumeName, 'dynamic-pv', 'our half');
+    // The bind waits for the watch to show its writes: with the watch behind, it ends once the test delivers them.
+    if (o.watchBehind)
+      for (let i = 0; i < 100 && cluster.writer.heldCount === 0; i++) await new Promise((r) => setImmediate(r));
+    else await done;
+    cluster.writer.holdBack = undefined;
+    assert.equal(pvc().spec.volumeName, o.watchBehind ? undefined : 'dynamic-pv', 'our half, as the watch has it');
     const markPVBound = () => {
       const pv = cluster.store.get('PersistentVolume', 'dynamic-pv')!;
       cluster.add({ ...pv, status: { phase: 'Bound' } });
     };
     const completed = () => pvc().metadata.annotations?.['pv.kubernetes.io/bind-completed'];
-    return { cluster, binder, pvc, markPVBound, completed };
+    return { cluster, binder, pvc, markPVBound, completed, done };
   }
   const tick = async (t: TestContext, ms: number) => {
     t.mock.timers.tick(ms);
@@ -1140,6 +1147,30 @@ describe("a provisioned claim's half the PV controller left Pending", () => {
     await tick(t, GRACE_MS - 1);
     assert.equal(completed(), undefined, 'the grace: the controller writes the claim right after the PV');
     await tick(t, 1);
+    assert.equal(completed(), 'yes');
+    binder.close();
+  });
+
+  it('gets bind-completed from us when the watch delivers our half after the controller marked the PV Bound', async (t) => {
+    const { cluster, binder, markPVBound, completed, done } = await halfWritten(t, { watchBehind: true });
+    markPVBound();
+    await tick(t, 2 * GRACE_MS); // the bind itself gives up after 10 s without the watch
+    assert.equal(completed(), undefined, 'not while the watch has not shown our half');
+    cluster.writer.deliverHeld();
+    await done;
+    await tick(t, GRACE_MS);
+    assert.equal(completed(), 'yes');
+    binder.close();
+  });
+
+  it('gets bind-completed from us when the watch delivers our half before the controller marks the PV Bound', async (t) => {
+    const { cluster, binder, markPVBound, completed, done } = await halfWritten(t, { watchBehind: true });
+    cluster.writer.deliverHeld();
+    await done;
+    await tick(t, 10 * GRACE_MS);
+    assert.equal(completed(), undefined, 'not before the controller has the PV');
+    markPVBound();
+    await tick(t, GRACE_MS);
     assert.equal(completed(), 'yes');
     binder.close();
   });

@@ -371,6 +371,9 @@ export class TestWriter implements ClusterWriter {
   readonly updates: string[] = [];
   /** Keys of the PVs and claims read from the source of truth. */
   readonly reads: string[] = [];
+  /** Which successful updates the store (the watch) gets only at deliverHeld(): a watch behind our own writes. */
+  holdBack: ((kind: Kind, obj: AnyObject) => boolean) | undefined;
+  readonly #held: { kind: Kind; obj: AnyObject }[] = [];
 
   constructor(cluster: TestCluster) {
     this.#cluster = cluster;
@@ -441,8 +444,18 @@ export class TestWriter implements ClusterWriter {
       );
     }
     const stored = withRV(obj, this.#cluster.nextRV()) as T;
-    this.#cluster.store.upsert(kind, structuredClone(stored));
+    if (this.holdBack?.(kind, stored)) this.#held.push({ kind, obj: structuredClone(stored) });
+    else this.#cluster.store.upsert(kind, structuredClone(stored));
     return structuredClone(stored);
+  }
+
+  get heldCount(): number {
+    return this.#held.length;
+  }
+
+  /** The watch catches up: the held updates reach the store, in order. */
+  deliverHeld(): void {
+    for (const { kind, obj } of this.#held.splice(0)) this.#cluster.store.upsert(kind, obj);
   }
 }
 
