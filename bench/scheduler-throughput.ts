@@ -264,7 +264,7 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
   const extenderOf = (id: ConfigId) => (id === 'baseline' ? baseline! : extender);
   // Lines that are not its JSON log (a --trace-gc line), stamped with the time they arrive: V8 writes its trace
   // through C stdio, buffered on a pipe, so the trace's own milliseconds since start tell when a GC ran. Of its log,
-  // warnings and errors (a watch restarted or relisted: a relist of 150,000 pods is seconds of kube-apiserver's CPU).
+  // warnings, errors and lists (a watch that relisted: a list of 150,000 pods is seconds of kube-apiserver's CPU).
   for (const [name, ext] of [
     ['extender', extender],
     ['baseline', baseline],
@@ -272,7 +272,7 @@ async function measureSize(nodes: number): Promise<{ phases: Phase[]; alone: Pha
     if (!ext) continue;
     createInterface(ext.child.stdout!).on('line', (line) => {
       if (!line.startsWith('{')) log(`${name}: ${line}`);
-      else if (/^\{"level":[4-6]\d,/.test(line)) log(`${name}: ${line.slice(0, 400)}`);
+      else if (/^\{"level":[4-6]\d,|"msg":"[^"]* listed/.test(line)) log(`${name}: ${line.slice(0, 400)}`);
     });
   }
   const floor = spawn(process.execPath, [join(ROOT, 'bench/floor-server.ts')], {
