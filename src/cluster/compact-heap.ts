@@ -3,12 +3,6 @@
 // it uses, and would hand it back only once its memory reducer notices the process is idle. One memory-reducing full
 // GC at that moment (V8's "last resort" flavour: it compacts every fragmented page and shrinks the young generation)
 // gives it back to the OS before the extender reports ready.
-//
-// From then on V8 sizes the old generation by its own growing factor, which follows its allocation rate: a serving
-// extender allocates little between bursts, so V8 chose 1.1 (at 5,000 nodes a full GC of ~300 MB after every ~25 MB
-// promoted, 0.3-0.55 s of incremental marking on the main thread and as much on its helpers, landing in whichever
-// burst crossed it) or, after a fast stretch, up to 4 (RSS by hundreds of MiB). A fixed factor once the load is done
-// makes both predictable.
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
@@ -16,9 +10,6 @@ type Gc = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' })
 
 /** Below this much committed but unused heap a compacting GC is not worth its pause (small clusters, tests). */
 export const COMPACT_SLACK_BYTES = 64 * 2 ** 20;
-
-/** The old generation's room above what the last full GC kept, as a share of it, once the load is done. */
-export const HEAP_GROWING_PERCENT = 25;
 
 let gc: Gc | undefined;
 
@@ -35,14 +26,12 @@ function gcFunction(): Gc {
 }
 
 /**
- * Fixes V8's growing factor at HEAP_GROWING_PERCENT, then runs a memory-reducing full GC when the heap holds at least
- * `slackBytes` more than it uses; returns what that did (for the log), or undefined when it did not run.
+ * Runs a memory-reducing full GC when the heap holds at least `slackBytes` more than it uses; returns what it did
+ * (for the log), or undefined when it did not run.
  */
 export function compactHeap(
   slackBytes = COMPACT_SLACK_BYTES,
 ): { ms: number; beforeBytes: number; afterBytes: number } | undefined {
-  // Read by V8 whenever a full GC sets the next limit, this one included.
-  setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
   const before = getHeapStatistics();
   if (before.total_heap_size - before.used_heap_size < slackBytes) return undefined;
   const started = performance.now();
